@@ -1,0 +1,26 @@
+"""Exception types whose message is one line naming the file and what is wrong with it."""
+
+from __future__ import annotations
+
+import os
+
+
+class NeutrinoAEError(Exception):
+    """Base class: every error we raise on purpose. ``str(err)`` is a single readable line."""
+
+
+class InputError(NeutrinoAEError):
+    """An input file or directory is missing or unusable (not a format violation)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, problem: str) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.problem = problem
+        super().__init__(problem if self.path is None else f"{self.path}: {problem}")
+
+
+class TraceFormatError(InputError):
+    """A file exists but violates its format (truncated, impossible header, unknown layout, ...)."""
+
+
+class BundleError(InputError):
+    """A trace bundle cannot be fetched, verified or extracted."""

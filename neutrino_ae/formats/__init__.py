@@ -1,0 +1,1 @@
+"""One module per on-disk format. See ../shared/docs/neutrino-formats.md for the facts they encode."""

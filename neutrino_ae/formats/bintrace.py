@@ -1,0 +1,436 @@
+"""Binary traces ``result/<seconds>.bin``: header, section descriptors (v1 and v2), record data.
+
+Layout (little-endian)::
+
+    header   8 x uint32   gridDimX gridDimY gridDimZ blockDimX blockDimY blockDimZ sharedMem numProbes
+    sections numProbes x 16-byte descriptors
+             v1 (artifact branch): uint64 size, uint64 offset
+             v2 (later main):      uint32 size, uint32 warpDiv (1 thread, 32 warp, 64 wave), uint64 offset
+    data     per section at its absolute offset: [block][unit][size bytes]
+
+``size`` is bytes per unit. A thread-level section has blockSize units per block, a warp-level
+one ceil(blockSize/32). v1 does not store the level: it comes from ``probe.toml`` (pass
+``levels=``) or is inferred from the region length.
+
+Readers never allocate from header fields: every size is checked against the file length first,
+and records come back as ``np.memmap`` views (or bounded chunks from :meth:`BinTrace.iter_chunks`).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+import numpy as np
+
+from neutrino_ae.atomic import atomic_open
+from neutrino_ae.errors import TraceFormatError
+
+HEADER_DTYPE = np.dtype(
+    [
+        (name, "<u4")
+        for name in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem", "num_probes")
+    ]
+)
+HEADER_BYTES = HEADER_DTYPE.itemsize  # 32
+DESCRIPTOR_BYTES = 16
+DESCRIPTOR_V1 = np.dtype([("size", "<u8"), ("offset", "<u8")])
+DESCRIPTOR_V2 = np.dtype([("size", "<u4"), ("warp_div", "<u4"), ("offset", "<u8")])
+
+# Limits of real launches (CUDA) and of real probes; beyond them a header is corrupt.
+MAX_PROBES = 256
+MAX_GRID_X = 2**31 - 1
+MAX_GRID_YZ = 65535
+MAX_BLOCK_THREADS = 1024
+WARP_SIZE = 32
+
+Layout = Literal["v1", "v2"]
+
+
+class Level(enum.IntEnum):
+    """Granularity of a section, valued by threads per unit (the v2 ``warpDiv``)."""
+
+    THREAD = 1
+    WARP = 32
+    WAVE64 = 64
+
+    @classmethod
+    def parse(cls, value: Level | str | int) -> Level:
+        if isinstance(value, Level):
+            return value
+        if isinstance(value, int):
+            return cls(value)
+        key = value.strip().lower()
+        aliases = {"thread": cls.THREAD, "warp": cls.WARP, "wave64": cls.WAVE64, "wave": cls.WAVE64}
+        if key not in aliases:
+            raise ValueError(f"unknown section level {value!r} (expected thread or warp)")
+        return aliases[key]
+
+
+@dataclass(frozen=True)
+class TraceHeader:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int = 0
+
+    @property
+    def grid_size(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def block_size(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def warps_per_block(self) -> int:
+        # The writer rounds up: a 48-thread block has 2 warps.
+        return math.ceil(self.block_size / WARP_SIZE)
+
+    def units_per_block(self, level: Level | str | int) -> int:
+        return math.ceil(self.block_size / int(Level.parse(level)))
+
+
+@dataclass(frozen=True)
+class Section:
+    index: int
+    size: int  # bytes per unit
+    offset: int  # absolute file offset of the data
+    level: Level
+    blocks: int
+    units_per_block: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.blocks * self.units_per_block * self.size
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.nbytes
+
+
+class BinTrace:
+    """An opened, validated binary trace. Cheap to create: data is only mapped on demand."""
+
+    def __init__(self, path: Path, header: TraceHeader, layout: Layout, sections: tuple[Section, ...],
+                 file_size: int) -> None:
+        self.path = path
+        self.header = header
+        self.layout: Layout = layout
+        self.sections = sections
+        self.file_size = file_size
+
+    def __repr__(self) -> str:
+        secs = ", ".join(f"{s.level.name.lower()}:{s.size}" for s in self.sections)
+        return (f"BinTrace({str(self.path)!r}, grid={self.header.grid}, block={self.header.block}, "
+                f"layout={self.layout}, sections=[{secs}])")
+
+    def section(self, index: int = 0) -> Section:
+        if not -len(self.sections) <= index < len(self.sections):
+            raise TraceFormatError(self.path, f"has {len(self.sections)} section(s), section {index} requested")
+        return self.sections[index]
+
+    def _records_per_unit(self, sec: Section, dtype: np.dtype) -> int:
+        if sec.size % dtype.itemsize:
+            raise TraceFormatError(
+                self.path,
+                f"section {sec.index} saves {sec.size} bytes per unit, not a multiple of the "
+                f"{dtype.itemsize}-byte record (wrong probe for this trace?)",
+            )
+        return sec.size // dtype.itemsize
+
+    def records(self, section: int = 0, dtype: np.dtype | str = "u1") -> np.ndarray:
+        """Records of a section as a read-only array shaped ``(blocks, units, records_per_unit)``.
+
+        Backed by ``np.memmap``: nothing is read until indexed. With the default ``u1`` dtype the
+        last axis is the raw bytes of each unit.
+        """
+        sec = self.section(section)
+        dt = np.dtype(dtype)
+        rpu = self._records_per_unit(sec, dt)
+        shape = (sec.blocks, sec.units_per_block, rpu)
+        if sec.nbytes == 0:
+            return np.empty(shape, dtype=dt)
+        return np.memmap(self.path, dtype=dt, mode="r", offset=sec.offset, shape=shape)
+
+    def iter_chunks(self, section: int = 0, dtype: np.dtype | str = "u1",
+                    chunk_bytes: int = 64 << 20) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(first_block, records)`` chunks of whole blocks with bounded memory.
+
+        Each chunk is an in-memory array shaped ``(n_blocks, units, records_per_unit)`` read with
+        ``np.fromfile``, so peak memory is about ``chunk_bytes`` whatever the trace size.
+        """
+        sec = self.section(section)
+        dt = np.dtype(dtype)
+        rpu = self._records_per_unit(sec, dt)
+        block_bytes = sec.units_per_block * sec.size
+        if block_bytes == 0:
+            return
+        per_chunk = max(1, chunk_bytes // block_bytes)
+        with open(self.path, "rb") as fh:
+            for start in range(0, sec.blocks, per_chunk):
+                n = min(per_chunk, sec.blocks - start)
+                fh.seek(sec.offset + start * block_bytes)
+                flat = np.fromfile(fh, dtype=dt, count=n * sec.units_per_block * rpu)
+                if flat.size != n * sec.units_per_block * rpu:
+                    raise TraceFormatError(self.path, f"file shrank while reading section {sec.index}")
+                yield start, flat.reshape(n, sec.units_per_block, rpu)
+
+
+def _fail(path: Path, problem: str) -> TraceFormatError:
+    return TraceFormatError(path, problem)
+
+
+def read_header(path: str | os.PathLike[str]) -> tuple[TraceHeader, int]:
+    """Parse and sanity-check the 32-byte header. Returns the header and numProbes."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(HEADER_BYTES)
+    except FileNotFoundError:
+        raise TraceFormatError(p, "no such trace file") from None
+    except IsADirectoryError:
+        raise TraceFormatError(p, "is a directory, expected a result/*.bin trace") from None
+    if len(raw) < HEADER_BYTES:
+        raise _fail(p, f"truncated: {len(raw)} bytes, the header alone needs {HEADER_BYTES}")
+    h = np.frombuffer(raw, dtype=HEADER_DTYPE)[0]
+    grid = (int(h["grid_x"]), int(h["grid_y"]), int(h["grid_z"]))
+    block = (int(h["block_x"]), int(h["block_y"]), int(h["block_z"]))
+    nprobes = int(h["num_probes"])
+    if 0 in grid or 0 in block:
+        raise _fail(p, f"impossible header: grid {grid} block {block} has a zero dimension")
+    if grid[0] > MAX_GRID_X or grid[1] > MAX_GRID_YZ or grid[2] > MAX_GRID_YZ:
+        raise _fail(p, f"impossible header: grid {grid} exceeds CUDA limits")
+    if block[0] * block[1] * block[2] > MAX_BLOCK_THREADS:
+        raise _fail(p, f"impossible header: block {block} has more than {MAX_BLOCK_THREADS} threads")
+    if nprobes == 0:
+        raise _fail(p, "header declares numProbes=0: the trace holds no section")
+    if nprobes > MAX_PROBES:
+        raise _fail(p, f"impossible header: numProbes={nprobes} (limit {MAX_PROBES}); corrupt file?")
+    return TraceHeader(grid, block, int(h["shared_mem"])), nprobes
+
+
+def _detect_layout(path: Path, desc_raw: bytes, nprobes: int) -> Layout:
+    words = np.frombuffer(desc_raw, dtype="<u4").reshape(nprobes, 4)
+    second = words[:, 1]
+    if np.all(second == 0):
+        return "v1"
+    if np.all(np.isin(second, (1, 32, 64))):
+        return "v2"
+    invalid = np.flatnonzero(~np.isin(second, (0, 1, 32, 64)))
+    # Either a word no layout allows, or a mix of v1 (0) and v2 (non-zero) descriptors.
+    bad = int(invalid[0]) if invalid.size else int(np.flatnonzero(second == 0)[0])
+    raise _fail(
+        path,
+        f"unknown section layout: descriptor {bad} has second word {int(second[bad])} "
+        "(expected 0 in every descriptor for v1, or 1/32/64 in every descriptor for v2)",
+    )
+
+
+def open_trace(path: str | os.PathLike[str],
+               levels: Sequence[Level | str | int | None] | None = None) -> BinTrace:
+    """Open and validate a binary trace.
+
+    ``levels`` gives each section's level (from ``probe.toml``) for v1 files; ``None`` entries (or
+    no list) are inferred from the region lengths. For v2 files the stored ``warpDiv`` wins, and a
+    conflicting hint is an error.
+    """
+    p = Path(path)
+    header, nprobes = read_header(p)
+    file_size = p.stat().st_size
+    table_end = HEADER_BYTES + nprobes * DESCRIPTOR_BYTES
+    if file_size < table_end:
+        raise _fail(p, f"truncated: {file_size} bytes, header and {nprobes} section descriptors need {table_end}")
+    with open(p, "rb") as fh:
+        fh.seek(HEADER_BYTES)
+        desc_raw = fh.read(nprobes * DESCRIPTOR_BYTES)
+    layout = _detect_layout(p, desc_raw, nprobes)
+    if levels is not None and len(levels) != nprobes:
+        raise _fail(p, f"has {nprobes} section(s) but {len(levels)} level(s) were given (probe.toml mismatch?)")
+    hints = [None if lv is None else Level.parse(lv) for lv in (levels or [None] * nprobes)]
+
+    if layout == "v1":
+        d = np.frombuffer(desc_raw, dtype=DESCRIPTOR_V1)
+        sizes = [int(x) for x in d["size"]]
+        offsets = [int(x) for x in d["offset"]]
+        stored: list[Level | None] = [None] * nprobes
+    else:
+        d = np.frombuffer(desc_raw, dtype=DESCRIPTOR_V2)
+        sizes = [int(x) for x in d["size"]]
+        offsets = [int(x) for x in d["offset"]]
+        stored = [Level(int(x)) for x in d["warp_div"]]
+
+    for i, off in enumerate(offsets):
+        if off < table_end:
+            raise _fail(p, f"section {i} offset {off} overlaps the header/descriptor table (ends at {table_end})")
+        if off > file_size:
+            raise _fail(p, f"truncated: section {i} starts at byte {off} but the file has {file_size} bytes")
+
+    # Region available to each section: up to the next section's start (in file order) or the file end.
+    order = sorted(range(nprobes), key=lambda i: offsets[i])
+    region = [0] * nprobes
+    for k, i in enumerate(order):
+        nxt = offsets[order[k + 1]] if k + 1 < nprobes else file_size
+        region[i] = nxt - offsets[i]
+
+    grid = header.grid_size
+    resolved: list[Level] = []
+    for i in range(nprobes):
+        if stored[i] is not None:
+            if hints[i] is not None and hints[i] != stored[i]:
+                raise _fail(p, f"section {i} is {stored[i].name.lower()}-level in the file but "
+                               f"{hints[i].name.lower()}-level in probe.toml")
+            resolved.append(stored[i])
+        elif hints[i] is not None:
+            resolved.append(hints[i])
+        else:
+            resolved.append(_infer_level(p, i, header, sizes[i], region[i]))
+
+    sections = tuple(
+        Section(i, sizes[i], offsets[i], resolved[i], grid, header.units_per_block(resolved[i]))
+        for i in range(nprobes)
+    )
+    for k, i in enumerate(order):
+        sec = sections[i]
+        if sec.end > file_size:
+            raise _fail(
+                p,
+                f"truncated: section {i} ({sec.level.name.lower()}-level, {sec.size} B/unit) needs bytes "
+                f"{sec.offset}..{sec.end} but the file has {file_size}",
+            )
+        if k + 1 < nprobes and sec.end > offsets[order[k + 1]]:
+            raise _fail(p, f"section {i} (bytes {sec.offset}..{sec.end}) overlaps section {order[k + 1]} "
+                           f"starting at {offsets[order[k + 1]]}")
+    return BinTrace(p, header, layout, sections, file_size)
+
+
+def _infer_level(path: Path, index: int, header: TraceHeader, size: int, region: int) -> Level:
+    thread_len = header.grid_size * header.block_size * size
+    warp_len = header.grid_size * header.warps_per_block * size
+    if region == warp_len:
+        return Level.WARP
+    if region == thread_len:
+        return Level.THREAD
+    if region < warp_len:
+        raise _fail(path, f"truncated: section {index} region is {region} bytes, but even warp-level data "
+                          f"needs {warp_len} ({size} B/unit)")
+    raise _fail(
+        path,
+        f"cannot infer the level of section {index}: its region is {region} bytes, thread-level needs "
+        f"{thread_len} and warp-level {warp_len}; pass the levels from probe.toml",
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    level: Level
+    size: int  # bytes per unit
+
+
+def _descriptor_table(header: TraceHeader, specs: Sequence[SectionSpec], layout: Layout) -> tuple[bytes, list[int]]:
+    if layout not in ("v1", "v2"):
+        raise ValueError(f"layout must be 'v1' or 'v2', got {layout!r}")
+    offset = HEADER_BYTES + len(specs) * DESCRIPTOR_BYTES
+    rows, offsets = [], []
+    for spec in specs:
+        offsets.append(offset)
+        if layout == "v1":
+            rows.append(np.array([(spec.size, offset)], dtype=DESCRIPTOR_V1).tobytes())
+        else:
+            rows.append(np.array([(spec.size, int(spec.level), offset)], dtype=DESCRIPTOR_V2).tobytes())
+        offset += header.grid_size * header.units_per_block(spec.level) * spec.size
+    head = np.array(
+        [(*header.grid, *header.block, header.shared_mem, len(specs))], dtype=HEADER_DTYPE
+    ).tobytes()
+    return head + b"".join(rows), offsets
+
+
+class TraceWriter:
+    """Stream a trace to disk section by section, block chunk by block chunk, atomically.
+
+    ``write(chunk)`` takes arrays shaped ``(n_blocks, units, ...)`` (any dtype; bytes are written as
+    is) for the current section; when a section's blocks are complete the next one begins. Closing
+    with missing data raises and leaves no file behind.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], header: TraceHeader, specs: Sequence[SectionSpec],
+                 layout: Layout = "v1") -> None:
+        if not specs:
+            raise ValueError("a trace needs at least one section")
+        self.path = Path(path)
+        self.header = header
+        self.specs = [SectionSpec(Level.parse(s.level), int(s.size)) for s in specs]
+        self.layout = layout
+        self._table, _ = _descriptor_table(header, self.specs, layout)
+        self._ctx = None
+        self._fh: BinaryIO | None = None
+        self._section = 0
+        self._written = 0  # bytes of the current section
+
+    def __enter__(self) -> TraceWriter:
+        self._ctx = atomic_open(self.path, "wb")
+        self._fh = self._ctx.__enter__()
+        self._fh.write(self._table)
+        return self
+
+    def _section_bytes(self, i: int) -> int:
+        s = self.specs[i]
+        return self.header.grid_size * self.header.units_per_block(s.level) * s.size
+
+    def write(self, chunk: np.ndarray) -> None:
+        assert self._fh is not None, "use TraceWriter as a context manager"
+        while self._section < len(self.specs) and self._written == self._section_bytes(self._section):
+            self._section, self._written = self._section + 1, 0
+        if self._section >= len(self.specs):
+            raise ValueError("all sections are complete; extra data")
+        spec = self.specs[self._section]
+        units = self.header.units_per_block(spec.level)
+        arr = np.ascontiguousarray(chunk)
+        if arr.ndim < 2 or arr.shape[1] != units:
+            raise ValueError(f"section {self._section}: chunk shape {arr.shape}, expected (blocks, {units}, ...)")
+        if arr.nbytes != arr.shape[0] * units * spec.size:
+            raise ValueError(
+                f"section {self._section}: chunk has {arr.nbytes // max(1, arr.shape[0] * units)} bytes per unit, "
+                f"expected {spec.size}"
+            )
+        if self._written + arr.nbytes > self._section_bytes(self._section):
+            raise ValueError(f"section {self._section}: more blocks than the grid has")
+        self._fh.write(memoryview(arr).cast("B"))
+        self._written += arr.nbytes
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        assert self._ctx is not None
+        if exc_type is None:
+            while self._section < len(self.specs) and self._written == self._section_bytes(self._section):
+                self._section, self._written = self._section + 1, 0
+            if self._section < len(self.specs):
+                err = ValueError(f"{self.path}: section {self._section} is incomplete "
+                                 f"({self._written} of {self._section_bytes(self._section)} bytes written)")
+                self._ctx.__exit__(ValueError, err, None)
+                raise err
+        self._ctx.__exit__(exc_type, exc, tb)
+
+
+def write_trace(path: str | os.PathLike[str], header: TraceHeader,
+                sections: Sequence[tuple[Level | str | int, np.ndarray]], layout: Layout = "v1") -> Path:
+    """Write a whole trace at once. Each section is ``(level, array)`` with the array shaped
+    ``(grid_size, units_per_block, ...)``; its bytes per unit are taken from the array."""
+    specs = []
+    for level, arr in sections:
+        lv = Level.parse(level)
+        units = header.units_per_block(lv)
+        if arr.ndim < 2 or arr.shape[0] != header.grid_size or arr.shape[1] != units:
+            raise ValueError(f"section array shape {arr.shape}, expected ({header.grid_size}, {units}, ...)")
+        specs.append(SectionSpec(lv, arr.nbytes // (header.grid_size * units) if arr.size else 0))
+    with TraceWriter(path, header, specs, layout) as w:
+        for _, arr in sections:
+            w.write(arr)
+    return Path(path)

@@ -1,0 +1,197 @@
+"""Sparsified DMAT files (``*.dmat``) and the sparsifier that makes them from a dmat ``.bin``.
+
+File layout (little-endian)::
+
+    uint64 num_pages, uint64 num_clocks
+    num_pages  x uint64 page                                    (unordered)
+    num_clocks x { uint64 clock, uint64 n, n x { uint64 page, uint32 count } }   (12-byte packed pairs)
+
+Page = ``addr & ~0xFFFF`` (64 KiB pages). In memory we keep the same content in CSR form:
+``clocks[i]`` owns pairs ``indptr[i]:indptr[i+1]`` of ``pair_page``/``pair_count``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from neutrino_ae.atomic import atomic_open
+from neutrino_ae.errors import TraceFormatError
+
+PAGE_MASK = np.uint64(~np.uint64(0xFFFF))
+PAIR_DTYPE = np.dtype([("page", "<u8"), ("count", "<u4")])  # packed: 12 bytes
+CLOCK_HEAD = np.dtype([("clock", "<u8"), ("n", "<u8")])
+
+
+@dataclass
+class DmatData:
+    pages: np.ndarray  # uint64, distinct pages in file order
+    clocks: np.ndarray  # uint64, one per clock entry
+    indptr: np.ndarray  # int64, len(clocks) + 1
+    pair_page: np.ndarray  # uint64
+    pair_count: np.ndarray  # uint32
+
+    @property
+    def num_accesses(self) -> int:
+        return int(self.pair_count.sum(dtype=np.uint64))
+
+    def pair_clock(self) -> np.ndarray:
+        """The clock of every (page, count) pair, aligned with ``pair_page``."""
+        return np.repeat(self.clocks, np.diff(self.indptr))
+
+    def equals(self, other: DmatData) -> bool:
+        """Same content, ignoring the order of pages, of clocks and of pairs within a clock."""
+        return _canonical(self) == _canonical(other)
+
+
+def _canonical(d: DmatData) -> tuple[bytes, bytes]:
+    clk = d.pair_clock()
+    order = np.lexsort((d.pair_page, clk))
+    triples = np.stack([clk[order], d.pair_page[order], d.pair_count[order].astype(np.uint64)])
+    return np.sort(d.pages).tobytes(), triples.tobytes()
+
+
+def page_of(addr: np.ndarray) -> np.ndarray:
+    return np.asarray(addr, dtype=np.uint64) & PAGE_MASK
+
+
+def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray) -> DmatData:
+    """Build a canonical DmatData (clocks ascending, pages ascending) from unique (clock, page) pairs."""
+    clock = np.asarray(clock, dtype=np.uint64)
+    page = np.asarray(page, dtype=np.uint64)
+    count = np.asarray(count)
+    order = np.lexsort((page, clock))
+    clock, page, count = clock[order], page[order], count[order]
+    if count.size and int(count.max()) > np.iinfo(np.uint32).max:
+        raise ValueError("a (clock, page) cell has more than 2**32-1 accesses; the .dmat format cannot hold it")
+    starts = np.flatnonzero(np.r_[True, clock[1:] != clock[:-1]]) if clock.size else np.zeros(0, np.int64)
+    indptr = np.r_[starts, clock.size].astype(np.int64)
+    return DmatData(np.unique(page), clock[starts], indptr, page, count.astype(np.uint32))
+
+
+def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
+    """Count accesses per (clock, page) over chunks of DMAT records (any shape, ``records.DMAT``
+    dtype). Empty slots are dropped. Memory is bounded by the number of distinct (clock, page)
+    pairs plus one chunk, not by the trace size."""
+    acc_keys: list[np.ndarray] = []
+    acc_counts: list[np.ndarray] = []
+    pending = 0
+    merged_clock = np.zeros(0, np.uint64)
+    merged_page = np.zeros(0, np.uint64)
+    merged_count = np.zeros(0, np.uint64)
+
+    def merge() -> None:
+        nonlocal merged_clock, merged_page, merged_count, acc_keys, acc_counts, pending
+        if not acc_keys:
+            return
+        clk = np.concatenate([merged_clock, *(k[0] for k in acc_keys)])
+        pg = np.concatenate([merged_page, *(k[1] for k in acc_keys)])
+        cnt = np.concatenate([merged_count, *acc_counts])
+        merged_clock, merged_page, merged_count = _reduce(clk, pg, cnt)
+        acc_keys, acc_counts, pending = [], [], 0
+
+    for chunk in chunks:
+        rec = chunk.reshape(-1)
+        clock = rec["clock"]
+        keep = clock != np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+        clock = clock[keep]
+        page = rec["addr"][keep] & PAGE_MASK
+        c, p, n = _reduce(clock, page, np.ones(clock.size, np.uint64))
+        acc_keys.append((c, p))
+        acc_counts.append(n)
+        pending += 1
+        if pending >= merge_every:
+            merge()
+    merge()
+    return from_pairs(merged_clock, merged_page, merged_count)
+
+
+def _reduce(clock: np.ndarray, page: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum counts of equal (clock, page) keys."""
+    if clock.size == 0:
+        return clock.astype(np.uint64), page.astype(np.uint64), count.astype(np.uint64)
+    order = np.lexsort((page, clock))
+    c, p, n = clock[order], page[order], count[order]
+    first = np.r_[True, (c[1:] != c[:-1]) | (p[1:] != p[:-1])]
+    idx = np.flatnonzero(first)
+    return c[idx], p[idx], np.add.reduceat(n, idx).astype(np.uint64)
+
+
+def write_dmat(path: str | os.PathLike[str], data: DmatData) -> Path:
+    """Write ``data`` atomically in the ``.dmat`` layout."""
+    n_clocks = data.clocks.size
+    counts = np.diff(data.indptr).astype(np.int64)
+    n_pairs = int(data.indptr[-1]) if n_clocks else 0
+    body = np.zeros(16 * n_clocks + 12 * n_pairs, dtype=np.uint8)
+    # Clock i's head sits after i heads and indptr[i] pairs; its pairs follow the head.
+    head_off = 16 * np.arange(n_clocks, dtype=np.int64) + 12 * data.indptr[:-1].astype(np.int64)
+    heads = np.empty(n_clocks, dtype=CLOCK_HEAD)
+    heads["clock"] = data.clocks
+    heads["n"] = counts
+    body[(head_off[:, None] + np.arange(16)).reshape(-1)] = heads.view(np.uint8)
+    pairs = np.empty(n_pairs, dtype=PAIR_DTYPE)
+    pairs["page"] = data.pair_page
+    pairs["count"] = data.pair_count
+    within = np.arange(n_pairs, dtype=np.int64) - np.repeat(data.indptr[:-1].astype(np.int64), counts)
+    pair_off = np.repeat(head_off + 16, counts) + 12 * within
+    body[(pair_off[:, None] + np.arange(12)).reshape(-1)] = pairs.view(np.uint8)
+    with atomic_open(path, "wb") as fh:
+        fh.write(np.array([data.pages.size, n_clocks], dtype="<u8").tobytes())
+        fh.write(np.asarray(data.pages, dtype="<u8").tobytes())
+        fh.write(body.tobytes())
+    return Path(path)
+
+
+def read_dmat(path: str | os.PathLike[str]) -> DmatData:
+    """Read a ``.dmat`` file, validating every count against the file length."""
+    p = Path(path)
+    try:
+        raw = np.fromfile(p, dtype=np.uint8)
+    except FileNotFoundError:
+        raise TraceFormatError(p, "no such .dmat file") from None
+    size = raw.size
+    if size < 16:
+        raise TraceFormatError(p, f"truncated: {size} bytes, the .dmat header needs 16")
+    num_pages, num_clocks = (int(x) for x in raw[:16].view("<u8"))
+    pos = 16
+    if num_pages > (size - pos) // 8:
+        raise TraceFormatError(p, f"impossible header: {num_pages} pages do not fit in {size} bytes")
+    pages = raw[pos : pos + 8 * num_pages].view("<u8").copy()
+    pos += 8 * num_pages
+    if num_clocks > (size - pos) // 16:
+        raise TraceFormatError(p, f"impossible header: {num_clocks} clock entries do not fit in {size} bytes")
+    body = raw[pos:]
+    # The body is variable length; walk it with numpy on the n fields (one Python step per clock,
+    # which is the file's own granularity). Clock counts are bounded by the file size check above.
+    clocks = np.empty(num_clocks, np.uint64)
+    counts = np.empty(num_clocks, np.int64)
+    buf = body.tobytes()
+    off = 0
+    blen = len(buf)
+    for i in range(num_clocks):
+        if off + 16 > blen:
+            raise TraceFormatError(p, f"truncated: clock entry {i} of {num_clocks} starts past the end of the file")
+        clocks[i] = int.from_bytes(buf[off : off + 8], "little")
+        n = int.from_bytes(buf[off + 8 : off + 16], "little")
+        off += 16
+        if n > (blen - off) // 12:
+            raise TraceFormatError(p, f"truncated: clock entry {i} declares {n} pages, past the end of the file")
+        counts[i] = n
+        off += 12 * n
+    if off != blen:
+        raise TraceFormatError(p, f"{blen - off} trailing bytes after the last clock entry (corrupt file?)")
+    # Gather all pairs in one vectorised pass: pair j of clock i sits at body[start_i + 16 + 12 j].
+    starts = np.cumsum(np.r_[0, 16 + 12 * counts[:-1]]) + 16 if num_clocks else np.zeros(0, np.int64)
+    indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    total = int(indptr[-1])
+    within = np.arange(total, dtype=np.int64) - np.repeat(indptr[:-1], counts)
+    pair_off = np.repeat(starts, counts) + 12 * within
+    idx8 = pair_off[:, None] + np.arange(8)
+    idx4 = pair_off[:, None] + 8 + np.arange(4)
+    pair_page = body[idx8].reshape(-1).view("<u8") if total else np.zeros(0, np.uint64)
+    pair_count = body[idx4].reshape(-1).view("<u4") if total else np.zeros(0, np.uint32)
+    return DmatData(pages, clocks, indptr, pair_page.astype(np.uint64), pair_count.astype(np.uint32))

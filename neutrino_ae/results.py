@@ -1,0 +1,71 @@
+"""Results files: ``<section>.json`` plus tables as CSV/Markdown, written atomically, with provenance."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from neutrino_ae import __version__
+from neutrino_ae.atomic import atomic_open, write_json, write_text
+from neutrino_ae.bundle import SAMPLE, bundle_kind, find_bundle_root, read_manifest
+
+
+def provenance(input_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Where the data came from: bundle kind, whether it is synthetic, generator details."""
+    root = find_bundle_root(input_path)
+    manifest = read_manifest(root) if root else None
+    kind = bundle_kind(input_path)
+    prov: dict[str, Any] = {
+        "bundle_kind": kind,
+        "synthetic": kind == SAMPLE,
+        "bundle_root": str(root) if root else None,
+        "input": str(Path(input_path)),
+        "suite_version": __version__,
+    }
+    if manifest and kind == SAMPLE:
+        prov["generator"] = {k: manifest.get(k) for k in ("generator_version", "scale", "seed")}
+    return prov
+
+
+def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[str, Any],
+                  input_path: str | os.PathLike[str] | None = None,
+                  tables: dict[str, pd.DataFrame] | None = None) -> dict[str, Path]:
+    """Write ``<out_dir>/<section>.json`` (payload + provenance) and each table as CSV and Markdown.
+
+    Returns the written paths keyed by ``"json"`` and ``"<table>.csv"`` / ``"<table>.md"``.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    doc = dict(payload)
+    doc.setdefault("section", section)
+    if input_path is not None:
+        doc["provenance"] = provenance(input_path)
+        doc.setdefault("bundle_kind", doc["provenance"]["bundle_kind"])
+        doc.setdefault("synthetic", doc["provenance"]["synthetic"])
+    doc.setdefault("generated_at", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
+    for name, df in (tables or {}).items():
+        csv_path = out / f"{name}.csv"
+        with atomic_open(csv_path, "w", encoding="utf-8", newline="") as fh:
+            df.to_csv(fh, index=False)
+        written[f"{name}.csv"] = csv_path
+        written[f"{name}.md"] = write_text(out / f"{name}.md", dataframe_to_markdown(df) + "\n")
+    written["json"] = write_json(out / f"{section}.json", doc)
+    return written
+
+
+def dataframe_to_markdown(df: pd.DataFrame, floatfmt: str = ".3g") -> str:
+    """A GitHub-flavoured Markdown table (no ``tabulate`` dependency)."""
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return "" if pd.isna(v) else format(v, floatfmt)
+        return str(v).replace("|", "\\|")
+
+    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
+    sep = "| " + " | ".join("---" for _ in df.columns) + " |"
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, sep, *rows])
