@@ -1,0 +1,1 @@
+"""Paper result folder: analysis (importable + CLI) and the GPU workloads the dynamic notebook profiles."""
