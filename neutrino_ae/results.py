@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,25 @@ def dataframe_to_markdown(df: pd.DataFrame, floatfmt: str = ".3g") -> str:
     sep = "| " + " | ".join("---" for _ in df.columns) + " |"
     rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join([head, sep, *rows])
+
+
+@dataclass
+class SectionResult:
+    """What every per-figure analysis returns.
+
+    ``data`` is what goes into ``<section>.json``; ``summary`` rows feed the notebooks'
+    ``summary.json`` (keys: ``key``, ``paper_ref``, ``value``, ``unit``, ``ground_truth``; the
+    section and bundle kind are filled in by the caller); ``text`` is the short human summary the
+    CLI prints; ``files`` maps names to written paths (figures first).
+    """
+
+    section: str
+    data: dict[str, Any]
+    files: dict[str, Path] = field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""
+
+    @property
+    def figures(self) -> list[Path]:
+        return [p for p in self.files.values() if p.suffix == ".png"]

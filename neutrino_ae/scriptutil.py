@@ -1,0 +1,43 @@
+"""Shared plumbing for the per-figure CLIs: output arguments, JSON output, one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.results import SectionResult
+
+
+def add_output_args(parser: argparse.ArgumentParser, default_out: str = "results") -> None:
+    parser.add_argument("--out", type=Path, default=Path(default_out),
+                        help=f"output folder for figures and results files (default: {default_out})")
+    parser.add_argument("--json", action="store_true",
+                        help="print the machine-readable result as JSON on stdout instead of the summary")
+
+
+def emit(result: SectionResult, as_json: bool) -> None:
+    """Print the result: JSON (``data`` + written files) or the human summary."""
+    if as_json:
+        doc = {**result.data, "files": {k: str(v) for k, v in result.files.items()}}
+        print(json.dumps(doc, indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+    elif result.text:
+        print(result.text)
+
+
+def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
+    """Run a CLI ``main``; our own errors become ``error: <message>`` on stderr and exit code 2."""
+    try:
+        return main(argv)
+    except NeutrinoAEError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
