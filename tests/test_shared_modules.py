@@ -1,0 +1,95 @@
+"""atomic writes, bundle manifests, results files and the synthetic mark."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neutrino_ae import atomic, bundle, results, style
+from neutrino_ae.errors import BundleError
+
+
+def test_atomic_open_replaces_only_on_success(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), atomic.atomic_open(target, "w") as fh:
+        fh.write("half")
+        raise RuntimeError("boom")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"], "temp file left behind"
+    atomic.write_text(target, "new")
+    assert target.read_text() == "new"
+
+
+def test_atomic_output_has_normal_permissions(tmp_path):
+    path = atomic.write_bytes(tmp_path / "x.bin", b"abc")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_write_json_handles_numpy(tmp_path):
+    path = atomic.write_json(tmp_path / "r.json", {"a": np.int64(3), "b": np.arange(3)})
+    assert json.loads(path.read_text()) == {"a": 3, "b": [0, 1, 2]}
+
+
+def _make_bundle(root, kind="sample", **fields):
+    (root / "block_sched").mkdir(parents=True)
+    (root / "block_sched" / "a.bin").write_bytes(b"\x00\x01")
+    (root / "top.csv").write_text("x\n1\n")
+    return bundle.write_manifest(root, kind, **fields)
+
+
+def test_manifest_digests_and_kind(tmp_path):
+    _make_bundle(tmp_path, ground_truth={"block_sched": {"mean_dispatch_gap_cycles": 42.0}})
+    manifest = bundle.read_manifest(tmp_path)
+    assert manifest["kind"] == "sample"
+    assert manifest["files"]["block_sched/a.bin"] == {
+        "sha256": hashlib.sha256(b"\x00\x01").hexdigest(), "bytes": 2}
+    assert "bundle.json" not in manifest["files"]
+    inner = tmp_path / "block_sched" / "a.bin"
+    assert bundle.bundle_kind(inner) == "sample"
+    assert bundle.is_synthetic(tmp_path / "block_sched")
+    assert bundle.ground_truth(inner, "block_sched") == {"mean_dispatch_gap_cycles": 42.0}
+    assert bundle.ground_truth(inner, "dmat") is None
+    assert bundle.verify_manifest(tmp_path) == []
+    inner.write_bytes(b"\x00\x02")
+    assert any("sha256 mismatch" in p for p in bundle.verify_manifest(tmp_path))
+
+
+def test_no_manifest_is_unknown_and_bad_manifest_is_clear(tmp_path):
+    assert bundle.bundle_kind(tmp_path) == "unknown"
+    (tmp_path / "bundle.json").write_text("{not json")
+    with pytest.raises(BundleError, match=r"bundle\.json: is not valid JSON"):
+        bundle.read_manifest(tmp_path)
+
+
+def test_write_results_records_provenance_and_tables(tmp_path):
+    root = tmp_path / "bundle"
+    _make_bundle(root, kind="sample", scale="small", seed=7, generator_version="1")
+    df = pd.DataFrame({"sm": [0, 1], "ratio": [0.125, 0.5]})
+    out = results.write_results(tmp_path / "out", "block_sched", {"value": 1.5},
+                                input_path=root / "block_sched" / "a.bin", tables={"per_sm": df})
+    doc = json.loads(out["json"].read_text())
+    assert doc["bundle_kind"] == "sample" and doc["synthetic"] is True
+    assert doc["provenance"]["generator"] == {"generator_version": "1", "scale": "small", "seed": 7}
+    assert pd.read_csv(out["per_sm.csv"]).equals(df)
+    assert out["per_sm.md"].read_text().splitlines()[2] == "| 0 | 0.125 |"
+
+
+def test_synthetic_mark_is_drawn(tmp_path):
+    with style.style_context():
+        fig = style.new_figure()
+        fig.add_subplot().plot([0, 1], [0, 1])
+    style.mark_synthetic(fig, synthetic=True)
+    texts = [t.get_text() for t in fig.texts]
+    assert style.SYNTHETIC_LABEL in texts
+    paths = style.save_figure(fig, tmp_path, "fig")
+    assert [p.suffix for p in paths] == [".png", ".svg"]
+    assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "SYNTHETIC" in paths[1].read_text()
