@@ -1,0 +1,154 @@
+"""``probe.toml``: the probe a trace was collected with (a copy sits in every trace directory).
+
+Shape of a Neutrino probe file::
+
+    analyze_hook = "block_sched.py"      # optional, top level
+    [block_sched]                         # one table per probe, in file order
+    position = "kernel"
+    datamodel = "warp:16"                 # only probes that save records have one
+    before = \"\"\"<PTX snippet>\"\"\"
+    after = \"\"\"<PTX snippet>\"\"\"
+
+``datamodel`` is ``<level>:<bytes>`` or ``<level>:<bytes>:count`` (a counting pass sizes the
+buffer; unfilled slots hold the empty marker). The saving probes, in file order, are the sections
+of every ``result/*.bin`` of the trace, so :attr:`ProbeSpec.levels` is what ``open_trace`` needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae.atomic import write_text
+from neutrino_ae.errors import InputError, TraceFormatError
+from neutrino_ae.formats.bintrace import Level
+
+_DATAMODEL_RE = re.compile(r"\s*(thread|warp)\s*:\s*(\d+)\s*(?::\s*(count)\s*)?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Datamodel:
+    level: Level
+    bytes: int  # bytes per unit (per record slot for a count datamodel)
+    count: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.level.name.lower()}:{self.bytes}" + (":count" if self.count else "")
+
+
+def parse_datamodel(text: str) -> Datamodel:
+    """``"warp:16"`` / ``"thread:16"`` / ``"thread:16:count"`` → :class:`Datamodel` (ValueError if not)."""
+    if not isinstance(text, str):
+        raise ValueError(f"datamodel must be a string like 'warp:16', got {text!r}")
+    m = _DATAMODEL_RE.fullmatch(text)
+    if not m:
+        raise ValueError(f"bad datamodel {text!r} (expected 'thread:<bytes>', 'warp:<bytes>' or "
+                         "'thread:<bytes>:count')")
+    nbytes = int(m.group(2))
+    if nbytes == 0:
+        raise ValueError(f"bad datamodel {text!r}: a saving probe saves at least one byte")
+    return Datamodel(Level.parse(m.group(1)), nbytes, m.group(3) is not None)
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    names: list[str]  # every probe table, file order
+    saving: list[str]  # probes with a datamodel, file order (= trace sections)
+    datamodels: list[Datamodel]  # aligned with ``saving``
+    analyze_hook: str | None
+    raw: dict[str, Any] = field(repr=False)
+
+    @property
+    def levels(self) -> list[Level]:
+        return [d.level for d in self.datamodels]
+
+    def datamodel(self, name: str) -> Datamodel:
+        return self.datamodels[self.saving.index(name)]
+
+
+def read_probe_toml(path: str | os.PathLike[str]) -> ProbeSpec:
+    p = Path(path)
+    try:
+        raw_bytes = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(p, "no such probe.toml file") from None
+    except IsADirectoryError:
+        raise InputError(p, "is a directory, expected a probe.toml file") from None
+    try:
+        raw = tomllib.loads(raw_bytes.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise TraceFormatError(p, f"not UTF-8 text (byte {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise TraceFormatError(p, f"invalid TOML: {e}") from None
+    hook = raw.get("analyze_hook")
+    if hook is not None and not isinstance(hook, str):
+        raise TraceFormatError(p, f"analyze_hook must be a string, got {hook!r}")
+    names, saving, models = [], [], []
+    # tomllib keeps document order, which is the probes' section order in the traces.
+    for name, body in raw.items():
+        if not isinstance(body, dict):
+            continue
+        names.append(name)
+        if "datamodel" not in body:
+            continue
+        try:
+            models.append(parse_datamodel(body["datamodel"]))
+        except ValueError as e:
+            raise TraceFormatError(p, f"probe [{name}]: {e}") from None
+        saving.append(name)
+    if not names:
+        raise TraceFormatError(p, "no probe table (expected e.g. [block_sched] with position/datamodel)")
+    return ProbeSpec(names, saving, models, hook, raw)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        # PTX snippets read best as multi-line literal strings; fall back to an escaped basic string
+        # when the text could end the literal early or holds control characters.
+        if "\n" in value and "'''" not in value and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", value):
+            if not value.endswith("'"):
+                return "'''\n" + value + "'''"
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to probe.toml")
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key, ensure_ascii=False)
+
+
+def format_probe_toml(probes: Mapping[str, Mapping[str, Any]], analyze_hook: str | None = None,
+                      comment: str | None = None) -> str:
+    """TOML text of a probe file. ``probes`` maps probe name → keys (``position``, ``datamodel``,
+    ``before``, ``after``, ...); order is kept, so saving probes become sections in that order."""
+    out: list[str] = []
+    if comment:
+        out += [f"# {line}" for line in comment.splitlines()]
+    if analyze_hook is not None:
+        out.append(f"analyze_hook = {_toml_value(analyze_hook)}")
+    for name, body in probes.items():
+        if "datamodel" in body:
+            parse_datamodel(body["datamodel"])  # refuse to write a file we could not read back
+        out.append("")
+        out.append(f"[{_toml_key(name)}]")
+        out += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in body.items()]
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def write_probe_toml(path: str | os.PathLike[str], probes: Mapping[str, Mapping[str, Any]],
+                     analyze_hook: str | None = None, comment: str | None = None) -> Path:
+    return write_text(path, format_probe_toml(probes, analyze_hook, comment))
