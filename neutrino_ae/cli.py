@@ -1,0 +1,153 @@
+"""``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare.
+
+Exit codes: 0 success; 1 a notebook cell failed (``run``) or values moved (``compare``);
+2 bad input or usage (``error: <one line>`` on stderr, never a traceback); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae.errors import NeutrinoAEError
+
+
+def _add_sample(sub: Any) -> None:
+    p = sub.add_parser("sample", help="generate the synthetic sample bundle (offline)",
+                       description="Generate the synthetic sample bundle (reused if one with the same "
+                                   "scale and seed is already there).")
+    p.add_argument("--out", default="traces", help="bundle root to create (default: traces)")
+    p.add_argument("--scale", default="small", choices=["small", "paper"],
+                   help="small: seconds, for tests and make run; paper: the paper's sizes")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--force", action="store_true", help="regenerate even if a matching bundle exists")
+    p.set_defaults(func=_cmd_sample)
+
+
+def _add_fetch(sub: Any) -> None:
+    from neutrino_ae.fetch import PAPER_BUNDLE_URL
+
+    p = sub.add_parser("fetch", help="download and extract the paper's trace bundle",
+                       description="Download (resumable, verified) and safely extract the paper's trace.zip.")
+    p.add_argument("--trace-root", default="traces", help="bundle root (default: traces)")
+    p.add_argument("--url", default=PAPER_BUNDLE_URL, help="archive URL (default: the paper's)")
+    p.add_argument("--sha256", default=None,
+                   help="expected sha256 of the archive; without it the first download is trusted and "
+                        "its digest recorded in bundle.json")
+    p.add_argument("--force", action="store_true", help="download and extract again")
+    p.add_argument("--keep-zip", action="store_true", help="keep the archive under <trace-root>/.download")
+    p.set_defaults(func=_cmd_fetch)
+
+
+def _add_run(sub: Any) -> None:
+    from neutrino_ae.notebooks import NOTEBOOKS
+
+    p = sub.add_parser("run", help="execute static.ipynb or dynamic.ipynb with papermill",
+                       description="Execute a notebook headless. The executed copy is saved as "
+                                   "<output-dir>/<name>.executed.ipynb.")
+    p.add_argument("name", choices=NOTEBOOKS)
+    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="notebook parameter; VALUE is parsed as JSON or a Python literal when possible, "
+                        "else kept as a string (-p bundle sample, -p sections '[\"dmat\"]')")
+    p.add_argument("--sections", help="comma-separated sections to run (injected as the list `sections`)")
+    p.add_argument("--output-dir", help="where results go (default: results/<name> in the repository)")
+    p.add_argument("--trace-root", help="bundle root (injected as `trace_root`)")
+    p.add_argument("--log-output", action="store_true", help="stream cell output to stderr while running")
+    p.add_argument("--notebook", help="run this notebook file instead of the repository's <name>.ipynb")
+    p.add_argument("--kernel", help="Jupyter kernel name (default: the notebook's)")
+    p.set_defaults(func=_cmd_run)
+
+
+def _add_compare(sub: Any) -> None:
+    p = sub.add_parser("compare", help="diff two runs' summary.json",
+                       description="Compare two summary.json files (or run directories holding them). "
+                                   "Exit 1 when a value moved beyond the tolerance or is missing on one side.")
+    p.add_argument("run_a", metavar="RUN_A")
+    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("--rtol", type=float, default=0.1, help="relative tolerance (default: 0.1)")
+    p.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default: 0)")
+    p.set_defaults(func=_cmd_compare)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="neutrino-ae", description="Neutrino (OSDI'25) reproduction suite.",
+                                     epilog="exit codes: 0 ok; 1 a notebook cell failed or compared values "
+                                            "moved; 2 bad input")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_sample, _add_fetch, _add_run, _add_compare):
+        add(sub)
+    return parser
+
+
+def _cmd_sample(args: argparse.Namespace) -> int:
+    from neutrino_ae.fetch import ensure_sample_bundle
+
+    root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force)
+    print(root)
+    return 0
+
+
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    from neutrino_ae.fetch import fetch_paper_bundle
+
+    root = fetch_paper_bundle(args.trace_root, url=args.url, sha256=args.sha256, force=args.force,
+                              keep_zip=args.keep_zip)
+    print(root)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from neutrino_ae.notebooks import find_notebook, package_repo_root, parse_parameter, run_notebook
+
+    params: dict[str, Any] = {name: parse_parameter(value) for name, value in args.parameter}
+    if args.sections is not None:
+        params["sections"] = [s.strip() for s in args.sections.split(",") if s.strip()]
+    if args.trace_root is not None:
+        params["trace_root"] = args.trace_root
+    if isinstance(params.get("trace_root"), str):
+        params["trace_root"] = str(Path(params["trace_root"]).resolve())
+    output_dir = args.output_dir or params.pop("output_dir", None)
+    if output_dir is None:
+        output_dir = (package_repo_root() or Path.cwd()) / "results" / args.name
+    notebook = find_notebook(args.name, args.notebook)
+    if args.log_output:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+    executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel)
+    print(executed)
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from neutrino_ae.compare import report
+
+    if args.rtol < 0 or args.atol < 0:
+        raise NeutrinoAEError("--rtol and --atol must be >= 0")
+    code, text = report(args.run_a, args.run_b, rtol=args.rtol, atol=args.atol)
+    print(text)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``neutrino-ae``; returns the exit code."""
+    from neutrino_ae.notebooks import NotebookError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except NotebookError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except NeutrinoAEError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Running ``static.ipynb`` / ``dynamic.ipynb`` headless with papermill.
+
+Parameters the runner injects (the notebooks' ``parameters`` cell should declare them):
+
+* ``output_dir``: absolute path where the run writes ``summary.json`` and its figures/tables;
+  the executed notebook is saved there as ``<name>.executed.ipynb``.
+* ``trace_root``: absolute path, only when given (``--trace-root`` or ``-p trace_root``).
+* ``sections``: list of section names, only when given (``--sections a,b``).
+* anything passed with ``-p NAME VALUE``.
+
+Paths given relative on the command line are resolved against the caller's working directory
+before injection, because the kernel runs in the repository root (so the notebook's imports of
+the per-figure folders work).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import neutrino_ae
+from neutrino_ae.errors import InputError, NeutrinoAEError
+
+NOTEBOOKS = ("static", "dynamic")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class NotebookError(NeutrinoAEError):
+    """A notebook cell raised (or the kernel died); ``executed`` is the saved executed notebook."""
+
+    def __init__(self, message: str, executed: Path | None = None) -> None:
+        super().__init__(message)
+        self.executed = executed
+
+
+def package_repo_root() -> Path | None:
+    """The source checkout holding this package (editable install), if it is one."""
+    root = Path(neutrino_ae.__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def find_notebook(name: str, override: str | os.PathLike[str] | None = None) -> Path:
+    """``override`` if given, else ``<repo root>/<name>.ipynb``, else ``./<name>.ipynb``."""
+    if override is not None:
+        path = Path(override)
+        if not path.is_file():
+            raise InputError(path, "notebook not found")
+        return path.resolve()
+    candidates = [r / f"{name}.ipynb" for r in (package_repo_root(), Path.cwd()) if r is not None]
+    for path in candidates:
+        if path.is_file():
+            return path.resolve()
+    raise InputError(candidates[0], "notebook not found; run from the repository root or pass --notebook")
+
+
+def kernel_cwd(notebook: Path) -> Path:
+    """Where the kernel runs: the repository root when known, else the notebook's folder."""
+    root = package_repo_root()
+    return root if root is not None else notebook.parent
+
+
+def parse_parameter(text: str) -> Any:
+    """Like papermill's ``-p`` but richer: JSON, then a Python literal, else the string itself.
+
+    ``'["dmat"]'`` → list, ``3`` → int, ``true``/``True`` → bool, ``null``/``None`` → None,
+    ``sample`` → ``"sample"``.
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+
+
+def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike[str],
+                 parameters: dict[str, Any] | None = None, cwd: str | os.PathLike[str] | None = None,
+                 log_output: bool = False, kernel_name: str | None = None,
+                 progress_bar: bool | None = None) -> Path:
+    """Execute ``notebook`` with papermill; return ``<output_dir>/<stem>.executed.ipynb``.
+
+    ``output_dir`` (made absolute) is injected as the ``output_dir`` parameter. The executed
+    notebook is written under a temporary name and renamed at the end, also when a cell fails
+    (then :class:`NotebookError` carries the failing cell's error line).
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    nb = Path(notebook)
+    out_dir = Path(output_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    final = out_dir / f"{nb.stem}.executed.ipynb"
+    running = out_dir / f".{nb.stem}.executed.running.ipynb"
+    params = {**(parameters or {}), "output_dir": str(out_dir)}
+    if progress_bar is None:
+        progress_bar = not log_output and sys.stderr.isatty()
+    try:
+        papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(cwd or kernel_cwd(nb)),
+                                   log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar)
+    except PapermillExecutionError as exc:
+        _publish(running, final)
+        cell = exc.exec_count if exc.exec_count is not None else f"#{exc.cell_index}"
+        raise NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} "
+                            f"(executed notebook: {final})", final) from None
+    except NeutrinoAEError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - kernel start failures, dead kernels, bad notebook JSON
+        saved = _publish(running, final)
+        where = f" (executed notebook: {final})" if saved else ""
+        raise NotebookError(f"{nb.name}: could not run: {type(exc).__name__}: {_first_line(str(exc))}{where}",
+                            final if saved else None) from None
+    _publish(running, final)
+    return final
+
+
+def _publish(running: Path, final: Path) -> bool:
+    if running.is_file():
+        os.replace(running, final)
+        return True
+    return False
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in _ANSI.sub("", str(text)).splitlines() if ln.strip()]
+    return lines[0] if lines else ""

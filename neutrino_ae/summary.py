@@ -1,0 +1,130 @@
+"""``summary.json``: the one headline-numbers file a notebook run writes, and ``compare`` diffs.
+
+Schema (single source of truth; ``SCHEMA`` names its version)::
+
+    {
+      "schema": "neutrino-ae-summary/1",
+      "generated_at": "2026-01-01T00:00:00+00:00",
+      ...run metadata passed to write_summary (notebook, bundle_kind, trace_root, ...)...,
+      "results": [
+        {"section": "block_sched",            # paper section folder
+         "key": "mean_scheduling_cycles",     # unique within the section
+         "paper_ref": "Sec. 4.5",            # where the number appears in the paper, or null
+         "value": 87713.0,                    # a finite number, or null when it could not be computed
+         "unit": "cycles",                    # or null
+         "bundle_kind": "paper",              # "paper" | "sample" | "unknown"
+         "ground_truth": null},               # the sample generator's injected value, or null
+        ...
+      ]
+    }
+
+``(section, key)`` identifies a row; it must be unique. NaN/inf are not valid JSON, so
+:func:`write_summary` stores them as ``null``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae.atomic import write_json
+from neutrino_ae.errors import InputError
+
+SCHEMA = "neutrino-ae-summary/1"
+SUMMARY_NAME = "summary.json"
+ROW_FIELDS = ("section", "key", "paper_ref", "value", "unit", "bundle_kind", "ground_truth")
+_REQUIRED = ("section", "key", "value")
+
+
+def summary_row(section: str, key: str, value: float | None, unit: str | None = None,
+                paper_ref: str | None = None, bundle_kind: str = "unknown",
+                ground_truth: float | None = None) -> dict[str, Any]:
+    """One ``results`` row with every field present, numbers coerced to float or None."""
+    return {"section": section, "key": key, "paper_ref": paper_ref, "value": _number(value, "value"),
+            "unit": unit, "bundle_kind": bundle_kind, "ground_truth": _number(ground_truth, "ground_truth")}
+
+
+def write_summary(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], **meta: Any) -> Path:
+    """Validate ``rows`` and write ``path`` (a file, or a directory to hold ``summary.json``) atomically.
+
+    Missing optional fields default to None (``bundle_kind`` to ``"unknown"``); numpy scalars
+    become floats; non-finite numbers become None. Raises ValueError on a missing section/key
+    or a duplicate ``(section, key)``.
+    """
+    out = Path(path)
+    if out.is_dir():
+        out = out / SUMMARY_NAME
+    normalised: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for i, row in enumerate(rows):
+        missing = [f for f in _REQUIRED if f not in row]
+        if missing:
+            raise ValueError(f"summary row {i} lacks {', '.join(missing)}: {dict(row)!r}")
+        ident = (str(row["section"]), str(row["key"]))
+        if ident in seen:
+            raise ValueError(f"duplicate summary row {ident[0]}/{ident[1]}")
+        seen.add(ident)
+        extra = {k: v for k, v in row.items() if k not in ROW_FIELDS}
+        normalised.append({**summary_row(ident[0], ident[1], row["value"], row.get("unit"),
+                                         row.get("paper_ref"), row.get("bundle_kind") or "unknown",
+                                         row.get("ground_truth")), **extra})
+    doc = {"schema": SCHEMA,
+           "generated_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+           **meta, "results": normalised}
+    return write_json(out, doc)
+
+
+def resolve_summary(path: str | os.PathLike[str]) -> Path:
+    """``path`` itself if it is a file, ``path/summary.json`` if it is a run directory."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / SUMMARY_NAME
+        if not p.is_file():
+            raise InputError(p, "not found; is this a run output directory?")
+    elif not p.is_file():
+        raise InputError(p, "not found")
+    return p
+
+
+def read_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Load and validate a summary (file or run directory); raises InputError naming the file."""
+    p = resolve_summary(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(p, f"is not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise InputError(p, "has no 'results' list; not a summary.json")
+    schema = doc.get("schema", SCHEMA)
+    if not str(schema).startswith("neutrino-ae-summary/"):
+        raise InputError(p, f"unknown schema {schema!r}")
+    seen: set[tuple[str, str]] = set()
+    for i, row in enumerate(doc["results"]):
+        if not isinstance(row, dict) or any(f not in row for f in _REQUIRED):
+            raise InputError(p, f"results[{i}] lacks section/key/value")
+        value = row["value"]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise InputError(p, f"results[{i}] ({row['section']}/{row['key']}): value {value!r} is not a number")
+        ident = (str(row["section"]), str(row["key"]))
+        if ident in seen:
+            raise InputError(p, f"duplicate result {ident[0]}/{ident[1]}")
+        seen.add(ident)
+    return doc
+
+
+def _number(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    if hasattr(value, "item") and not isinstance(value, int | float):
+        value = value.item()  # numpy scalar
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"summary {what} must be a number or None, got {value!r}")
+    value = float(value)
+    return value if math.isfinite(value) else None
