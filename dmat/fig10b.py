@@ -1,0 +1,25 @@
+"""Fig. 10b workload: PyTorch SDPA restricted to the FlashAttention backend.
+
+Collect with ``neutrino -t dmat -k flash python dmat/fig10b.py`` (its kernels are named flash_fwd...).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import workload_common  # noqa: E402
+
+
+def attn(q, k, v, scale):
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=False, scale=scale)
+
+
+if __name__ == "__main__":
+    sys.exit(workload_common.run(__doc__, attn))
