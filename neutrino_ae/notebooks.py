@@ -106,7 +106,9 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
                                    log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar)
     except PapermillExecutionError as exc:
         _publish(running, final)
-        cell = exc.exec_count if exc.exec_count is not None else f"#{exc.cell_index}"
+        # "[n]" is the In [n] label shown in the executed notebook (which includes papermill's
+        # injected-parameters cell); fall back to the cell's position.
+        cell = f"[{exc.exec_count}]" if exc.exec_count is not None else f"#{exc.cell_index + 1}"
         raise NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} "
                             f"(executed notebook: {final})", final) from None
     except NeutrinoAEError:

@@ -1,0 +1,136 @@
+"""CLI wiring: run (real papermill on throwaway notebooks), sample, fetch, help and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from neutrino_ae import cli
+from neutrino_ae.bundle import read_manifest, write_manifest
+from neutrino_ae.notebooks import package_repo_root, parse_parameter
+
+PARAMS = 'bundle = "auto"\nsections = None\noutput_dir = "results"\ntrace_root = "traces"\nn = 0\n'
+RECORD = (
+    "import json, os, pathlib\n"
+    "pathlib.Path(output_dir, 'seen.json').write_text(json.dumps(\n"
+    "    {'bundle': bundle, 'sections': sections, 'trace_root': trace_root, 'n': n, 'cwd': os.getcwd()}))\n"
+)
+
+
+def make_notebook(path: Path, *cells: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    params = nbformat.v4.new_code_cell(PARAMS)
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, *(nbformat.v4.new_code_cell(c) for c in cells)]
+    nbformat.write(nb, path)
+    return path
+
+
+def test_parse_parameter() -> None:
+    assert parse_parameter('["dmat"]') == ["dmat"]
+    assert parse_parameter("sample") == "sample"
+    assert parse_parameter("3") == 3 and parse_parameter("0.5") == 0.5
+    assert parse_parameter("true") is True and parse_parameter("False") is False
+    assert parse_parameter("None") is None and parse_parameter("null") is None
+    assert parse_parameter("['a', 'b']") == ["a", "b"]
+    assert parse_parameter("[dmat]") == "[dmat]"
+    assert parse_parameter("traces/x") == "traces/x"
+
+
+def test_run_injects_parameters_and_saves_executed_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    nb = make_notebook(tmp_path / "tiny.ipynb", RECORD)
+    monkeypatch.chdir(tmp_path)
+    code = cli.main(["run", "static", "--notebook", str(nb), "-p", "bundle", "sample", "-p", "n", "7",
+                     "--sections", "dmat,block_sched", "--trace-root", "tr", "--output-dir", "out"])
+    assert code == 0, capsys.readouterr().err
+    executed = tmp_path / "out" / "tiny.executed.ipynb"
+    assert capsys.readouterr().out.strip() == str(executed)
+    seen = json.loads((tmp_path / "out" / "seen.json").read_text())
+    assert seen["bundle"] == "sample" and seen["n"] == 7
+    assert seen["sections"] == ["dmat", "block_sched"]
+    assert seen["trace_root"] == str(tmp_path / "tr")  # resolved against the caller's cwd
+    assert seen["cwd"] == str(package_repo_root() or tmp_path)
+    injected = [c for c in nbformat.read(executed, as_version=4).cells
+                if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and f'output_dir = "{tmp_path / "out"}"' in injected[0].source
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["seen.json", "tiny.executed.ipynb"]
+
+
+def test_failing_cell_exits_1_with_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nb = make_notebook(tmp_path / "bad.ipynb", "x = 1", "raise RuntimeError('no trace bundle here')\n", "y = 2")
+    code = cli.main(["run", "dynamic", "--notebook", str(nb), "--output-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("error: bad.ipynb: cell [4] failed: RuntimeError: no trace bundle here")
+    assert err.count("\n") == 1
+    assert (tmp_path / "out" / "bad.executed.ipynb").is_file()
+    assert not list((tmp_path / "out").glob(".*running*"))
+
+
+def test_run_missing_notebook_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run", "static", "--notebook", str(tmp_path / "nope.ipynb")]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path / 'nope.ipynb'}: notebook not found\n"
+
+
+def test_sample_subcommand_delegates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
+
+    def generate_bundle(out, scale="small", seed=0, progress=True):
+        calls.append((Path(out), scale, seed))
+        Path(out).mkdir(parents=True, exist_ok=True)
+        write_manifest(out, "sample", scale=scale, seed=seed)
+        return Path(out)
+
+    monkeypatch.setitem(sys.modules, "neutrino_ae.sample",
+                        types.SimpleNamespace(generate_bundle=generate_bundle))
+    out = tmp_path / "traces"
+    assert cli.main(["sample", "--out", str(out), "--seed", "4"]) == 0
+    assert cli.main(["sample", "--out", str(out), "--seed", "4"]) == 0  # reused
+    assert calls == [(out, "small", 4)]
+    assert cli.main(["sample", "--out", str(out), "--seed", "4", "--force", "--scale", "paper"]) == 0
+    assert calls[-1] == (out, "paper", 4) and read_manifest(out)["scale"] == "paper"
+    assert capsys.readouterr().out.splitlines() == [str(out)] * 3
+
+
+def test_fetch_unreachable_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from neutrino_ae import fetch
+    monkeypatch.setattr(fetch, "_sleep", lambda s: None)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/trace.zip"
+    assert cli.main(["fetch", "--trace-root", str(tmp_path / "t"), "--url", url]) == 2
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"error: {url}: could not connect after 3 attempts (")
+    assert "Connection refused" in lines[0]
+
+
+def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "nonsense"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_python_dash_m_help() -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for args in ([], ["sample"], ["fetch"], ["run"], ["compare"]):
+        proc = subprocess.run([sys.executable, "-m", "neutrino_ae", *args, "--help"], capture_output=True,
+                              text=True, timeout=60, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("usage: neutrino-ae")
