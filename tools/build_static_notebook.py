@@ -88,9 +88,9 @@ PARAMETERS = code(f"""
     # Parameters (papermill: -p <name> <value>)
     bundle = "auto"  # "auto": bundle already in trace_root, else download the paper's; "paper"; "sample" (synthetic)
     trace_root = "traces/"  # where the bundle lives (or is downloaded/generated to)
-    bundle_url = "{fetch.PAPER_BUNDLE_URL}"
-    bundle_sha256 = ""  # expected sha256 of trace.zip; empty = trust on first use (the digest is recorded)
-    sections = {list(sections.NAMES)!r}
+    bundle_url = "{fetch.PAPER_BUNDLE_URL}"  # the paper's trace.zip
+    bundle_sha256 = ""  # expected sha256 of trace.zip; "" trusts the first download and records its digest
+    sections = {list(sections.NAMES)!r}  # any subset
     output_dir = "results/"  # figures, tables, results JSON, summary.json / summary.md
     sample_scale = "small"  # sample bundle size: "small" or "paper"
     seed = 0  # sample bundle seed

@@ -1,0 +1,217 @@
+"""static.ipynb: committed clean and generated, and executed end to end on a small sample bundle."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from neutrino_ae import sections
+from neutrino_ae.bundle import read_manifest
+from neutrino_ae.summary import read_summary
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK = REPO / "static.ipynb"
+sys.path.insert(0, str(REPO / "tools"))
+import build_static_notebook  # noqa: E402
+
+PARAMETERS = {"bundle", "trace_root", "bundle_url", "bundle_sha256", "sections", "output_dir", "sample_scale", "seed",
+              "force"}
+
+
+def _notebook() -> nbformat.NotebookNode:
+    return nbformat.read(NOTEBOOK, as_version=4)
+
+
+# --------------------------------------------------------------------------------------------- static checks
+
+
+def test_committed_notebook_has_no_outputs_and_a_parameters_cell():
+    nb = _notebook()
+    nbformat.validate(nb)
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    for cell in code_cells:
+        assert cell.outputs == [] and cell.execution_count is None, f"cell {cell.id} has outputs"
+    first = code_cells[0]
+    assert "parameters" in first.metadata.get("tags", [])
+    assigned = {t.id: ast.literal_eval(node.value) for node in ast.parse(first.source).body
+                if isinstance(node, ast.Assign) for t in node.targets}
+    assert set(assigned) == PARAMETERS
+    assert assigned["bundle"] == "auto" and assigned["trace_root"] == "traces/"
+    assert assigned["bundle_url"].startswith("https://") and assigned["bundle_url"].endswith("trace.zip")
+    assert assigned["bundle_sha256"] == "" and assigned["output_dir"] == "results/"
+    assert assigned["sections"] == list(sections.NAMES)
+    assert assigned["sample_scale"] == "small" and assigned["seed"] == 0 and assigned["force"] is False
+
+
+def test_papermill_reads_every_parameter():
+    from papermill.translators import PythonTranslator
+
+    first = next(c for c in _notebook().cells if c.cell_type == "code")
+    assert {p.name for p in PythonTranslator.inspect(first)} == PARAMETERS
+
+
+def test_committed_notebook_has_no_shell_outs_magics_or_pickle():
+    for cell in _notebook().cells:
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            assert not line.lstrip().startswith(("!", "%")), f"shell-out or magic in {cell.id}: {line}"
+        assert "pickle" not in cell.source
+        assert "%%capture" not in cell.source and "%%writefile" not in cell.source
+        ast.parse(cell.source)  # plain Python, so ruff and papermill both read it
+
+
+def test_notebook_follows_the_registry_order():
+    ids = [c.id for c in _notebook().cells if c.cell_type == "code"]
+    order = [ids.index(name.replace("_", "-")) for name in sections.NAMES]
+    assert order == sorted(order)
+    assert ids[-1] == "summary"
+
+
+def test_committed_notebook_is_what_the_builder_produces():
+    assert NOTEBOOK.read_text(encoding="utf-8") == build_static_notebook.build(), \
+        "static.ipynb is stale: run python tools/build_static_notebook.py"
+
+
+# --------------------------------------------------------------------------------------------- execution
+
+
+def _execute(tmp: Path, **params) -> tuple[Path, Exception | None]:
+    """Run static.ipynb with papermill from an empty working directory; return the executed notebook."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    cwd = tmp / "cwd"
+    cwd.mkdir(parents=True, exist_ok=True)
+    executed = tmp / "executed.ipynb"
+    error = None
+    try:
+        papermill.execute_notebook(str(NOTEBOOK), str(executed), parameters=params, cwd=str(cwd),
+                                   progress_bar=False, kernel_name="python3")
+    except PapermillExecutionError as exc:
+        error = exc
+    assert list(cwd.iterdir()) == [], "the notebook wrote into its working directory"
+    return executed, error
+
+
+def _error_outputs(executed: Path) -> list[dict]:
+    nb = nbformat.read(executed, as_version=4)
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+
+
+def _text_outputs(executed: Path) -> str:
+    nb = nbformat.read(executed, as_version=4)
+    return "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                     for o in c.get("outputs", []) if o.output_type == "stream")
+
+
+@pytest.fixture(scope="session")
+def sample_bundle(tmp_path_factory) -> Path:
+    from neutrino_ae.sample import generate_bundle
+
+    root = tmp_path_factory.mktemp("bundle") / "traces"
+    generate_bundle(root, scale="small", seed=0, progress=False)
+    return root
+
+
+@pytest.fixture
+def kernel_env(monkeypatch):
+    # The kernel runs in an empty directory, so make the package importable the way an install would.
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+
+
+def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
+    out = tmp_path / "results"
+    executed, error = _execute(tmp_path, bundle="sample", trace_root=str(sample_bundle), output_dir=str(out),
+                               sample_scale="small", seed=0)
+    assert error is None, f"notebook failed: {error}"
+    assert _error_outputs(executed) == []
+    log = _text_outputs(executed)
+    assert "WARNING: SYNTHETIC DATA" in log and "bundle: sample" in log
+
+    nb = nbformat.read(executed, as_version=4)
+    images = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                 if "image/png" in o.get("data", {}))
+    assert images >= 4 + 4, "each section shows its figures (dmat alone has four)"
+
+    doc = read_summary(out / "summary.json")
+    rows = doc["results"]
+    assert {r["section"] for r in rows} == set(sections.NAMES)
+    for name in sections.NAMES:
+        numbers = [r["value"] for r in rows if r["section"] == name and r["value"] is not None]
+        assert numbers, f"no numbers for {name}"
+    assert {r["bundle_kind"] for r in rows} == {"sample"}
+    md = (out / "summary.md").read_text()
+    assert md.startswith("| section | paper_ref | key | value | unit | bundle_kind | ground_truth |")
+    for name in sections.NAMES:
+        assert (out / name / sections.RECORD).is_file()
+
+    _check_against_ground_truth(rows, read_manifest(sample_bundle))
+
+    # Nothing outside trace_root, output_dir and the executed notebook.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "executed.ipynb", "results"]
+
+
+def _check_against_ground_truth(rows: list[dict], manifest: dict) -> None:
+    truth = manifest["ground_truth"]
+    by_key = {(r["section"], r["key"]): r for r in rows}
+    # Sec. 4.5: the artifact's scheduling metric against the gap the model injected between blocks.
+    block = by_key[("block_sched", _block_key(by_key))]
+    injected = truth["block_sched"]["mean_dispatch_gap_cycles"]
+    assert block["value"] == pytest.approx(injected, rel=0.35)
+
+
+def _block_key(by_key: dict) -> str:
+    keys = [k for s, k in by_key if s == "block_sched" and k.endswith("mean_scheduling_cycles")]
+    assert keys, "block_sched reports no scheduling cost"
+    return keys[0]
+
+
+def test_single_section_from_a_fresh_trace_root(sample_bundle, tmp_path, kernel_env):
+    fresh = tmp_path / "traces"
+    shutil.copytree(sample_bundle, fresh)
+    out = tmp_path / "results"
+    executed, error = _execute(tmp_path, bundle="auto", trace_root=str(fresh), output_dir=str(out), sections=["dmat"])
+    assert error is None, f"notebook failed: {error}"
+    assert _error_outputs(executed) == []
+    log = _text_outputs(executed)
+    for name in sections.NAMES:
+        if name != "dmat":
+            assert f"{name}: skipped (not in sections)" in log
+    rows = read_summary(out / "summary.json")["results"]
+    assert rows and {r["section"] for r in rows} == {"dmat"}
+    assert sorted(p.name for p in out.iterdir()) == ["dmat", "summary.json", "summary.md"]
+    assert list((out / "dmat").glob("*.png")), "the DMAT figures were saved"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_paper_bundle_without_network_stops_with_one_clear_message(tmp_path, kernel_env):
+    url = f"http://127.0.0.1:{_closed_port()}/trace.zip"
+    executed, error = _execute(tmp_path, bundle="paper", trace_root=str(tmp_path / "traces"),
+                               output_dir=str(tmp_path / "results"), bundle_url=url)
+    assert error is not None, "the set-up cell must stop the run"
+    assert error.ename == "NotebookStop"
+    assert url in error.evalue and 'bundle="sample"' in error.evalue
+    errors = _error_outputs(executed)
+    assert len(errors) == 1
+    assert errors[0].traceback == [f"NotebookStop: {error.evalue}"], "one line, no traceback"
+    nb = nbformat.read(executed, as_version=4)
+    failed = [c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)]
+    assert failed[0].id == "setup"
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.json"))
+    assert not re.search(r"\bsynthetic\b", _text_outputs(executed), re.I), "must not fall back to sample data"
+    assert json.dumps(error.evalue).count("\\n") == 0
