@@ -578,12 +578,30 @@ def ensure_sample_bundle(trace_root: str | os.PathLike[str], scale: str = "small
     if manifest is None and root.is_dir() and any(root.iterdir()):
         raise BundleError(root, "exists, is not empty and has no bundle.json; refusing to write a sample "
                                 "bundle into it; remove it or choose another trace root")
-    if manifest is not None:
-        shutil.rmtree(root)
+    _refuse_source_tree(root)
     if generator is None:
         from neutrino_ae.sample import generate_bundle as generator  # lazy: written by another module
-    out = generator(root, scale=scale, seed=seed, progress=progress)
-    return Path(out) if out is not None else root
+
+    # Generate beside the root and swap it in at the end, so an interrupted run (Ctrl-C in
+    # `make run`) leaves either the old bundle or none, never a half-written one that the next
+    # run would have to refuse. The staging name is fixed, so a leftover is ours to remove.
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = root.parent / f".{root.name}.generating"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        made = generator(staging, scale=scale, seed=seed, progress=progress)
+        made = staging if made is None else Path(made)
+        if read_manifest(made) is None:
+            raise BundleError(made, "the sample generator wrote no bundle.json")
+        inner = made.resolve().relative_to(staging.resolve())
+        if manifest is not None:
+            shutil.rmtree(root)
+        elif root.is_dir():
+            root.rmdir()  # empty, checked above
+        os.replace(staging, root)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return root / inner
 
 
 def ensure_bundle(trace_root: str | os.PathLike[str], bundle: str = "auto", url: str = PAPER_BUNDLE_URL,

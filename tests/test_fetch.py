@@ -435,10 +435,25 @@ def test_sample_bundle_generated_once_and_regenerated_on_change(tmp_path: Path) 
     assert fetch.ensure_sample_bundle(root, generator=gen, progress=False) == root
     assert len(calls) == 1
     fetch.ensure_sample_bundle(root, seed=3, generator=gen, progress=False)
-    assert calls[-1] == (root, "small", 3)
+    assert calls[-1][1:] == ("small", 3)
     assert json.loads((root / "bundle.json").read_text())["seed"] == 3
     fetch.ensure_sample_bundle(root, seed=3, force=True, generator=gen, progress=False)
     assert len(calls) == 3
+
+
+def test_interrupted_generation_leaves_old_bundle(tmp_path: Path) -> None:
+    root = tmp_path / "traces"
+    fetch.ensure_sample_bundle(root, generator=fake_generator([]), progress=False)
+
+    def interrupted(out: Path, **kwargs: object) -> Path:
+        (Path(out) / "dmat").mkdir(parents=True)
+        (Path(out) / "dmat" / "fig1.dmat").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fetch.ensure_sample_bundle(root, force=True, generator=interrupted, progress=False)
+    assert (root / "dmat" / "fig1.dmat").read_bytes() == b"synthetic"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["traces"]
 
 
 def test_sample_never_replaces_other_data(tmp_path: Path) -> None:
