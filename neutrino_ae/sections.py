@@ -82,7 +82,11 @@ class Section:
 
 
 def _block_sched(mod: Any, root: Path, out: Path) -> SectionResult:
-    return mod.analyze(root / "block_sched", out)
+    # The main trace (the paper's torch.zeros run) plus, when the bundle has them, the two optimised
+    # variants of Sec. 4.5 (sample bundles and dynamic runs); the analysis labels them by folder.
+    main = sorted((root / "block_sched").glob("*/result/*.bin"))
+    variants = sorted(d for d in (root / "block_sched" / "variants").glob("*/*") if (d / "result").is_dir())
+    return mod.block_sched([*main, *variants], out)
 
 
 def _dmat(mod: Any, root: Path, out: Path) -> SectionResult:
@@ -98,18 +102,18 @@ def _max_mem(mod: Any, root: Path, out: Path) -> SectionResult:
 
 
 def _exposed_latency(mod: Any, root: Path, out: Path) -> SectionResult:
-    return mod.analyze(root / "exposed_latency", out)
+    return mod.analyze([root / "exposed_latency"], out)
 
 
 def _warp_sched(mod: Any, root: Path, out: Path) -> SectionResult:
-    return mod.analyze(root / "warp_sched", out)
+    return mod.warp_sched(root / "warp_sched", out)
 
 
 SECTIONS: tuple[Section, ...] = (
     Section(
         name="block_sched", title="Block scheduling cost", paper_ref="Sec. 4.5",
         runtime="~2 s (small sample) / ~1 min (paper bundle)",
-        inputs=("block_sched/Jan_23_06_27_37_268336/result/0.486795.bin",),
+        inputs=("block_sched/*/result/*.bin",),
         module="block_sched.block_sched", call=_block_sched,
     ),
     Section(
@@ -140,8 +144,8 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         name="warp_sched", title="Warp scheduling and the tailing effect", paper_ref="Fig. 13a-d",
         runtime="~5 s (small sample) / ~1 min (paper bundle)",
-        inputs=("warp_sched/exclusive_sched/result/*.bin", "warp_sched/shared_sched/result/*.bin",
-                "warp_sched/tail/*/result/*.bin"),
+        inputs=("warp_sched/exclusive_sched/**/result/*.bin", "warp_sched/shared_sched/**/result/*.bin",
+                "warp_sched/tail/**/result/*.bin"),
         module="warp_sched.warp_sched", call=_warp_sched,
     ),
 )

@@ -49,7 +49,7 @@ def test_missing_input_names_the_path(tmp_path):
 
 
 def test_missing_glob_input_names_the_pattern(tmp_path):
-    with pytest.raises(InputError, match=r"warp_sched/exclusive_sched/result/\*\.bin: no file matches"):
+    with pytest.raises(InputError, match=r"warp_sched/exclusive_sched/\*\*/result/\*\.bin: no file matches"):
         sections.run_section("warp_sched", tmp_path, tmp_path / "out")
 
 
