@@ -540,7 +540,9 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     _refuse_source_tree(root)
     root.mkdir(parents=True, exist_ok=True)
     if force:
-        archive.unlink(missing_ok=True)
+        for stale in (archive, archive.with_name(archive.name + ".part"),
+                      archive.with_name(archive.name + ".sha256")):
+            stale.unlink(missing_ok=True)
     _note(progress, f"fetching {url} -> {archive}")
     archive, digest = download_with_digest(url, archive, sha256=expected, retries=retries, backoff=backoff,
                                            timeout=timeout, progress=progress)

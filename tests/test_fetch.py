@@ -469,3 +469,14 @@ def test_sample_never_replaces_other_data(tmp_path: Path) -> None:
 def test_unknown_bundle_kind(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match="unknown bundle 'papr'"):
         fetch.ensure_bundle(tmp_path, "papr")
+
+
+def test_force_discards_a_stale_partial_download(server, tmp_path: Path) -> None:
+    url, st = server
+    st.data = make_zip(PAPER_ZIP)
+    part = tmp_path / "traces" / fetch.DOWNLOAD_DIR / "trace.zip.part"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"garbage from another archive")
+    root = fetch.fetch_paper_bundle(tmp_path / "traces", url=url, force=True, progress=False)
+    assert read_manifest(root)["sha256"] == sha(st.data)
+    assert all("Range" not in r for r in st.requests)
