@@ -1,0 +1,160 @@
+"""Table 2 (kernel slowdown and extra registers) on hand-written event.log / process.log trees."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from kernel_overhead import kernel_overhead as ko
+from kernel_overhead.cutlass_op import overhead as cutlass_overhead
+from neutrino_ae import bundle
+from neutrino_ae.scriptutil import run_main
+
+
+def _launch(t: int, impact: float | None, rc: int = 0, failed: bool = False) -> str:
+    lines = [f"[exec] {t} param 7f0000000000 7f0000100000",
+             "[exec] grid 64 1 1 block 128 1 1 shared 0",
+             "[exec] grid 64 warp 4 probe 16 total 4096"]
+    if failed:
+        lines.append("[exec] failed to launch probed kernel")
+    if impact is not None:
+        # original 1.0 ms, so kernel = impact ms; the parser reads impact from its own field
+        lines.append(f"[benchmark] prologue 0.010000 kernel {impact:.6f} epilogue 0.020000 "
+                     f"original 1.000000 impact {impact:.6f} {rc}")
+    return "\n".join(lines) + "\n"
+
+
+def _ptxas(pruned: int, probed: int) -> str:
+    return ("[info] pruning kernel\n"
+            f"ptxas info    : Used {pruned} registers, 392 bytes cmem[0]\n"
+            "[info] probing kernel\n"
+            f"ptxas info    : Used {probed} registers, 400 bytes cmem[0]\n")
+
+
+def _run(root, group, kernel, probe, launches, regs=(40, 46), kernel_dirs=1):
+    trace = root / group / kernel / probe / "trace"
+    trace.mkdir(parents=True)
+    (root / group / kernel / probe / "stdout.log").write_text("ok\n")
+    text = "[pid] 4242\n[benchmark] ENABLED L2 Flush Size 41943040\n"
+    text += "".join(_launch(1000 + i, *spec) if isinstance(spec, tuple) else _launch(1000 + i, spec)
+                    for i, spec in enumerate(launches))
+    (trace / "event.log").write_text(text)
+    for k in range(kernel_dirs):
+        kdir = trace / "kernel" / f"{k}_{'ab' * 20}"
+        kdir.mkdir(parents=True)
+        (kdir / "kernel.info").write_text(f"kern{k}\n3\n1\n1 16\n")
+        if regs is not None:
+            (kdir / "process.log").write_text(_ptxas(regs[0] + k, regs[1] + 3 * k))
+    return trace
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "kernel_overhead"
+    # odd count of good launches (1.2, 1.5, 1.1 -> median 1.2); launch 3 failed, launch 4 rc=1 (impact 9)
+    _run(root, "cutlass_op", "gemm", "block_sched", [1.2, 1.5, 1.1, (None, 0, True), (9.0, 1)], regs=(40, 46))
+    # even count (2, 3, 5, 4 -> median 3.5); two kernels: extras 6 and 6+2 -> table shows 8
+    _run(root, "cutlass_op", "gemm", "dmat", [2.0, 3.0, 5.0, 4.0], regs=(40, 46), kernel_dirs=2)
+    # process.log missing: slowdown still reported, registers listed as missing
+    _run(root, "cutlass_op", "conv", "block_sched", [1.05, 1.07], regs=None)
+    _run(root, "triton_op", "attn", "block_sched", [1.3], regs=(128, 130))
+    return root
+
+
+def test_table2_arithmetic(tree, tmp_path):
+    res = ko.analyze(tree, tmp_path / "out")
+    cells = {(c["group"], c["kernel"], c["probe"]): c for c in res.data["cells"]}
+    gemm_bs = cells[("cutlass_op", "gemm", "block_sched")]
+    assert gemm_bs["slowdown"] == pytest.approx(1.2)
+    assert gemm_bs["launches"] == 5 and gemm_bs["used"] == 3
+    assert [(f["launch"], f["reason"]) for f in gemm_bs["failed"]] == [(3, "[exec] failed"), (4, "rc 1")]
+    assert gemm_bs["extra_regs"] == 6
+    assert gemm_bs["registers"][0]["pruned"] == 40 and gemm_bs["registers"][0]["probed"] == 46
+    assert gemm_bs["registers"][0]["name"] == "kern0"
+
+    gemm_dmat = cells[("cutlass_op", "gemm", "dmat")]
+    assert gemm_dmat["slowdown"] == pytest.approx(3.5)
+    assert [r["extra"] for r in gemm_dmat["registers"]] == [6, 8]
+    assert gemm_dmat["extra_regs"] == 8
+    assert gemm_dmat["failed"] == []
+
+    conv = cells[("cutlass_op", "conv", "block_sched")]
+    assert conv["slowdown"] == pytest.approx(1.06)
+    assert conv["extra_regs"] is None
+    assert any("process.log: missing" in p for p in conv["problems"])
+    assert cells[("triton_op", "attn", "block_sched")]["extra_regs"] == 2
+
+    wide = res.tables["kernel_overhead"]
+    assert list(wide.columns) == ["group", "kernel", "block_sched slowdown", "block_sched +regs",
+                                  "dmat slowdown", "dmat +regs"]
+    assert list(zip(wide["group"], wide["kernel"], strict=True)) == [
+        ("CUTLASS", "GEMM"), ("CUTLASS", "Conv2D"), ("Triton", "FlashAttn-2")]
+    assert wide["dmat slowdown"].iloc[0] == pytest.approx(3.5)
+    assert np.isnan(wide["dmat slowdown"].iloc[1]) and np.isnan(wide["block_sched +regs"].iloc[1])
+
+    # pytorch_op absent, failures and the missing process.log all reported, not dropped
+    problems = res.data["problems"]
+    assert any("pytorch_op: missing" in p for p in problems)
+    assert any("conv/block_sched/trace/kernel/0_" in p and "process.log" in p for p in problems)
+    assert res.data["failed_launches"] == ["cutlass_op/gemm/block_sched launch 3 ([exec] failed)",
+                                           "cutlass_op/gemm/block_sched launch 4 (rc 1)"]
+    assert "failed launches (excluded): 2" in res.text and "process.log: missing" in res.text
+
+
+def test_outputs_written(tree, tmp_path):
+    out = tmp_path / "out"
+    res = ko.analyze(tree, out)
+    for name in ("kernel_overhead.png", "kernel_overhead.svg", "kernel_overhead.html", "kernel_overhead.json",
+                 "kernel_overhead.csv", "kernel_overhead.md", "kernel_overhead_long.csv"):
+        assert (out / name).stat().st_size > 0, name
+    page = (out / "kernel_overhead.html").read_text()
+    assert "<td title='2 failed launch(es)'>1.20&times;*</td>" in page
+    assert "<td>+8</td>" in page
+    doc = json.loads((out / "kernel_overhead.json").read_text())
+    assert doc["synthetic"] is False
+    md = (out / "kernel_overhead.md").read_text()
+    assert md.startswith("| group | kernel | block_sched slowdown |")
+    summary = {s["key"]: s["value"] for s in res.summary}
+    assert summary["cutlass_op.gemm.dmat.slowdown"] == pytest.approx(3.5)
+    assert summary["cutlass_op.gemm.block_sched.extra_registers"] == 6
+
+
+def test_missing_event_log_and_trace_listed(tmp_path):
+    root = tmp_path / "kernel_overhead"
+    _run(root, "pytorch_op", "softmax", "block_sched", [1.5])
+    trace = _run(root, "pytorch_op", "sum", "block_sched", [1.5])
+    (trace / "event.log").unlink()
+    (root / "pytorch_op" / "gather" / "dmat").mkdir(parents=True)  # collection failed: no trace at all
+    res = ko.analyze(root / "pytorch_op", tmp_path / "out")
+    cells = {c["kernel"]: c for c in res.data["cells"]}
+    assert cells["softmax"]["slowdown"] == pytest.approx(1.5)
+    assert cells["sum"]["slowdown"] is None and cells["sum"]["extra_regs"] == 6
+    assert any(p.endswith("sum/block_sched/trace/event.log: missing") for p in cells["sum"]["problems"])
+    assert cells["gather"]["problems"] == [f"{root / 'pytorch_op/gather/dmat'}: no trace folder "
+                                           "(expected trace/event.log)"]
+
+
+def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
+    bundle.write_manifest(tree.parent, "sample", ground_truth={"kernel_overhead": {"cells": [
+        {"group": "cutlass_op", "kernel": "gemm", "probe": "dmat", "slowdown": 3.4, "extra_registers": 8}]}})
+    res = ko.analyze(tree, tmp_path / "out")
+    truth = {s["key"]: s["ground_truth"] for s in res.summary}
+    assert truth["cutlass_op.gemm.dmat.slowdown"] == 3.4
+    assert truth["cutlass_op.gemm.dmat.extra_registers"] == 8
+    assert truth["cutlass_op.conv.block_sched.slowdown"] is None
+    assert json.loads((tmp_path / "out" / "kernel_overhead.json").read_text())["synthetic"] is True
+    assert "SYNTHETIC" in (tmp_path / "out" / "kernel_overhead.html").read_text()
+
+
+def test_cli_and_group_wrapper(tree, tmp_path, capsys):
+    assert run_main(cutlass_overhead.main, [str(tree / "cutlass_op"), "--out", str(tmp_path / "o")]) == 0
+    text = capsys.readouterr().out
+    assert "GEMM" in text and "1.20x" in text and "FlashAttn" not in text
+    assert (tmp_path / "o" / "kernel_overhead_cutlass_op.json").is_file()
+    assert run_main(ko.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["files"]["html"].endswith("kernel_overhead.html") and len(doc["cells"]) == 4
+    assert run_main(ko.main, [str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'nope'}: no such folder")
