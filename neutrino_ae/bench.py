@@ -1,0 +1,359 @@
+"""Benchmarks: every analysis timed against the raw-read limit of the same machine, in one run.
+
+    python -m neutrino_ae.bench [--size-mb N] [--only block_sched,warp_sched,dmat,eventlog,static]
+                                [--repeat 3] [--json PATH] [--cache DIR] [--smoke]
+
+For each case the parent process
+
+1. makes the input with the sample generator's GPU model (cached in ``--cache`` under a key of
+   case, size and seed, so a second run does not pay for generation);
+2. reads every input file once, so the baseline and the analysis both run with a warm page cache
+   (dropping the cache needs root; warm-vs-warm is the fair comparison we can make everywhere);
+3. runs the raw-read baseline and then the analysis, each in a **fresh subprocess** that repeats the
+   work ``--repeat`` times and reports per-run wall times; the parent reaps each child with
+   ``os.wait4`` and takes ``ru_maxrss`` of that child alone, so one case's memory never leaks into
+   another's figure.
+
+The baseline is the practical limit of reading the same bytes: ``np.fromfile`` in 64 MB chunks,
+each reduced with a sum over uint64 words. ``ratio = baseline seconds / analysis seconds`` (the
+analysis throughput as a fraction of raw-read throughput). Both medians come from the same run,
+so the ratio survives a busy or slow machine far better than the absolute seconds.
+
+Results are printed as a table with PASS/MISS per target and written as JSON (machine
+description included). Sizes are in MB = 10**6 bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neutrino_ae.atomic import write_json
+from neutrino_ae.benchcases import CASES, Case, Target, case_by_name, expand_only
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CACHE = REPO_ROOT / "benchmarks" / "cache"
+MB = 1_000_000
+RAW_CHUNK_BYTES = 64 << 20
+SCHEMA_VERSION = 1
+
+
+# --------------------------------------------------------------------------------------------- baseline
+
+
+def raw_read(paths: Sequence[Path]) -> int:
+    """Read every byte of ``paths`` with ``np.fromfile`` in bounded chunks and reduce it.
+
+    The reduction (a sum over uint64 words, plus the < 8 tail bytes) forces the data through the
+    CPU, as any analysis must; returning the sum keeps it from being optimised into nothing.
+    """
+    total = 0
+    for path in paths:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            left = size // 8
+            while left:
+                n = min(left, RAW_CHUNK_BYTES // 8)
+                total += int(np.fromfile(fh, dtype="<u8", count=n).sum(dtype=np.uint64))
+                left -= n
+            tail = np.fromfile(fh, dtype=np.uint8)
+            total += int(tail.sum(dtype=np.uint64))
+    return total & 0xFFFF_FFFF_FFFF_FFFF
+
+
+def warm_page_cache(paths: Sequence[Path]) -> None:
+    """Read the files once so both timed runs start from the same (warm) page cache."""
+    for path in paths:
+        with open(path, "rb", buffering=0) as fh:
+            while fh.read(RAW_CHUNK_BYTES):
+                pass
+
+
+# --------------------------------------------------------------------------------------------- machine
+
+
+def machine_description() -> dict[str, Any]:
+    """CPU, cores, memory and software versions: enough to tell whether two result files compare."""
+    cpu_model = None
+    flags: list[str] = []
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and cpu_model is None:
+                cpu_model = value.strip()
+            if key.strip() == "flags" and not flags:
+                flags = value.split()
+    except OSError:
+        pass
+    mem_total = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_total = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    versions = {"python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("pandas", "matplotlib", "nbclient", "papermill"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001 - a missing optional package is just "absent" here
+            versions[mod] = None
+    return {
+        "cpu_model": cpu_model or platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": usable,
+        "avx2": "avx2" in flags,
+        "avx512f": "avx512f" in flags,
+        "mem_total_bytes": mem_total,
+        "platform": platform.platform(),
+        "loadavg_at_start": list(os.getloadavg()),
+        "versions": versions,
+    }
+
+
+# --------------------------------------------------------------------------------------------- child
+
+
+def _child_main(argv: Sequence[str]) -> int:
+    """Entry point of a measuring subprocess: repeat one workload, write per-run seconds as JSON."""
+    ap = argparse.ArgumentParser(prog="neutrino_ae.bench --child")
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--mode", choices=("raw", "work"), required=True)
+    ap.add_argument("--input", type=Path, required=True)
+    ap.add_argument("--scratch", type=Path, required=True)
+    ap.add_argument("--repeat", type=int, required=True)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--result", type=Path, required=True)
+    args = ap.parse_args(argv)
+    case = case_by_name(args.case)
+    files = case.raw_files(args.input)
+    seconds: list[float] = []
+    info: dict[str, Any] = {}
+    for i in range(args.repeat):
+        scratch = args.scratch / f"run{i}"
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        scratch.mkdir(parents=True)
+        t0 = time.perf_counter()
+        if args.mode == "raw":
+            info = {"checksum": raw_read(files)}
+        else:
+            info = case.run(args.input, scratch, args.smoke) or {}
+        seconds.append(time.perf_counter() - t0)
+    write_json(args.result, {"seconds": seconds, "info": info})
+    return 0
+
+
+def _run_child(case: Case, mode: str, inp: Path, scratch: Path, repeat: int, smoke: bool,
+               timeout_s: float) -> dict[str, Any]:
+    """Run one measuring child; return its per-run seconds plus its own peak RSS (``os.wait4``)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    result = scratch / f"{mode}.json"
+    result.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "neutrino_ae.bench", "--child", "--case", case.name, "--mode", mode,
+           "--input", str(inp), "--scratch", str(scratch / mode), "--repeat", str(repeat),
+           "--result", str(result)] + (["--smoke"] if smoke else [])
+    log = scratch / f"{mode}.log"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    with open(log, "wb") as out:
+        # A new session lets a timeout kill the child together with anything it started (kernels).
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env,
+                                start_new_session=True)
+        timer = threading.Timer(timeout_s, lambda: _kill_group(proc.pid))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0 or not result.exists():
+        tail = log.read_text(errors="replace").strip().splitlines()[-15:]
+        why = "timed out" if proc.returncode in (-signal.SIGKILL, -signal.SIGTERM) else f"exit {proc.returncode}"
+        raise RuntimeError(f"{case.name} {mode} child failed ({why}):\n  " + "\n  ".join(tail))
+    doc = json.loads(result.read_text())
+    # Linux reports ru_maxrss in KiB: the peak of this child (and of the children it reaped).
+    doc["peak_rss_bytes"] = int(usage.ru_maxrss) * 1024
+    doc["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    return doc
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+# --------------------------------------------------------------------------------------------- driver
+
+
+def _target_row(t: Target, values: dict[str, float]) -> dict[str, Any]:
+    got = values.get(t.metric)
+    ok = got is not None and (got >= t.value if t.op == ">=" else got <= t.value)
+    # How far off, as a factor > 1 when missed: "needs 2.3x" reads the same for every metric.
+    if got is None or got == 0:
+        factor = None
+    elif t.op == ">=":
+        factor = t.value / got
+    else:
+        factor = got / t.value
+    return {"metric": t.metric, "op": t.op, "value": t.value, "measured": got, "pass": bool(ok),
+            "miss_factor": None if ok else factor, "label": t.label}
+
+
+def run_case(case: Case, size_mb: float | None, args: argparse.Namespace) -> dict[str, Any]:
+    """Make (or reuse) the input, warm it, time baseline and analysis in fresh children."""
+    t0 = time.perf_counter()
+    inp, input_meta = case.ensure_input(args.cache, size_mb, args.seed, args.smoke)
+    gen_seconds = time.perf_counter() - t0
+    files = case.raw_files(inp)
+    nbytes = sum(p.stat().st_size for p in files)
+    warm_page_cache(files)
+    scratch = args.cache / "_scratch" / case.name
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    load_before = os.getloadavg()[0]
+    raw = _run_child(case, "raw", inp, scratch, args.repeat, args.smoke, args.timeout)
+    work = _run_child(case, "work", inp, scratch, case.repeat(args.repeat, args.smoke), args.smoke, args.timeout)
+    shutil.rmtree(scratch, ignore_errors=True)
+    raw_s = statistics.median(raw["seconds"])
+    work_s = statistics.median(work["seconds"])
+    values = {
+        "seconds": work_s,
+        "mb_per_s": nbytes / MB / work_s if work_s > 0 else float("inf"),
+        "ratio": raw_s / work_s if work_s > 0 else float("inf"),
+        "peak_rss_mb": work["peak_rss_bytes"] / MB,
+    }
+    targets = [_target_row(t, values) for t in case.targets(args.smoke, input_meta)]
+    return {
+        "case": case.name,
+        "title": case.title,
+        "input": {"path": str(inp), "bytes": nbytes, "files": len(files), **input_meta,
+                  "generate_seconds": round(gen_seconds, 3)},
+        "seconds": work_s,
+        "seconds_runs": work["seconds"],
+        "mb_per_s": values["mb_per_s"],
+        "peak_rss_bytes": work["peak_rss_bytes"],
+        "cpu_seconds_total": work["cpu_seconds"],
+        "raw_read": {"seconds": raw_s, "seconds_runs": raw["seconds"],
+                     "mb_per_s": nbytes / MB / raw_s if raw_s > 0 else float("inf"),
+                     "peak_rss_bytes": raw["peak_rss_bytes"]},
+        "ratio": values["ratio"],
+        "targets": targets,
+        "pass": all(t["pass"] for t in targets),
+        "info": work.get("info", {}),
+        "loadavg_1min_before": load_before,
+    }
+
+
+def _fmt_target(t: dict[str, Any]) -> str:
+    got = t["measured"]
+    shown = "n/a" if got is None else f"{got:.3g}"
+    verdict = "PASS" if t["pass"] else f"MISS (x{t['miss_factor']:.2f} off)" if t["miss_factor"] else "MISS"
+    return f"{t['label']}: {shown} {t['op']} {t['value']:g} {verdict}"
+
+
+def print_row(r: dict[str, Any]) -> None:
+    print(f"{r['case']:<14} {r['input']['bytes'] / MB:>9.1f} MB  {r['seconds']:>8.3f} s  "
+          f"{r['mb_per_s']:>9.1f} MB/s  rss {r['peak_rss_bytes'] / MB:>7.0f} MB  "
+          f"raw {r['raw_read']['seconds']:.4f} s ({r['raw_read']['mb_per_s']:.0f} MB/s)  ratio {r['ratio']:.3f}")
+    for t in r["targets"]:
+        print(f"{'':<16}{_fmt_target(t)}")
+    sys.stdout.flush()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m neutrino_ae.bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=float, default=None,
+                    help="input size for every trace case, in MB (default: each case's paper-scale size)")
+    ap.add_argument("--only", default=None,
+                    help=f"comma-separated cases or groups ({', '.join(c.name for c in CASES)}; "
+                         "'static' = both static cases)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per case; the median is reported (default 3)")
+    ap.add_argument("--json", type=Path, default=None, help="write the results JSON here")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
+                    help=f"generated inputs are kept here between runs (default {DEFAULT_CACHE})")
+    ap.add_argument("--seed", type=int, default=0, help="generator seed (part of the cache key)")
+    ap.add_argument("--smoke", action="store_true", help="every case at a tiny size: checks the harness in seconds")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before one measuring child is killed")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:
+        return _child_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    if args.repeat < 1:
+        print("error: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        selected = expand_only(args.only)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    args.cache = args.cache.resolve()
+    args.cache.mkdir(parents=True, exist_ok=True)
+    machine = machine_description()
+    print(f"machine: {machine['cpu_model']}, {machine['cpus_usable']} usable CPUs, "
+          f"{(machine['mem_total_bytes'] or 0) / 2**30:.1f} GiB RAM, load {machine['loadavg_at_start'][0]:.2f}; "
+          f"python {machine['versions']['python']}, numpy {machine['versions']['numpy']}")
+    print(f"{'case':<14} {'input':>12}  {'median':>10}  {'throughput':>14}  {'peak RSS':>11}")
+    results, failures = [], []
+    for case in selected:
+        try:
+            row = run_case(case, args.size_mb, args)
+        except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others' numbers
+            failures.append({"case": case.name, "error": str(exc)})
+            print(f"{case.name:<14} FAILED: {exc}", file=sys.stderr)
+            continue
+        results.append(row)
+        print_row(row)
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m neutrino_ae.bench", *argv]),
+        "smoke": bool(args.smoke),
+        "repeat": args.repeat,
+        "seed": args.seed,
+        "machine": machine,
+        "loadavg_at_end": list(os.getloadavg()),
+        "method": {
+            "baseline": "np.fromfile in 64 MB chunks + uint64 sum over the same input files, warm page cache",
+            "ratio": "median baseline seconds / median analysis seconds, both measured in this run",
+            "peak_rss": "ru_maxrss of the measuring child (os.wait4), including children it reaped",
+            "mb": "10**6 bytes",
+        },
+        "cases": results,
+        "failures": failures,
+    }
+    if args.json is not None:
+        write_json(args.json, doc)
+        print(f"results: {args.json}")
+    misses = [t["label"] for r in results for t in r["targets"] if not t["pass"]]
+    print(f"{len(results)} case(s), {len(failures)} failed, {len(misses)} target(s) missed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
