@@ -1,0 +1,81 @@
+"""Write a complete Neutrino trace directory with the package's format writers.
+
+A trace dir holds ``probe.toml``, ``event.log``, ``kernel/<idx>_<sha1(name)>/{process.log,
+kernel.info}``, ``result/<seconds>.bin`` and, for DMAT, ``tensor.trace``. This module knows the
+directory layout only; every file's text comes from ``neutrino_ae.formats``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from neutrino_ae.atomic import write_text
+from neutrino_ae.formats.eventlog import EventLogWriter
+from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
+from neutrino_ae.formats.probe import write_probe_toml
+from neutrino_ae.sample.probes import ProbeDef
+
+
+@dataclass(frozen=True)
+class KernelBuild:
+    """One probed kernel: its name, parameter count and the two assembler register counts."""
+
+    name: str
+    num_params: int
+    regs_pruned: int
+    regs_probed: int
+    cmem_bytes: int = 392
+
+
+def kernel_dir_name(index: int, name: str) -> str:
+    return f"{index}_{hashlib.sha1(name.encode()).hexdigest()}"
+
+
+def result_name(seconds: float) -> str:
+    return f"{seconds:.6f}.bin"
+
+
+def process_log_text(build: KernelBuild, probe_ptr_bytes: int = 8) -> str:
+    """The probe engine's human log: filter, decompile, name, then one ptxas block per build
+    (pruned first, probed second; the probed build takes one more 8-byte pointer parameter)."""
+    lines = ["['']", "[decompile] via cuobjdump -ptx", build.name]
+    for label, regs, cmem in (("pruned", build.regs_pruned, build.cmem_bytes),
+                              ("probed", build.regs_probed, build.cmem_bytes + probe_ptr_bytes)):
+        lines += [
+            f"[assemble] ptxas -v -arch=sm_80 {label}.ptx -o {label}.bin",
+            f"ptxas info    : Compiling entry function '{build.name}' for 'sm_80'",
+            f"ptxas info    : Function properties for {build.name}",
+            "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+            format_ptxas_line(regs, cmem),
+        ]
+    lines.append("[info] trace reading code generated")
+    return "\n".join(lines) + "\n"
+
+
+def write_trace_dir(path: Path, probes: Sequence[ProbeDef], events: EventLogWriter,
+                    kernels: Sequence[KernelBuild]) -> Path:
+    """Write probe.toml, event.log and the kernel folders; results are written by the caller
+    (streamed with ``TraceWriter``/``write_trace`` into ``result_path``)."""
+    path.mkdir(parents=True, exist_ok=True)
+    tables: dict[str, dict[str, str]] = {}
+    for p in probes:
+        tables.update(p.toml_tables())
+    hooks = [p.analyze_hook for p in probes if p.analyze_hook]
+    write_probe_toml(path / "probe.toml", tables, analyze_hook=hooks[0] if hooks else None)
+    events.write(path / "event.log")
+    saving = [(p.level, p.bytes) for p in probes]
+    for i, k in enumerate(kernels):
+        kdir = path / "kernel" / kernel_dir_name(i, k.name)
+        kdir.mkdir(parents=True, exist_ok=True)
+        write_text(kdir / "process.log", process_log_text(k))
+        write_kernel_info(kdir / "kernel.info",
+                          KernelInfo(k.name, k.num_params, saving, hooks[0] if hooks else None))
+    (path / "result").mkdir(exist_ok=True)
+    return path
+
+
+def result_path(trace_dir: Path, seconds: float) -> Path:
+    return trace_dir / "result" / result_name(seconds)

@@ -1,0 +1,184 @@
+"""``dmat/``: Fig. 1 / Fig. 10a-c. Raw dmat traces (small scales) and the sparsified ``.dmat`` files.
+
+At ``paper`` scale the raw traces would be several GB each, so chunks of blocks are streamed from the
+model straight into :func:`neutrino_ae.formats.dmat.sparsify` and no ``result/*.bin`` is written
+(the trace dir keeps probe.toml, event.log, tensor.trace and kernel/ for tensor naming).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neutrino_ae.formats.bintrace import Level, SectionSpec, TraceHeader, TraceWriter, open_trace
+from neutrino_ae.formats.dmat import page_of, sparsify, write_dmat
+from neutrino_ae.formats.eventlog import EventLogWriter
+from neutrino_ae.formats.records import DMAT
+from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
+from neutrino_ae.sample.attention import (
+    TENSORS,
+    AttnKernel,
+    AttnLayout,
+    AttnShape,
+    build_template,
+    expected_accesses,
+    generate_chunks,
+    iteration_cycles,
+)
+from neutrino_ae.sample.device import Device, blocks_per_sm
+from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
+from neutrino_ae.sample.host import DeviceAllocator
+from neutrino_ae.sample.probes import PROBES
+
+FLASH_KERNEL = ("_ZN5flash15flash_fwd_kernelI23Flash_fwd_kernel_traitsILi64ELi128ELi128ELi4ELb0ELb0EN7cutlass"
+                "6half_tE19Flash_kernel_traitsILi64ELi128ELi128ELi4ES4_EELb0ELb0ELb0ELb0ELb1ELb1ELb0ELb0EEEvNS_"
+                "16Flash_fwd_paramsE")
+FMHA_KERNEL = "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
+
+KERNELS: dict[str, AttnKernel] = {
+    "fig1": AttnKernel("fig1", "_attn_fwd", "attn", 128, 64, 8, 128, 49152, "prefetch", stages=2,
+                       grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
+    "fig10a": AttnKernel("fig10a", "_attn_fwd", "attn", 64, 64, 4, 128, 40960, "prefetch", stages=2,
+                         grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
+    "fig10b": AttnKernel("fig10b", FLASH_KERNEL, "flash", 128, 128, 4, 255, 49152, "kv_split", stages=1,
+                         grid_order="m_b_h", lse_name="softmax_lse", mma_efficiency=0.7),
+    "fig10c": AttnKernel("fig10c", FMHA_KERNEL, "fmha", 64, 64, 4, 128, 40960, "serial", stages=1,
+                         grid_order="m_h_b", lse_name="logsumexp", mma_efficiency=0.5,
+                         exposed_latency_cycles=900.0),
+}
+TRACE_DIRS = {"fig1": ("Jan_24_10_02_13_301122", 3.562871), "fig10a": ("Jan_24_10_09_40_301533", 3.118406),
+              "fig10b": ("Jan_24_10_15_02_302011", 2.904117), "fig10c": ("Jan_24_10_21_37_302490", 2.877305)}
+_SCRIPTS = {"fig1": "dmat/fig1.py", "fig10a": "dmat/fig10a.py", "fig10b": "dmat/fig10b.py",
+            "fig10c": "dmat/fig10c.py"}
+_FUNCS = {"fig1": ("forward", "dmat/common.py", 196), "fig10a": ("forward", "dmat/common.py", 196),
+          "fig10b": ("scaled_dot_product_attention", "dmat/fig10b.py", 16),
+          "fig10c": ("scaled_dot_product_attention", "dmat/fig10c.py", 16)}
+
+Bar = Callable[[Iterable[Any], int, str], Iterable[Any]]
+
+
+@dataclass(frozen=True)
+class DmatParams:
+    shape: AttnShape
+    write_raw: bool  # raw result/*.bin (small scales) or stream straight into sparsify (paper)
+    blocks_per_chunk: int = 16
+    extra_regs_dmat: int = 8
+
+
+def _layout(fig: str, shape: AttnShape, pid: int) -> AttnLayout:
+    alloc = DeviceAllocator(0x7F3A00000000 + (pid % 97) * (1 << 32))
+    ptrs = {name: alloc.alloc(shape.tensor_bytes) for name in ("q", "k", "v", "o")}
+    ptrs["lse"] = alloc.alloc(shape.lse_bytes)
+    return AttnLayout(KERNELS[fig], shape, ptrs)
+
+
+def _params_line(lay: AttnLayout) -> list[int]:
+    p, s = lay.ptrs, lay.shape
+    if lay.kernel.keyword == "attn":
+        strides = [s.heads * s.seq * s.head_dim, s.seq * s.head_dim, s.head_dim, 1] * 4
+        half_as_bits = 0x3F000000  # sm_scale = 0.5 as fp32 bits
+        return [p["q"], p["k"], p["v"], half_as_bits, p["lse"], p["o"], *strides, s.batch, s.heads, s.seq]
+    # SDPA kernels take a params struct; its pointer fields are listed (our simplification).
+    return [p["q"], p["k"], p["v"], p["o"], p["lse"]]
+
+
+def _tensor_trace(fig: str, lay: AttnLayout, t0: int) -> list[TensorEvent]:
+    s = lay.shape
+    shp = (s.batch, s.heads, s.seq, s.head_dim)
+    func, file, line = _FUNCS[fig]
+    rows = []
+    for i, name in enumerate(("q", "k", "v")):
+        rows.append(TensorEvent("call", t0 + 1000 * i, shp, s.tensor_bytes, lay.ptrs[name], func, file, line,
+                                arg_name=name))
+    kern = lay.kernel.name if lay.kernel.keyword == "attn" else "_efficient_attention_forward" \
+        if lay.kernel.keyword == "fmha" else "_scaled_dot_product_flash_attention"
+    for i, name in enumerate(("q", "k", "v", "o")):
+        rows.append(TensorEvent("call", t0 + 5000 + 100 * i, shp, s.tensor_bytes, lay.ptrs[name], kern, file,
+                                line + 1, arg_name=name))
+    rows.append(TensorEvent("call", t0 + 5400, shp[:3], s.lse_bytes, lay.ptrs["lse"], kern, file, line + 1,
+                            arg_name=lay.kernel.lse_name))
+    rows.append(TensorEvent("ret", t0 + 900000, shp, s.tensor_bytes, lay.ptrs["o"], func, file, line))
+    return rows
+
+
+def _write_one(root: Path, fig: str, params: DmatParams, device: Device, rng: np.random.Generator,
+               bar: Bar) -> dict[str, Any]:
+    dirname, seconds = TRACE_DIRS[fig]
+    pid = int(dirname.rsplit("_", 1)[1])
+    lay = _layout(fig, params.shape, pid)
+    k, s = lay.kernel, lay.shape
+    template = build_template(k, s)
+    nrec = int(template.tensor.size)
+    trace_dir = root / "dmat" / "raw" / fig / dirname
+    probe = PROBES["dmat"]
+    ev = EventLogWriter().pid(pid).cmd(["python", _SCRIPTS[fig]]).line("[info] init success")
+    for name in ("q", "k", "v", "o"):
+        ev.mem_alloc(lay.ptrs[name], s.tensor_bytes)
+    ev.mem_alloc(lay.ptrs["lse"], s.lse_bytes)
+    header = TraceHeader(lay.grid, (k.threads, 1, 1), k.smem)
+    raw_bytes = lay.blocks * k.threads * nrec * 16
+    rel = f"./trace/{dirname}/result/{seconds:.6f}.bin"
+    ev.launch(int(round(seconds * 1e9)), _params_line(lay), lay.grid, (k.threads, 1, 1), k.smem,
+              probe_bytes=nrec * 16, probe_level="thread",
+              save=(rel, raw_bytes + 48) if params.write_raw else None)
+    regs_probed = min(255, k.regs + params.extra_regs_dmat)
+    write_trace_dir(trace_dir, [probe], ev, [KernelBuild(k.name, len(_params_line(lay)), k.regs, regs_probed)])
+    write_tensor_trace(trace_dir / "tensor.trace", _tensor_trace(fig, lay, int(seconds * 1e9) - 2_000_000))
+
+    n_chunks = -(-lay.blocks // params.blocks_per_chunk)
+    chunks = generate_chunks(lay, device, rng, params.blocks_per_chunk)
+    if params.write_raw:
+        out = result_path(trace_dir, seconds)
+        with TraceWriter(out, header, [SectionSpec(Level.THREAD, nrec * 16)], layout="v1") as w:
+            for c in bar(chunks, n_chunks, f"dmat {fig} raw"):
+                w.write(c)
+        trace = open_trace(out, levels=["thread"])
+        data = sparsify(c for _, c in trace.iter_chunks(0, DMAT, chunk_bytes=16 << 20))
+    else:
+        data = sparsify(bar(chunks, n_chunks, f"dmat {fig}"))
+    write_dmat(root / "dmat" / f"{fig}.dmat", data)
+
+    pages = page_of(data.pair_page)
+    per_tensor = {}
+    for name in TENSORS:
+        lo = lay.ptrs[name]
+        hi = lo + (s.tensor_bytes if name != "lse" else s.lse_bytes)
+        sel = (pages >= lo - (lo & 0xFFFF)) & (pages < hi)
+        per_tensor[name] = int(data.pair_count[sel].sum(dtype=np.uint64))
+    return {
+        "kernel": k.name,
+        "keyword": k.keyword,
+        "config": {"block_m": k.block_m, "block_n": k.block_n, "warps": k.warps, "stages": k.stages,
+                   "schedule": k.schedule, "grid_order": k.grid_order},
+        "grid": list(lay.grid),
+        "blocks": lay.blocks,
+        "threads_per_block": k.threads,
+        "blocks_per_sm": blocks_per_sm(device, k.threads, k.regs, k.smem),
+        "records_per_thread": nrec,
+        "iteration_cycles": iteration_cycles(k, s, device),
+        "kv_iterations": -(-s.seq // k.block_n),
+        "tensor_ptrs": {n: int(p) for n, p in lay.ptrs.items()},
+        "tensor_bytes": {n: (s.tensor_bytes if n != "lse" else s.lse_bytes) for n in TENSORS},
+        "lse_arg_name": k.lse_name,
+        "expected_accesses": expected_accesses(lay),
+        "accesses_in_dmat": per_tensor,
+        "num_pages": int(data.pages.size),
+        "num_clocks": int(data.clocks.size),
+        "max_clock": int(data.clocks.max()) if data.clocks.size else 0,
+        "raw_trace": (trace_dir / "result" / f"{seconds:.6f}.bin").relative_to(root).as_posix()
+        if params.write_raw else None,
+        "dmat": f"dmat/{fig}.dmat",
+    }
+
+
+def build(root: Path, device: Device, params: DmatParams, rngs: dict[str, np.random.Generator],
+          bar: Bar) -> dict[str, Any]:
+    truth: dict[str, Any] = {"shape": [params.shape.batch, params.shape.heads, params.shape.seq,
+                                       params.shape.head_dim], "dtype": "float16"}
+    for fig in KERNELS:
+        truth[fig] = _write_one(root, fig, params, device, rngs[fig], bar)
+    return truth
