@@ -1,0 +1,117 @@
+"""Block scheduling metric (Sec. 4.5) on hand-built traces; expectations worked out by hand from the rules."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from block_sched import block_sched as bs
+from neutrino_ae.formats.bintrace import TraceHeader, write_trace
+from neutrino_ae.formats.records import BLOCK_SCHED
+
+BASE = 10**12  # realistic clock64 magnitude; the metric must only use differences
+
+
+def _write(path, blocks, block_size=48, grid=None, junk_other_warps=True):
+    """blocks: list of (lstart, elapse, smid) in block-index order; every other warp gets junk values."""
+    n = len(blocks)
+    header = TraceHeader(grid or (n, 1, 1), (block_size, 1, 1))
+    warps = header.warps_per_block
+    arr = np.zeros((n, warps, 1), dtype=BLOCK_SCHED)
+    if junk_other_warps:
+        arr["lstart"] = BASE + 999_999
+        arr["elapse"] = 1
+        arr["smid"] = 5
+    for i, (lstart, elapse, smid) in enumerate(blocks):
+        arr[i, 0, 0] = (BASE + lstart, elapse, smid)
+    write_trace(path, header, [("warp", arr)])
+    return path
+
+
+# Blocks in index order. Block size 48 -> 2 warps per block; warp 1 carries junk (smid 5) that must be ignored.
+SUBTLE = [
+    # SM 3: b1 finishes first (110) but only the list's FIRST entry (b0, ends 150) is checked when b2
+    # starts at 120 -> no pop. b3 at 200: b0 ended at 150 -> gap 50, pop b0.
+    (100, 50, 3), (100, 10, 3), (120, 30, 3), (200, 20, 3),
+    # SM 17: visited by index, b5 (starts 300) before b6 (starts 150): b5 pops b4 (ends 100), gap 200;
+    # b6 then sees b5 (ends 310 > 150): no pop. By start time it would have been 50 + 110 = 160.
+    (0, 100, 17), (300, 10, 17), (150, 40, 17),
+    # SM 90: one block.
+    (1000, 7, 90),
+]
+# running: SM3 50+10+30+20=110, SM17 100+10+40=150, SM90 7 -> 267/3 = 89
+# scheduling: SM3 50, SM17 200, SM90 0 -> 250/3 = 83.33 -> 83
+SUBTLE_LINE = "No.block:8 Running:89 Scheduling:83(cycle)"
+
+
+def test_artifact_line_first_entry_and_index_order(tmp_path):
+    path = _write(tmp_path / "t.bin", SUBTLE, grid=(4, 2, 1))
+    trace = bs.open_trace(path)
+    rec = bs.first_warp_records(trace)
+    res = bs.analyze_records("t", path, rec)
+    assert res.line == SUBTLE_LINE
+    per = res.per_sm.set_index("smid")
+    assert list(per.index) == [3, 17, 90]
+    assert per.loc[3, "blocks"] == 4 and per.loc[3, "running_cycles"] == 110 and per.loc[3, "scheduling_cycles"] == 50
+    assert per.loc[17, "running_cycles"] == 150 and per.loc[17, "scheduling_cycles"] == 200
+    assert per.loc[90, "scheduling_cycles"] == 0
+    assert per.loc[3, "ratio"] == pytest.approx(50 / 110)
+
+
+def test_slot_reuse_estimator_by_hand(tmp_path):
+    path = _write(tmp_path / "t.bin", SUBTLE)
+    rec = bs.first_warp_records(bs.open_trace(path))
+    reuse = bs.slot_reuse_metric(rec.lstart, rec.elapse, rec.smid).set_index("smid")
+    # SM 3: starts 100,100,120,200; ends 110,150,150,220; peak 2 -> (120-110) + (200-150) = 60
+    # SM 17: starts 0,150,300; ends 100,190,310; peak 1 -> (150-100) + (300-190) = 160
+    assert reuse.loc[3, "peak_resident"] == 2 and reuse.loc[3, "slot_reuse_cycles"] == 60
+    assert reuse.loc[17, "peak_resident"] == 1 and reuse.loc[17, "slot_reuse_cycles"] == 160
+    assert reuse.loc[90, "slot_reuse_cycles"] == 0
+
+
+def test_end_equal_to_start_counts_as_finished():
+    # b0 [0,10), b1 starts at 10 -> pop with gap 0; b2 starts 25, first entry b1 ends 15 -> gap 10.
+    df = bs.artifact_metric(np.array([0, 10, 25]), np.array([10, 5, 1]), np.array([0, 0, 0]))
+    assert df["scheduling_cycles"].tolist() == [10]
+    assert df["running_cycles"].tolist() == [16]
+
+
+def test_list_grows_when_nothing_finishes():
+    # Four resident blocks start together; b4 starts after b0 ends; b5 checks b1 (still running) -> nothing.
+    lstart = np.array([0, 0, 0, 0, 60, 61])
+    elapse = np.array([50, 100, 100, 100, 10, 10])
+    df = bs.artifact_metric(lstart, elapse, np.zeros(6, np.int64))
+    assert df["scheduling_cycles"].tolist() == [10]  # only 60 - 50
+
+
+def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys):
+    path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
+    other = _write(tmp_path / "persist.bin", [(0, 100, 4), (100, 50, 4)], block_size=128)
+    out = tmp_path / "out"
+    assert bs.main([str(path), str(other), "--out", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == SUBTLE_LINE
+    # Second trace: one SM, running 150, b1 starts exactly when b0 ends -> scheduling 0.
+    assert lines[1] == "No.block:2 Running:150 Scheduling:0(cycle)"
+    for name in ("block_sched_per_sm.png", "block_sched_per_sm.svg", "block_sched_timeline.png",
+                 "block_sched_compare.png", "block_sched.json", "block_sched_compare.csv", "block_sched_per_sm.md"):
+        assert (out / name).is_file(), name
+    doc = json.loads((out / "block_sched.json").read_text())
+    assert [t["line"] for t in doc["traces"]] == [SUBTLE_LINE, "No.block:2 Running:150 Scheduling:0(cycle)"]
+    assert doc["bundle_kind"] == "unknown" and doc["synthetic"] is False
+
+
+def test_cli_bad_inputs_one_line_errors(tmp_path, capsys):
+    short = tmp_path / "short.bin"
+    short.write_bytes(b"\x01\x00\x00\x00" * 3)
+    assert bs.run_main(bs.main, [str(short), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "short.bin" in err[0] and "truncated" in err[0]
+
+    pkl = tmp_path / "tmp.pkl"
+    pkl.write_bytes(b"not read")
+    assert bs.run_main(bs.main, [str(pkl), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "tmp.pkl" in err and "arbitrary code" in err

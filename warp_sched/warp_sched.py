@@ -1,0 +1,589 @@
+"""Warp scheduling and the tailing effect (paper Fig. 13a-d, Sec. 7).
+
+Input records are the ``block_sched`` layout saved by *every* warp (``records.WARP_SCHED``:
+lstart, elapse, smid). Accepted inputs: a ``result/*.bin`` trace, a trace directory (its newest
+result), or a table ``.npz``/``.csv`` with columns ``lstart, elapse, smid`` and optionally
+``block, warp`` (one row per warp). Pickles (the original ``tmp.pkl``) are refused: unpickling a
+downloaded file executes arbitrary code.
+
+* Fig. 13a/13b: per-SM warp timelines, one row per warp slot, bars coloured by block. The slot is
+  not stored by the probe; it is reconstructed per SM as the *lowest free slot* at each warp start
+  (warps taken in start-time order, ties by block then warp index; a slot freed at cycle t can be
+  reused by a warp starting at t).
+* Fig. 13c/13d: active warps and busy SMs (SMs with at least one running warp) over time, from a
+  sweep over sorted start/end events. The **tail** starts at the end of the last interval in which
+  at least ``threshold`` (default 90 %) of the trace's SMs are busy: from then to the kernel end,
+  fewer than that share of SMs have work. 13d-sub zooms on that tail.
+
+Clocks: each record's lstart is the SM's clock64; timelines are relative to the earliest lstart of
+the trace (per SM for 13a/b). SM clocks on one GPU run from the same reset, which is what the
+paper's plots assume as well.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repo root importable (and win over this folder)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import zipfile  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from neutrino_ae import bundle  # noqa: E402
+from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
+from neutrino_ae.formats.bintrace import BinTrace, open_trace  # noqa: E402
+from neutrino_ae.formats.records import WARP_SCHED  # noqa: E402
+from neutrino_ae.results import SectionResult, write_results  # noqa: E402
+from neutrino_ae.scriptutil import add_output_args, emit, run_main  # noqa: E402
+from neutrino_ae.style import PALETTE, mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
+
+SECTION = "warp_sched"
+PAPER_REF = "Fig. 13"
+DEFAULT_TAIL_THRESHOLD = 0.9
+TABLE_COLUMNS = ("lstart", "elapse", "smid")
+PICKLE_MESSAGE = (
+    "refusing to load a pickle: unpickling a downloaded file runs arbitrary code. Use the raw trace "
+    "(result/*.bin or its trace directory), or convert the table once, in a trusted environment, to "
+    ".npz/.csv with columns lstart, elapse, smid[, block, warp] (one row per warp), e.g. "
+    "np.savez(out, lstart=..., elapse=..., smid=...) or DataFrame.to_csv(out, index=False)"
+)
+
+
+@dataclass
+class WarpRecords:
+    """One row per warp. ``lstart`` is relative to the earliest start in the trace."""
+
+    path: Path
+    lstart: np.ndarray  # int64
+    elapse: np.ndarray  # int64
+    smid: np.ndarray  # int64
+    block: np.ndarray  # int64, -1 when unknown
+    warp: np.ndarray  # int64 (warp index within its block), -1 when unknown
+    grid_size: int | None = None
+    block_size: int | None = None
+
+    @property
+    def end(self) -> np.ndarray:
+        return self.lstart + self.elapse
+
+    @property
+    def n_sms(self) -> int:
+        return int(np.unique(self.smid).size)
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading
+
+
+def refuse_pickle(path: str | os.PathLike[str]) -> None:
+    if Path(path).suffix.lower() in (".pkl", ".pickle"):
+        raise InputError(path, PICKLE_MESSAGE)
+
+
+def _relative(lstart: np.ndarray) -> np.ndarray:
+    lstart = np.asarray(lstart)
+    if lstart.size == 0:
+        return lstart.astype(np.int64)
+    return (lstart.astype(np.uint64) - np.uint64(lstart.min())).astype(np.int64)
+
+
+def records_from_trace(trace: BinTrace, section: int = 0) -> WarpRecords:
+    rec = trace.records(section, WARP_SCHED)
+    blocks, units, rpu = rec.shape
+    if blocks * units * rpu == 0:
+        raise TraceFormatError(trace.path, f"section {section} holds no warp record")
+    flat = np.asarray(rec[:, :, 0]).reshape(-1)
+    return WarpRecords(
+        trace.path, _relative(flat["lstart"]), flat["elapse"].astype(np.int64), flat["smid"].astype(np.int64),
+        np.repeat(np.arange(blocks, dtype=np.int64), units), np.tile(np.arange(units, dtype=np.int64), blocks),
+        trace.header.grid_size, trace.header.block_size,
+    )
+
+
+def _table_column(path: Path, cols: dict[str, np.ndarray], name: str, n: int | None) -> np.ndarray:
+    arr = np.asarray(cols[name])
+    if arr.ndim != 1:
+        raise InputError(path, f"column {name!r} must be one-dimensional, got shape {arr.shape}")
+    if n is not None and arr.size != n:
+        raise InputError(path, f"column {name!r} has {arr.size} rows, expected {n}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise InputError(path, f"column {name!r} must hold integers (found non-integer or missing values)")
+    elif arr.dtype.kind not in "iu":
+        raise InputError(path, f"column {name!r} must be numeric, got dtype {arr.dtype}")
+    if arr.size and arr.min() < 0 and name != "block" and name != "warp":
+        raise InputError(path, f"column {name!r} has negative values")
+    return arr
+
+
+def records_from_table(path: str | os.PathLike[str]) -> WarpRecords:
+    """Read a ``.npz`` (no pickled objects allowed) or ``.csv`` table of warp records."""
+    p = Path(path)
+    refuse_pickle(p)
+    if not p.is_file():
+        raise InputError(p, "no such file")
+    if p.suffix.lower() == ".npz":
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                cols = {k: z[k] for k in z.files}
+        except ValueError as exc:
+            raise InputError(p, f"unreadable .npz ({exc}); object arrays are not accepted") from None
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise TraceFormatError(p, f"not a valid .npz archive ({exc})") from None
+    elif p.suffix.lower() == ".csv":
+        try:
+            df = pd.read_csv(p)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise TraceFormatError(p, f"unreadable CSV ({exc.__class__.__name__}: {exc})") from None
+        cols = {str(c).strip(): df[c].to_numpy() for c in df.columns}
+    else:
+        raise InputError(p, "expected a .bin trace, a trace directory, or a .npz/.csv table")
+    missing = [c for c in TABLE_COLUMNS if c not in cols]
+    if missing:
+        raise InputError(p, f"missing column(s) {', '.join(missing)}; need lstart, elapse, smid[, block, warp]")
+    lstart = _table_column(p, cols, "lstart", None)
+    n = lstart.size
+    if n == 0:
+        raise InputError(p, "table has no rows")
+    elapse = _table_column(p, cols, "elapse", n)
+    smid = _table_column(p, cols, "smid", n)
+    block = _table_column(p, cols, "block", n).astype(np.int64) if "block" in cols else np.full(n, -1, np.int64)
+    warp = _table_column(p, cols, "warp", n).astype(np.int64) if "warp" in cols else np.full(n, -1, np.int64)
+    return WarpRecords(p, _relative(lstart.astype(np.uint64)), elapse.astype(np.int64), smid.astype(np.int64),
+                       block, warp)
+
+
+def load_warp_records(path: str | os.PathLike[str], section: int = 0) -> WarpRecords:
+    """``.bin`` | trace directory (its newest ``result/*.bin``) | ``.npz``/``.csv`` table; ``.pkl`` refused."""
+    p = Path(path)
+    refuse_pickle(p)
+    if p.is_dir():
+        from neutrino_ae.tracedir import TraceDir
+
+        td = TraceDir(p)
+        results = list(td.results())
+        if not results:
+            raise InputError(p, "trace directory has no result/*.bin trace")
+        return records_from_trace(td.open_result(results[-1]), section)
+    if p.suffix.lower() in (".npz", ".csv"):
+        return records_from_table(p)
+    if not p.exists():
+        raise InputError(p, "no such file or directory")
+    return records_from_trace(open_trace(p), section)
+
+
+# --------------------------------------------------------------------------------------------------
+# Algorithms
+
+
+def lowest_free_slots(group: np.ndarray, start: np.ndarray, end: np.ndarray,
+                      tiebreak: np.ndarray | None = None) -> np.ndarray:
+    """Slot of every interval: per group, intervals in start order take the lowest slot free at their start.
+
+    A slot is free at ``t`` when its last interval ended at or before ``t``. Ties in start are
+    broken by ``tiebreak`` (default: input order). Greedy lowest-free is sequential within a group,
+    so we step over the k-th start of every group at once: max(intervals per group) steps of numpy
+    ops over (groups x slots), never a Python step per interval.
+    """
+    group = np.asarray(group, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    n = start.size
+    out = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return out
+    tb = np.arange(n) if tiebreak is None else np.asarray(tiebreak)
+    order = np.lexsort((np.arange(n), tb, start, group))
+    _, first, counts = np.unique(group[order], return_index=True, return_counts=True)
+    s, e = start[order], end[order]
+    floor = np.iinfo(np.int64).min
+    cap = 8
+    slot_end = np.full((first.size, cap), floor, dtype=np.int64)  # floor = never used, free for anyone
+    used = np.zeros(first.size, dtype=np.int64)
+    rows_all = np.arange(first.size)
+    slots_sorted = np.empty(n, dtype=np.int64)
+    for k in range(int(counts.max())):
+        act = rows_all[counts > k]
+        idx = first[act] + k
+        if int(used[act].max()) >= cap:  # keep a never-used column so a free slot always exists
+            slot_end = np.concatenate([slot_end, np.full_like(slot_end, floor)], axis=1)
+            cap *= 2
+        free = slot_end[act] <= s[idx][:, None]
+        slot = np.argmax(free, axis=1)
+        slot_end[act, slot] = e[idx]
+        used[act] = np.maximum(used[act], slot + 1)
+        slots_sorted[idx] = slot
+    out[order] = slots_sorted
+    return out
+
+
+def active_sweep(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step function of running intervals: ``count[i]`` holds on ``[times[i], times[i+1])``."""
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    t, inv = np.unique(np.r_[start, end], return_inverse=True)
+    delta = np.zeros(t.size, dtype=np.int64)
+    np.add.at(delta, inv, np.r_[np.ones(start.size, np.int64), -np.ones(end.size, np.int64)])
+    return t, np.cumsum(delta)
+
+
+def busy_sm_sweep(smid: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step function of the number of SMs with at least one running warp."""
+    smid = np.asarray(smid, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    n = start.size
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ev_sm = np.r_[smid, smid]
+    ev_t = np.r_[start, end]
+    ev_d = np.r_[np.ones(n, np.int64), -np.ones(n, np.int64)]
+    order = np.lexsort((ev_t, ev_sm))
+    sm, t, d = ev_sm[order], ev_t[order], ev_d[order]
+    # Collapse equal (sm, t) events so a warp ending as another starts does not flicker the SM idle.
+    head = np.flatnonzero(np.r_[True, (sm[1:] != sm[:-1]) | (t[1:] != t[:-1])])
+    sm, t, d = sm[head], t[head], np.add.reduceat(d, head)
+    # Each SM's deltas sum to zero, so a global cumsum is the per-SM running count.
+    busy = np.cumsum(d) > 0
+    prev = np.r_[False, busy[:-1]]
+    prev[np.r_[True, sm[1:] != sm[:-1]]] = False
+    change = busy.astype(np.int64) - prev.astype(np.int64)
+    times, inv = np.unique(t, return_inverse=True)
+    delta = np.zeros(times.size, dtype=np.int64)
+    np.add.at(delta, inv, change)
+    return times, np.cumsum(delta)
+
+
+@dataclass
+class Tail:
+    threshold: float
+    n_sms: int
+    kernel_start: int
+    kernel_end: int
+    tail_start: int
+    reached: bool  # whether the busy share ever reached the threshold
+
+    @property
+    def tail_cycles(self) -> int:
+        return self.kernel_end - self.tail_start
+
+    @property
+    def tail_fraction(self) -> float:
+        span = self.kernel_end - self.kernel_start
+        return self.tail_cycles / span if span else 0.0
+
+
+def find_tail(times: np.ndarray, busy: np.ndarray, n_sms: int, threshold: float = DEFAULT_TAIL_THRESHOLD) -> Tail:
+    """Tail start = end of the last interval with ``busy >= threshold * n_sms`` (kernel start if never)."""
+    if not 0 < threshold <= 1:
+        raise ValueError(f"tail threshold must be in (0, 1], got {threshold}")
+    times = np.asarray(times, dtype=np.int64)
+    busy = np.asarray(busy)
+    if times.size == 0:
+        return Tail(threshold, n_sms, 0, 0, 0, False)
+    hit = np.flatnonzero(busy[:-1] >= threshold * n_sms)
+    reached = hit.size > 0
+    tail_start = int(times[hit[-1] + 1]) if reached else int(times[0])
+    return Tail(threshold, n_sms, int(times[0]), int(times[-1]), tail_start, reached)
+
+
+def integrate_step(times: np.ndarray, values: np.ndarray, lo: int, hi: int) -> float:
+    """Integral of a step function (``values[i]`` on ``[times[i], times[i+1])``) over ``[lo, hi]``."""
+    if times.size < 2 or hi <= lo:
+        return 0.0
+    left = np.clip(times[:-1], lo, hi)
+    right = np.clip(times[1:], lo, hi)
+    return float(np.sum((right - left) * values[:-1].astype(np.float64)))
+
+
+# --------------------------------------------------------------------------------------------------
+# Fig. 13a/b: per-SM warp timelines
+
+
+def pick_timeline_sms(rec: WarpRecords, n: int = 2) -> list[int]:
+    """The SM that hosted the most distinct blocks, then the one at the median of that count."""
+    key = np.where(rec.block >= 0, rec.block, np.arange(rec.block.size))  # unknown block: each warp its own
+    pairs = np.unique(np.stack([rec.smid, key]), axis=1)
+    sms, nblocks = np.unique(pairs[0], return_counts=True)
+    order = np.lexsort((sms, -nblocks))
+    picks = [int(sms[order[0]])]
+    if n > 1 and sms.size > 1:
+        for i in np.linspace(0, sms.size - 1, n)[1:].round().astype(int)[::-1]:
+            cand = int(sms[order[i]])
+            if cand not in picks:
+                picks.append(cand)
+            if len(picks) == n:
+                break
+    return picks
+
+
+def timeline_table(rec: WarpRecords, sms: Sequence[int]) -> pd.DataFrame:
+    """Warps of the chosen SMs with their reconstructed slot, times relative to the SM's first start."""
+    sel = np.flatnonzero(np.isin(rec.smid, np.asarray(sms, dtype=np.int64)))
+    sm = rec.smid[sel]
+    start = rec.lstart[sel]
+    end = start + rec.elapse[sel]
+    tb = rec.block[sel] * (np.int64(1) << 20) + np.maximum(rec.warp[sel], 0)
+    slot = lowest_free_slots(sm, start, end, tiebreak=tb)
+    # Origin per SM so every panel starts at 0.
+    uniq, inv = np.unique(sm, return_inverse=True)
+    origin = np.full(uniq.size, np.iinfo(np.int64).max)
+    np.minimum.at(origin, inv, start)
+    return pd.DataFrame({"smid": sm, "block": rec.block[sel], "warp": rec.warp[sel], "slot": slot,
+                         "start": start - origin[inv], "end": end - origin[inv]})
+
+
+def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, synthetic: bool):
+    with style_context():
+        fig = new_figure(10.0, 1.0 + 2.4 * len(sms))
+        axes = fig.subplots(len(sms), 1, squeeze=False)[:, 0]
+        for ax, sm in zip(axes, sms, strict=True):
+            d = tab[tab["smid"] == sm]
+            blocks = d["block"].to_numpy()
+            # Colour index by order of first appearance on this SM, so neighbours differ.
+            ub, first_idx = np.unique(blocks, return_index=True)
+            rank = np.empty(ub.size, np.int64)
+            rank[np.argsort(d["start"].to_numpy()[first_idx], kind="stable")] = np.arange(ub.size)
+            colour_idx = rank[np.searchsorted(ub, blocks)] % len(PALETTE[:7])
+            colours = np.array(PALETTE[:7])[colour_idx]
+            ax.barh(d["slot"], d["end"] - d["start"], left=d["start"], height=0.85, color=colours,
+                    edgecolor="white", linewidth=0.3)
+            nslots = int(d["slot"].max()) + 1
+            ax.set_ylim(nslots - 0.4, -0.6)
+            ax.set_ylabel("warp slot")
+            ax.set_title(f"SM {sm}: {ub.size} blocks, {len(d)} warps, {nslots} warp slots used", fontsize=10)
+            ax.grid(axis="y", visible=False)
+            if nslots > 16:
+                ax.set_yticks(np.arange(0, nslots, max(1, nslots // 8)))
+        axes[-1].set_xlabel("cycles since the SM's first warp start")
+        fig.suptitle(f"{title} (bar colour = block)")
+        mark_synthetic(fig, synthetic)
+    return fig
+
+
+def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], stem: str, title: str,
+                  sms: Sequence[int] | None = None, n_sms: int = 2, section: int = 0) -> SectionResult:
+    """Fig. 13a/13b: per-SM warp timelines of one trace, written as ``<stem>.png/.svg`` and ``<stem>.json``."""
+    rec = load_warp_records(path, section)
+    if sms:
+        missing = sorted(set(int(s) for s in sms) - set(np.unique(rec.smid).tolist()))
+        if missing:
+            raise InputError(path, f"no warp ran on SM(s) {missing}")
+        chosen = [int(s) for s in sms]
+    else:
+        chosen = pick_timeline_sms(rec, n_sms)
+    tab = timeline_table(rec, chosen)
+    synthetic = bundle.is_synthetic(path)
+    fig = _timeline_figure(tab, chosen, title, synthetic)
+    out = Path(out_dir)
+    png, svg = save_figure(fig, out, stem)
+    files = {f"{stem}.png": png, f"{stem}.svg": svg}
+    per_sm = (tab.groupby("smid").agg(warps=("warp", "size"), blocks=("block", "nunique"),
+                                      slots=("slot", lambda s: int(s.max()) + 1), span_cycles=("end", "max"))
+              .reset_index())
+    data = {"figure": stem, "paper_ref": f"{PAPER_REF}{stem[-1]}", "input": str(path), "sms": chosen,
+            "n_warps": int(rec.lstart.size), "n_sms_in_trace": rec.n_sms,
+            "slot_rule": "lowest free slot at each warp start, per SM, in start order",
+            "per_sm": per_sm.to_dict(orient="records")}
+    files.update(write_results(out, stem, data, input_path=path, tables={f"{stem}_warps": tab}))
+    summary = [{"key": f"{stem}.max_warp_slots", "paper_ref": f"{PAPER_REF}{stem[-1]}",
+                "value": int(per_sm["slots"].max()), "unit": "warps", "ground_truth": None}]
+    text = f"{title}: SMs {chosen}, {int(per_sm['slots'].max())} warp slots at most\n{png}"
+    return SectionResult(SECTION, data, files, {f"{stem}_warps": tab}, summary, text)
+
+
+def fig13a(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], **kw) -> SectionResult:
+    return warp_timeline(path, out_dir, "fig13a", "Fig. 13a: exclusive scheduling, warp timeline", **kw)
+
+
+def fig13b(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], **kw) -> SectionResult:
+    return warp_timeline(path, out_dir, "fig13b", "Fig. 13b: shared scheduling, warp timeline", **kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# Fig. 13c/d: tailing effect
+
+
+def _shade_tail(ax, tail: Tail) -> None:
+    ax.axvspan(tail.tail_start, tail.kernel_end, color=PALETTE[1], alpha=0.12, lw=0,
+               label=f"tail: {tail.tail_fraction:.1%} of the kernel")
+    ax.axvline(tail.tail_start, color=PALETTE[1], lw=1.2, ls="--")
+
+
+def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+            threshold: float = DEFAULT_TAIL_THRESHOLD, section: int = 0) -> SectionResult:
+    """Fig. 13c (active warps), 13d (busy SMs) and 13d-sub (zoom on the tail) of one trace or table."""
+    rec = load_warp_records(path, section)
+    t_w, active = active_sweep(rec.lstart, rec.end)
+    t_s, busy = busy_sm_sweep(rec.smid, rec.lstart, rec.end)
+    n_sms = rec.n_sms
+    tail = find_tail(t_s, busy, n_sms, threshold)
+    span = tail.kernel_end - tail.kernel_start
+    idle_all = 1 - integrate_step(t_s, busy, tail.kernel_start, tail.kernel_end) / (n_sms * span) if span else 0.0
+    idle_tail = (1 - integrate_step(t_s, busy, tail.tail_start, tail.kernel_end) / (n_sms * tail.tail_cycles)
+                 if tail.tail_cycles else 0.0)
+    warps_in_tail = int(np.count_nonzero(rec.end > tail.tail_start))
+    synthetic = bundle.is_synthetic(path)
+    out = Path(out_dir)
+    files: dict[str, Path] = {}
+
+    with style_context():
+        fig = new_figure(9.0, 3.6)
+        ax = fig.subplots()
+        ax.step(t_w, active, where="post", color=PALETTE[0], lw=1)
+        ax.fill_between(t_w, active, step="post", color=PALETTE[0], alpha=0.25)
+        _shade_tail(ax, tail)
+        ax.set_xlabel("cycles since kernel start")
+        ax.set_ylabel("active warps (all SMs)")
+        ax.set_ylim(0, max(int(active.max()), 1) * 1.15)
+        ax.set_xlim(tail.kernel_start, tail.kernel_end)
+        ax.legend(loc="upper right")
+        ax.set_title("Fig. 13c: active warps over time")
+        mark_synthetic(fig, synthetic)
+    files.update(_save(fig, out, "fig13c"))
+
+    def busy_axes(ax, lo: int, hi: int, title: str) -> None:
+        ax.step(t_s, busy, where="post", color=PALETTE[2], lw=1.2, label="busy SMs")
+        ax.axhline(threshold * n_sms, color="grey", lw=1, ls=":", label=f"{threshold:.0%} of {n_sms} SMs")
+        _shade_tail(ax, tail)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(0, n_sms * 1.25)
+        ax.set_xlabel("cycles since kernel start")
+        ax.set_ylabel("SMs with running warps")
+        ax.legend(loc="upper right", ncols=3)
+        ax.set_title(title)
+
+    with style_context():
+        fig = new_figure(9.0, 3.6)
+        busy_axes(fig.subplots(), tail.kernel_start, tail.kernel_end, "Fig. 13d: busy SMs over time (tailing effect)")
+        mark_synthetic(fig, synthetic)
+    files.update(_save(fig, out, "fig13d"))
+
+    # Zoom: a little before the tail so the drop from full occupancy is visible.
+    lo = max(tail.kernel_start, tail.tail_start - max(tail.tail_cycles // 4, 1))
+    with style_context():
+        fig = new_figure(9.0, 3.6)
+        busy_axes(fig.subplots(), lo, tail.kernel_end, "Fig. 13d-sub: zoom on the tail")
+        mark_synthetic(fig, synthetic)
+    files.update(_save(fig, out, "fig13d-sub"))
+
+    truth = bundle.ground_truth(path, SECTION)
+    gt_tail = truth.get("tail_fraction") if isinstance(truth, dict) else None
+    data = {
+        "figure": "fig13cd", "paper_ref": f"{PAPER_REF}c/d", "input": str(path), "n_warps": int(rec.lstart.size),
+        "n_sms": n_sms, "threshold": threshold,
+        "tail_rule": "tail starts at the end of the last interval with busy SMs >= threshold x SMs in the trace",
+        "kernel_cycles": span, "tail_start_cycle": tail.tail_start, "tail_cycles": tail.tail_cycles,
+        "tail_fraction": tail.tail_fraction, "threshold_reached": tail.reached,
+        "peak_active_warps": int(active.max()), "warps_running_in_tail": warps_in_tail,
+        "sm_idle_fraction": idle_all, "sm_idle_fraction_in_tail": idle_tail, "ground_truth": truth,
+    }
+    summary = [
+        {"key": "tail_fraction", "paper_ref": f"{PAPER_REF}d", "value": tail.tail_fraction, "unit": "fraction",
+         "ground_truth": gt_tail},
+        {"key": "sm_idle_fraction", "paper_ref": f"{PAPER_REF}d", "value": idle_all, "unit": "fraction",
+         "ground_truth": truth.get("sm_idle_fraction") if isinstance(truth, dict) else None},
+    ]
+    data["summary"] = summary
+    sweep = pd.DataFrame({"cycle": t_s, "busy_sms": busy})
+    files.update(write_results(out, "fig13cd", data, input_path=path, tables={"fig13cd_busy_sms": sweep}))
+    text = (f"tail: last {tail.tail_cycles:,} of {span:,} cycles ({tail.tail_fraction:.1%}) run with fewer than "
+            f"{threshold:.0%} of {n_sms} SMs busy; SM idle share {idle_all:.1%} overall, {idle_tail:.1%} in the tail\n"
+            + "\n".join(str(files[k]) for k in ("fig13c.png", "fig13d.png", "fig13d-sub.png")))
+    return SectionResult(SECTION, data, files, {"fig13cd_busy_sms": sweep}, summary, text)
+
+
+def _save(fig, out: Path, stem: str) -> dict[str, Path]:
+    png, svg = save_figure(fig, out, stem)
+    return {f"{stem}.png": png, f"{stem}.svg": svg}
+
+
+# --------------------------------------------------------------------------------------------------
+# Whole section
+
+
+def find_inputs(root: str | os.PathLike[str]) -> dict[str, Path]:
+    """In a bundle's ``warp_sched/`` folder: ``exclusive_sched``, ``shared_sched`` and ``tail`` inputs."""
+    base = Path(root)
+    if (base / "warp_sched").is_dir():
+        base = base / "warp_sched"
+    found: dict[str, Path] = {}
+    for key, name in (("exclusive", "exclusive_sched"), ("shared", "shared_sched"), ("tail", "tail")):
+        d = base / name
+        if not d.is_dir():
+            raise InputError(base, f"has no {name}/ folder (expected the bundle's warp_sched layout)")
+        if (d / "result").is_dir():
+            found[key] = d
+        else:
+            subs = sorted(x for x in d.iterdir() if (x / "result").is_dir())
+            if not subs:
+                raise InputError(d, "holds no trace directory (no result/ folder found)")
+            found[key] = subs[-1]
+    return found
+
+
+def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+               threshold: float = DEFAULT_TAIL_THRESHOLD) -> SectionResult:
+    """Fig. 13a, 13b, 13c/d from a bundle's ``warp_sched/`` folder."""
+    inputs = find_inputs(root)
+    a = fig13a(inputs["exclusive"], out_dir)
+    b = fig13b(inputs["shared"], out_dir)
+    cd = fig13cd(inputs["tail"], out_dir, threshold)
+    files = {**a.files, **b.files, **cd.files}
+    data = {"section": SECTION, "paper_ref": PAPER_REF, "inputs": {k: str(v) for k, v in inputs.items()},
+            "fig13a": a.data, "fig13b": b.data, "fig13cd": cd.data}
+    files.update(write_results(out_dir, SECTION, data, input_path=inputs["tail"]))
+    return SectionResult(SECTION, data, files, {**a.tables, **b.tables, **cd.tables},
+                         [*a.summary, *b.summary, *cd.summary], "\n".join([a.text, b.text, cd.text]))
+
+
+def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """Section entry point (sections registry): same as :func:`warp_sched` with the default threshold."""
+    return warp_sched(root, out_dir)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Fig. 13a-d from a bundle's warp_sched/ folder")
+    parser.add_argument("root", type=Path, help="bundle root or its warp_sched/ folder")
+    parser.add_argument("--tail-threshold", type=float, default=DEFAULT_TAIL_THRESHOLD,
+                        help="tail = fewer than this share of SMs busy until the end (default 0.9)")
+    add_output_args(parser, "results/warp_sched")
+    args = parser.parse_args(argv)
+    emit(warp_sched(args.root, args.out, args.tail_threshold), args.json)
+    return 0
+
+
+def timeline_main(stem: str, argv: Sequence[str] | None = None) -> int:
+    """CLI of ``fig13a.py`` / ``fig13b.py``."""
+    parser = argparse.ArgumentParser(description=f"Fig. {stem[3:]}: per-SM warp timeline of a warp_sched trace")
+    parser.add_argument("trace", type=Path, help="result/*.bin, trace directory, or .npz/.csv table")
+    parser.add_argument("--sm", type=int, action="append", help="SM id to draw (repeatable; default: picked)")
+    add_output_args(parser, "results/warp_sched")
+    args = parser.parse_args(argv)
+    fn = fig13a if stem == "fig13a" else fig13b
+    emit(fn(args.trace, args.out, sms=args.sm), args.json)
+    return 0
+
+
+def tail_main(argv: Sequence[str] | None = None) -> int:
+    """CLI of ``fig13cd.py``."""
+    parser = argparse.ArgumentParser(description="Fig. 13c/13d: active warps, busy SMs and the tail")
+    parser.add_argument("trace", type=Path, help="result/*.bin, trace directory, or .npz/.csv table (no .pkl)")
+    parser.add_argument("--tail-threshold", type=float, default=DEFAULT_TAIL_THRESHOLD,
+                        help="tail = fewer than this share of SMs busy until the end (default 0.9)")
+    add_output_args(parser, "results/warp_sched")
+    args = parser.parse_args(argv)
+    emit(fig13cd(args.trace, args.out, args.tail_threshold), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))
