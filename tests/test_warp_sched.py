@@ -1,0 +1,153 @@
+"""Warp slots, active-warp / busy-SM sweeps and tail detection (Fig. 13) on hand-built cases."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neutrino_ae.formats.bintrace import TraceHeader, write_trace
+from neutrino_ae.formats.records import WARP_SCHED
+from neutrino_ae.scriptutil import run_main
+from warp_sched import fig13a as fig13a_cli
+from warp_sched import fig13cd as fig13cd_cli
+from warp_sched import warp_sched as ws
+
+# (start, end): A(0,10) B(0,5) C(5,12) D(10,20) E(11,13)
+# A->0, B->1, C at 5: slot1 freed at 5 -> 1, D at 10: slot0 freed at 10 -> 0, E at 11: both busy -> 2
+STARTS = np.array([0, 0, 5, 10, 11])
+ENDS = np.array([10, 5, 12, 20, 13])
+
+
+def _at(times, values, t):
+    return int(values[np.searchsorted(times, t, side="right") - 1])
+
+
+def test_lowest_free_slot_by_hand():
+    assert ws.lowest_free_slots(np.zeros(5), STARTS, ENDS).tolist() == [0, 1, 1, 0, 2]
+
+
+def test_slots_per_group_input_order_scrambled_and_growth():
+    # Interleave a second group (id 9) and shuffle: each group is solved independently.
+    perm = np.array([3, 0, 4, 2, 1])
+    group = np.r_[np.zeros(5), np.full(3, 9)]
+    start = np.r_[STARTS[perm], [7, 7, 8]]
+    end = np.r_[ENDS[perm], [9, 30, 9]]
+    slots = ws.lowest_free_slots(group, start, end)
+    assert slots[:5].tolist() == [[0, 1, 1, 0, 2][i] for i in perm]
+    assert slots[5:].tolist() == [0, 1, 2]  # 7->0, 7->1, 8: both busy -> 2
+    # 20 simultaneous intervals need 20 slots (more than the initial table width).
+    assert ws.lowest_free_slots(np.zeros(20), np.zeros(20), np.full(20, 5)).tolist() == list(range(20))
+
+
+def test_active_sweep_by_hand():
+    t, n = ws.active_sweep(STARTS, ENDS)
+    assert t.tolist() == [0, 5, 10, 11, 12, 13, 20]
+    assert n.tolist() == [2, 2, 2, 3, 2, 1, 0]
+
+
+# SM 7 busy [0,10)+[10,20) (back to back: no idle flicker), SM 9 [5,8) and [12,15), SM 11 [2,30).
+SM = np.array([7, 7, 9, 9, 11])
+S = np.array([0, 10, 5, 12, 2])
+E = np.array([10, 20, 8, 15, 30])
+
+
+def test_busy_sm_sweep_by_hand():
+    t, busy = ws.busy_sm_sweep(SM, S, E)
+    expected = {0: 1, 1: 1, 2: 2, 5: 3, 7: 3, 8: 2, 10: 2, 12: 3, 14: 3, 15: 2, 20: 1, 29: 1, 30: 0}
+    assert {k: _at(t, busy, k) for k in expected} == expected
+    # Integral = SM-cycles busy: 20 + 6 + 28 = 54.
+    assert ws.integrate_step(t, busy, 0, 30) == 54
+
+
+def test_tail_detection_constructed():
+    t, busy = ws.busy_sm_sweep(SM, S, E)
+    tail = ws.find_tail(t, busy, n_sms=3, threshold=0.9)  # needs all 3 busy: last such interval [12,15)
+    assert (tail.tail_start, tail.kernel_end, tail.reached) == (15, 30, True)
+    assert tail.tail_fraction == pytest.approx(0.5)
+    tail = ws.find_tail(t, busy, n_sms=3, threshold=0.5)  # needs >= 1.5 -> 2 busy: last [15,20)
+    assert tail.tail_start == 20 and tail.tail_fraction == pytest.approx(10 / 30)
+    tail = ws.find_tail(t, busy, n_sms=4, threshold=1.0)  # never 4 busy: whole kernel is tail
+    assert tail.tail_start == 0 and not tail.reached
+
+
+def _warp_trace(path):
+    """grid 3, block 64 (2 warps). Block 0 and 2 on SM 4, block 1 on SM 6."""
+    arr = np.zeros((3, 2, 1), dtype=WARP_SCHED)
+    base = 5 * 10**11
+    arr[0, :, 0] = [(base + 0, 100, 4), (base + 0, 40, 4)]
+    arr[1, :, 0] = [(base + 10, 50, 6), (base + 10, 50, 6)]
+    arr[2, :, 0] = [(base + 40, 30, 4), (base + 45, 30, 4)]
+    write_trace(path, TraceHeader((3, 1, 1), (64, 1, 1)), [("warp", arr)])
+    return path
+
+
+def test_timeline_slots_from_trace(tmp_path):
+    rec = ws.load_warp_records(_warp_trace(tmp_path / "w.bin"))
+    assert rec.lstart.tolist() == [0, 0, 10, 10, 40, 45] and rec.block.tolist() == [0, 0, 1, 1, 2, 2]
+    tab = ws.timeline_table(rec, [4]).sort_values(["block", "warp"])
+    # SM 4: b0w0 [0,100)->0, b0w1 [0,40)->1, b2w0 [40,70): slot1 free at 40 -> 1, b2w1 [45,75) -> 2
+    assert tab["slot"].tolist() == [0, 1, 1, 2]
+    assert tab["start"].tolist() == [0, 0, 40, 45]
+
+
+def test_fig13a_cli(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_main(fig13a_cli.main, [str(_warp_trace(tmp_path / "w.bin")), "--out", str(out)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == str(out / "fig13a.png") and (out / "fig13a.svg").is_file()
+    doc = json.loads((out / "fig13a.json").read_text())
+    assert doc["sms"][0] == 4  # SM 4 hosted the most blocks
+
+
+def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
+    df = pd.DataFrame({"lstart": S + 1000, "elapse": E - S, "smid": SM})
+    csv = tmp_path / "tail.csv"
+    df.to_csv(csv, index=False)
+    out = tmp_path / "out"
+    assert run_main(fig13cd_cli.main, [str(csv), "--out", str(out)]) == 0
+    capsys.readouterr()
+    doc = json.loads((out / "fig13cd.json").read_text())
+    assert doc["tail_start_cycle"] == 15 and doc["kernel_cycles"] == 30
+    assert doc["tail_fraction"] == pytest.approx(0.5)
+    assert doc["sm_idle_fraction"] == pytest.approx(1 - 54 / 90)
+    for stem in ("fig13c", "fig13d", "fig13d-sub"):
+        assert (out / f"{stem}.png").is_file()
+
+    npz = tmp_path / "tail.npz"
+    np.savez(npz, lstart=S, elapse=E - S, smid=SM)
+    res = ws.fig13cd(npz, tmp_path / "out2", threshold=0.5)
+    assert res.data["tail_start_cycle"] == 20
+
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, lstart=np.array([object()], dtype=object), elapse=[1], smid=[0])
+    with pytest.raises(ws.InputError, match="object arrays"):
+        ws.fig13cd(bad, tmp_path / "out3")
+    missing = tmp_path / "missing.csv"
+    pd.DataFrame({"lstart": [1], "smid": [0]}).to_csv(missing, index=False)
+    with pytest.raises(ws.InputError, match="missing column"):
+        ws.fig13cd(missing, tmp_path / "out3")
+
+
+class _Trap:
+    """Unpickling this creates a marker file: proof that the loader ran pickle."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def test_pickle_refused_without_loading(tmp_path, capsys):
+    marker = tmp_path / "was_unpickled"
+    pkl = tmp_path / "tmp.pkl"
+    pkl.write_bytes(pickle.dumps(_Trap(marker)))
+    assert run_main(fig13cd_cli.main, [str(pkl), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {pkl}: refusing to load a pickle")
+    assert "arbitrary code" in err[0] and ".npz" in err[0] and "lstart, elapse, smid" in err[0]
+    assert not marker.exists()
