@@ -1,0 +1,204 @@
+"""A Neutrino trace directory (one per profiled process) and how to find them.
+
+Layout (see ``../shared/docs/neutrino-formats.md`` section 1)::
+
+    <tracedir>/probe.toml  event.log  [tensor.trace]
+    <tracedir>/kernel/<idx>_<sha1>/{kernel.info, process.log, ...}
+    <tracedir>/result/<seconds-since-start>.bin
+
+Ordering rules (never ``os.listdir`` order):
+
+* ``result/*.bin`` by the numeric stem (``0.486795 < 2.7 < 10.1``). Files whose stem is not a
+  number are not Neutrino results and are **ignored** (e.g. ``notes.bin``), so one stray file does not
+  make a whole trace unreadable; :meth:`TraceDir.ignored_results` lists them so nothing is hidden.
+* ``kernel/<idx>_<sha1>`` by the integer ``idx``; folders not of that shape are ignored.
+* trace directories by the time in their name: ``Apr24_231539_1860576`` (``%b%d_%H%M%S_<pid>``) or the
+  legacy ``Jan_23_06_27_37_268336`` (``%b_%d_%H_%M_%S_<pid>``). Names carry no year, so the order is
+  month/day/time then pid; other names sort after those, by modification time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+
+from neutrino_ae.errors import InputError, TraceFormatError
+from neutrino_ae.formats.bintrace import BinTrace, open_trace
+from neutrino_ae.formats.eventlog import EventLog, parse_event_log
+from neutrino_ae.formats.kernelinfo import KernelInfo, RegisterUsage, read_kernel_info, read_register_usage
+from neutrino_ae.formats.probe import ProbeSpec, read_probe_toml
+from neutrino_ae.formats.tensortrace import read_tensor_trace
+
+_NUMERIC_STEM = re.compile(r"\d+(?:\.\d+)?")
+_KERNEL_DIR = re.compile(r"(\d+)_([0-9a-fA-F]+)")
+_MONTHS = {m: i for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+_NAME_NEW = re.compile(r"([A-Za-z]{3})(\d{2})_(\d{2})(\d{2})(\d{2})_(\d+)")
+_NAME_OLD = re.compile(r"([A-Za-z]{3})_(\d{2})_(\d{2})_(\d{2})_(\d{2})_(\d+)")
+
+
+@dataclass(frozen=True)
+class KernelDir:
+    path: Path
+    index: int
+    info: KernelInfo | None  # None when the probe engine wrote no kernel.info (probing failed)
+    registers: RegisterUsage | None  # None when process.log is missing or has no ptxas lines
+    register_problem: str | None = None  # why ``registers`` is None, if process.log exists
+
+
+def name_time_key(name: str) -> tuple[int, int, int, int, int, int] | None:
+    """(month, day, hour, minute, second, pid) from a trace folder name, or None if it has no time."""
+    m = _NAME_NEW.fullmatch(name) or _NAME_OLD.fullmatch(name)
+    if not m or m.group(1).lower() not in _MONTHS:
+        return None
+    mon, day, hh, mm, ss, pid = _MONTHS[m.group(1).lower()], *(int(g) for g in m.groups()[1:])
+    if not (1 <= day <= 31 and hh < 24 and mm < 60 and ss < 61):
+        return None
+    return mon, day, hh, mm, ss, pid
+
+
+class TraceDir:
+    """One trace directory. Files are read lazily; the event log and probe are cached."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        if not p.exists():
+            raise InputError(p, "no such trace directory")
+        if not p.is_dir():
+            raise InputError(p, "is not a directory, expected a Neutrino trace directory")
+        if not is_trace_dir(p):
+            raise InputError(p, "not a Neutrino trace directory (no event.log, probe.toml, result/ or kernel/)")
+        self.path = p
+
+    def __repr__(self) -> str:
+        return f"TraceDir({str(self.path)!r})"
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def _result_files(self) -> tuple[list[tuple[float, Path]], list[Path]]:
+        rdir = self.path / "result"
+        if not rdir.is_dir():
+            return [], []
+        good, bad = [], []
+        for f in rdir.iterdir():
+            if f.suffix != ".bin" or not f.is_file():
+                continue
+            if _NUMERIC_STEM.fullmatch(f.stem):
+                good.append((float(f.stem), f))
+            else:
+                bad.append(f)
+        good.sort(key=lambda t: (t[0], t[1].name))
+        return good, sorted(bad)
+
+    def results(self) -> list[Path]:
+        """``result/*.bin`` in launch-time order (numeric file name)."""
+        return [f for _, f in self._result_files()[0]]
+
+    def ignored_results(self) -> list[Path]:
+        """``result/*.bin`` files skipped because their name is not a time."""
+        return self._result_files()[1]
+
+    def open_result(self, index_or_path: int | str | os.PathLike[str] = -1) -> BinTrace:
+        """Open a result by position in :meth:`results` (default: the last) or by path, with the
+        section levels from ``probe.toml`` when present."""
+        if isinstance(index_or_path, int):
+            files = self.results()
+            if not files:
+                raise InputError(self.path / "result", "no result/<time>.bin trace in this trace directory")
+            if not -len(files) <= index_or_path < len(files):
+                raise InputError(self.path / "result",
+                                 f"has {len(files)} trace(s), index {index_or_path} requested")
+            target = files[index_or_path]
+        else:
+            target = Path(index_or_path)
+            if not target.is_absolute() and not target.exists():
+                target = self.path / target
+        probe = self.probe()
+        levels = probe.levels if probe is not None and probe.datamodels else None
+        return open_trace(target, levels=levels)
+
+    @cached_property
+    def _event_log(self) -> EventLog:
+        return parse_event_log(self.path / "event.log")
+
+    def event_log(self) -> EventLog:
+        return self._event_log
+
+    @cached_property
+    def _probe(self) -> ProbeSpec | None:
+        f = self.path / "probe.toml"
+        return read_probe_toml(f) if f.exists() else None
+
+    def probe(self) -> ProbeSpec | None:
+        return self._probe
+
+    def tensor_trace(self) -> pd.DataFrame | None:
+        f = self.path / "tensor.trace"
+        return read_tensor_trace(f) if f.exists() else None
+
+    def kernels(self) -> list[KernelDir]:
+        """Probed kernels, ordered by the numeric index prefix of ``kernel/<idx>_<sha1>``."""
+        kdir = self.path / "kernel"
+        if not kdir.is_dir():
+            return []
+        found = []
+        for d in kdir.iterdir():
+            m = _KERNEL_DIR.fullmatch(d.name)
+            if m and d.is_dir():
+                found.append((int(m.group(1)), d))
+        found.sort(key=lambda t: (t[0], t[1].name))
+        out = []
+        for idx, d in found:
+            info = read_kernel_info(d / "kernel.info") if (d / "kernel.info").exists() else None
+            regs, problem = None, None
+            if (d / "process.log").exists():
+                try:
+                    regs = read_register_usage(d / "process.log", info.name if info else None)
+                except TraceFormatError as e:
+                    problem = e.problem
+            out.append(KernelDir(d, idx, info, regs, problem))
+        return out
+
+
+def is_trace_dir(path: str | os.PathLike[str]) -> bool:
+    p = Path(path)
+    return p.is_dir() and any((p / n).exists() for n in ("event.log", "probe.toml", "result", "kernel"))
+
+
+def _dir_sort_key(p: Path) -> tuple:
+    key = name_time_key(p.name)
+    if key is not None:
+        return (0, key, p.name)
+    return (1, (p.stat().st_mtime,), p.name)
+
+
+def find_trace_dirs(root: str | os.PathLike[str]) -> list[Path]:
+    """Trace directories directly under ``root`` (or ``root`` itself), oldest first."""
+    r = Path(root)
+    if not r.is_dir():
+        raise InputError(r, "no such directory" if not r.exists() else "is not a directory")
+    if is_trace_dir(r) and ((r / "event.log").exists() or (r / "result").is_dir()):
+        return [r]
+    return sorted((d for d in r.iterdir() if is_trace_dir(d)), key=_dir_sort_key)
+
+
+def newest_trace_dir(root: str | os.PathLike[str]) -> Path:
+    dirs = find_trace_dirs(root)
+    if not dirs:
+        raise InputError(root, "holds no Neutrino trace directory")
+    return dirs[-1]
+
+
+def trace_dir_from_stderr(text: str) -> Path:
+    """The trace folder the Neutrino CLI announced on stderr: last word of the last "trace in" line."""
+    hits = [line for line in text.splitlines() if "trace in" in line and line.split()]
+    if not hits:
+        raise InputError(None, "Neutrino's stderr has no 'trace in <dir>' line (did the run start probing?)")
+    return Path(hits[-1].split()[-1])
