@@ -30,6 +30,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -77,10 +78,15 @@ def raw_read(paths: Sequence[Path]) -> int:
 
 
 def warm_page_cache(paths: Sequence[Path]) -> None:
-    """Read the files once so both timed runs start from the same (warm) page cache."""
+    """Read the files once so both timed runs start from the same (warm) page cache.
+
+    A small reused buffer: the parent must stay small, because a child's ``ru_maxrss`` starts at
+    the peak RSS of the process that spawned it (Linux carries the high-water mark over fork/exec).
+    """
+    buf = bytearray(1 << 20)
     for path in paths:
         with open(path, "rb", buffering=0) as fh:
-            while fh.read(RAW_CHUNK_BYTES):
+            while fh.readinto(buf):
                 pass
 
 
@@ -133,6 +139,47 @@ def machine_description() -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------- child
 
 
+def _generate_main(argv: Sequence[str]) -> int:
+    """Entry point of the generating subprocess (keeps the big arrays out of the parent)."""
+    ap = argparse.ArgumentParser(prog="neutrino_ae.bench --generate")
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--cache", type=Path, required=True)
+    ap.add_argument("--size-mb", type=float, default=None)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--result", type=Path, required=True)
+    args = ap.parse_args(argv)
+    inp, meta = case_by_name(args.case).ensure_input(args.cache, args.size_mb, args.seed, args.smoke)
+    write_json(args.result, {"input": str(inp), "meta": meta})
+    return 0
+
+
+def _ensure_input(case: Case, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    result = args.cache / f".generate-{case.name}-{os.getpid()}.json"
+    cmd = [sys.executable, "-m", "neutrino_ae.bench", "--generate", "--case", case.name, "--cache", str(args.cache),
+           "--seed", str(args.seed), "--result", str(result)]
+    if args.size_mb is not None:
+        cmd += ["--size-mb", str(args.size_mb)]
+    if args.smoke:
+        cmd.append("--smoke")
+    try:
+        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True)
+        if proc.returncode != 0 or not result.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
+            raise RuntimeError(f"{case.name}: input generation failed (exit {proc.returncode}):\n  "
+                               + "\n  ".join(tail))
+        doc = json.loads(result.read_text())
+    finally:
+        result.unlink(missing_ok=True)
+    return Path(doc["input"]), doc["meta"]
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
 def _child_main(argv: Sequence[str]) -> int:
     """Entry point of a measuring subprocess: repeat one workload, write per-run seconds as JSON."""
     ap = argparse.ArgumentParser(prog="neutrino_ae.bench --child")
@@ -173,8 +220,7 @@ def _run_child(case: Case, mode: str, inp: Path, scratch: Path, repeat: int, smo
            "--input", str(inp), "--scratch", str(scratch / mode), "--repeat", str(repeat),
            "--result", str(result)] + (["--smoke"] if smoke else [])
     log = scratch / f"{mode}.log"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env = _child_env()
     with open(log, "wb") as out:
         # A new session lets a timeout kill the child together with anything it started (kernels).
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env,
@@ -221,10 +267,10 @@ def _target_row(t: Target, values: dict[str, float]) -> dict[str, Any]:
             "miss_factor": None if ok else factor, "label": t.label}
 
 
-def run_case(case: Case, size_mb: float | None, args: argparse.Namespace) -> dict[str, Any]:
+def run_case(case: Case, args: argparse.Namespace) -> dict[str, Any]:
     """Make (or reuse) the input, warm it, time baseline and analysis in fresh children."""
     t0 = time.perf_counter()
-    inp, input_meta = case.ensure_input(args.cache, size_mb, args.seed, args.smoke)
+    inp, input_meta = _ensure_input(case, args)
     gen_seconds = time.perf_counter() - t0
     files = case.raw_files(inp)
     nbytes = sum(p.stat().st_size for p in files)
@@ -233,6 +279,7 @@ def run_case(case: Case, size_mb: float | None, args: argparse.Namespace) -> dic
     if scratch.exists():
         shutil.rmtree(scratch)
     load_before = os.getloadavg()[0]
+    parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     raw = _run_child(case, "raw", inp, scratch, args.repeat, args.smoke, args.timeout)
     work = _run_child(case, "work", inp, scratch, case.repeat(args.repeat, args.smoke), args.smoke, args.timeout)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -263,6 +310,8 @@ def run_case(case: Case, size_mb: float | None, args: argparse.Namespace) -> dic
         "pass": all(t["pass"] for t in targets),
         "info": work.get("info", {}),
         "loadavg_1min_before": load_before,
+        # A child's ru_maxrss cannot be below the spawning parent's peak; this is that floor.
+        "rss_floor_bytes": parent_peak,
     }
 
 
@@ -303,6 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
         return _child_main(argv[1:])
+    if argv[:1] == ["--generate"]:
+        return _generate_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.repeat < 1:
         print("error: --repeat must be at least 1", file=sys.stderr)
@@ -322,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results, failures = [], []
     for case in selected:
         try:
-            row = run_case(case, args.size_mb, args)
+            row = run_case(case, args)
         except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others' numbers
             failures.append({"case": case.name, "error": str(exc)})
             print(f"{case.name:<14} FAILED: {exc}", file=sys.stderr)

@@ -161,9 +161,9 @@ def make_eventlog(out: Path, size_mb: float | None, seed: int, smoke: bool) -> d
 
 
 def _make_bundle(out: Path, scale: str, seed: int) -> dict[str, Any]:
-    from neutrino_ae.sample import generate_bundle
+    from neutrino_ae.fetch import ensure_sample_bundle
 
-    generate_bundle(out / "bundle", scale, seed)
+    ensure_sample_bundle(out / "bundle", scale=scale, seed=seed, progress=False)
     files = bundle_files(out)
     return {"scale": scale, "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
 

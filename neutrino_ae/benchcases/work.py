@@ -66,9 +66,14 @@ def run_eventlog(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
 def run_static(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     """``python -m neutrino_ae run static -p bundle <bundle>``: papermill, a fresh kernel, every cell,
     with a fresh output folder each run so no section result is reused from a cache."""
+    import json
+
+    meta = json.loads((inp / "meta.json").read_text())
     out = scratch / "results"
-    cmd = [sys.executable, "-m", "neutrino_ae", "run", "static", "--trace-root", str(inp / "bundle"),
-           "--output-dir", str(out)]
+    # The bundle was generated with this scale and seed, so the notebook's set-up cell reuses it.
+    cmd = [sys.executable, "-m", "neutrino_ae", "run", "static", "-p", "bundle", "sample",
+           "-p", "sample_scale", str(meta["scale"]), "-p", "seed", str(meta["seed"]),
+           "--trace-root", str(inp / "bundle"), "--output-dir", str(out)]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-10:]
