@@ -236,6 +236,8 @@ class Context:
     timeout: float | None = None
     repeats: int = 1
     log: Callable[[str], None] = print
+    #: extra command-line arguments per script-collected section, e.g. {"max_mem": ["--models", "llama1b-bs32"]}
+    extra_args: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _script(rel: str) -> str:
@@ -309,7 +311,7 @@ def _collect_by_script(section: str, script: str) -> Callable[[Path, Context], N
     def collect(root: Path, ctx: Context) -> None:
         with staged(root / section) as out:
             argv = [ctx.python, _script(script), "--out", str(out), "--neutrino", ctx.neutrino,
-                    "--repeats", str(ctx.repeats)]
+                    "--repeats", str(ctx.repeats), *ctx.extra_args.get(section, [])]
             rc, so, se, secs = run_command(argv, REPO_ROOT, out, f"collect_{section}", ctx.env, ctx.timeout)
             if rc != 0:
                 raise CollectError(f"{script} exited {rc}: {_tail(se.read_text(errors='replace'))} (log: {se})")

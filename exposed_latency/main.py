@@ -1,0 +1,140 @@
+"""Fig. 12 collection: time each workload x probe under Neutrino and under Nsight Compute.
+
+Writes ``<out>/{attn,gmm,conv,gemm}.csv`` with columns
+``probe, original, ncu, neutrino, prologue, kernel, epilogue`` (milliseconds of one launch):
+
+* prologue / kernel / epilogue / original: the probed launch's ``[benchmark]`` line in event.log
+  (``neutrino --benchmark``), falling back to its ``[exec] prologue .. kernel .. epilogue`` line;
+  neutrino = prologue + kernel + epilogue;
+* ncu: extra wall time of ``ncu -k regex:<kw> -c 1 --metrics <m>`` over the plain run, when ``ncu``
+  is on PATH (empty otherwise). The metric approximates what the probe measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+PROBES = ("block_sched", "gmem_bytes", "tensorop_count")
+NCU_METRICS = {
+    "block_sched": "sm__cycles_elapsed.avg",
+    "gmem_bytes": "dram__bytes.sum",
+    "tensorop_count": "sm__inst_executed_pipe_tensor.sum",
+    "dmat": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+}
+COLUMNS = ("probe", "original", "ncu", "neutrino", "prologue", "kernel", "epilogue")
+
+
+def workloads(python: str) -> dict[str, tuple[list[str], str]]:
+    """name -> (command, kernel keyword)."""
+    from kernel_overhead.collect import CUTLASS_OPS
+    from neutrino_ae.envcheck import cutlass_bin_dir
+
+    ko = str(ROOT / "kernel_overhead" / "collect.py")
+    bdir = cutlass_bin_dir()
+    return {
+        "attn": ([python, ko, "--run", "attn"], "attn"),
+        "gmm": ([python, ko, "--run", "gmm"], "gmm"),
+        "conv": ([str(bdir / CUTLASS_OPS["conv"][0]), *CUTLASS_OPS["conv"][1:]], "conv"),
+        "gemm": ([str(bdir / CUTLASS_OPS["gemm"][0]), *CUTLASS_OPS["gemm"][1:]], "gemm"),
+    }
+
+
+def launch_times(event_log: Path) -> dict[str, float]:
+    """prologue/kernel/epilogue/original (ms) of the last timed launch in ``event_log``."""
+    from neutrino_ae.formats.eventlog import parse_event_log
+
+    df = parse_event_log(event_log).launches
+    timed = df[df["kernel_ms"].notna()] if len(df) else df
+    if not len(timed):
+        raise ValueError(f"{event_log}: no launch with prologue/kernel/epilogue times")
+    row = timed.iloc[-1]
+    out = {k: float(row[f"{k}_ms"]) for k in ("prologue", "kernel", "epilogue", "original")}
+    out["neutrino"] = out["prologue"] + out["kernel"] + out["epilogue"]
+    return out
+
+
+def _wall(argv: list[str], timeout: float) -> float | None:
+    import subprocess
+
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (time.monotonic() - t0) * 1e3 if proc.returncode == 0 else None
+
+
+def ncu_overhead_ms(cmd: list[str], kw: str, probe: str, timeout: float) -> float:
+    if shutil.which("ncu") is None:
+        return math.nan
+    plain = _wall(cmd, timeout)
+    metric = NCU_METRICS.get(probe, NCU_METRICS["block_sched"])
+    prof = _wall(["ncu", "-k", f"regex:{kw}", "-c", "1", "--metrics", metric, *cmd], timeout)
+    return math.nan if plain is None or prof is None else max(prof - plain, 0.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path("traces/exposed_latency"))
+    ap.add_argument("--neutrino", default="neutrino")
+    ap.add_argument("--probes", default=",".join(PROBES))
+    ap.add_argument("--workloads", default="attn,gmm,conv,gemm")
+    ap.add_argument("--repeats", type=int, default=1, help="runs per cell; the median is kept")
+    ap.add_argument("--timeout", type=float, default=1800.0)
+    args = ap.parse_args(argv)
+
+    import os
+
+    import pandas as pd
+
+    from neutrino_ae.atomic import atomic_open
+    from neutrino_ae.collect import CollectError, run_neutrino
+
+    wl = workloads(sys.executable)
+    written = 0
+    for name in [w for w in args.workloads.split(",") if w]:
+        if name not in wl:
+            print(f"skipped {name}: unknown workload (known: {', '.join(wl)})")
+            continue
+        cmd, kw = wl[name]
+        if cmd[0] != sys.executable and not os.access(cmd[0], os.X_OK):
+            print(f"skipped {name}: {cmd[0]} not built (python prepare_env.py --install)")
+            continue
+        rows = []
+        for probe in [p for p in args.probes.split(",") if p]:
+            samples = []
+            for r in range(max(1, args.repeats)):
+                dest = args.out / "traces" / name / Path(probe).stem / f"run{r}"
+                shutil.rmtree(dest, ignore_errors=True)
+                try:
+                    res = run_neutrino(["--benchmark", "-p", probe, "-k", kw, *cmd], None, dest, args.neutrino,
+                                       timeout=args.timeout)
+                    samples.append(launch_times(res.trace_dir / "event.log"))
+                except (CollectError, ValueError) as exc:
+                    print(f"failed {name}/{probe}: {exc}")
+            if not samples:
+                continue
+            med = pd.DataFrame(samples).median()
+            rows.append({"probe": Path(probe).stem, "original": med["original"],
+                         "ncu": ncu_overhead_ms(cmd, kw, probe, args.timeout), "neutrino": med["neutrino"],
+                         "prologue": med["prologue"], "kernel": med["kernel"], "epilogue": med["epilogue"]})
+        if rows:
+            with atomic_open(args.out / f"{name}.csv", "w", encoding="utf-8", newline="") as fh:
+                pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(fh, index=False)
+            written += 1
+            print(f"{name}: {len(rows)} probe(s) -> {args.out / (name + '.csv')}")
+    print(f"exposed_latency: {written} workload CSV(s) written")
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

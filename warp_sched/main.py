@@ -1,0 +1,96 @@
+"""Sec. 7 / Fig. 13 collection: per-warp start/end/SM traces of three launches of one Triton kernel.
+
+Every warp of the ``block_sched`` probe (warp:16) saves (start clock, elapsed cycles, SM id), so one
+probe gives the per-warp timelines. Our workload is a compute-bound spin kernel (a fixed FMA chain
+per thread), launched three ways:
+
+* ``exclusive``: one block per SM (grid = #SMs): each block's warps have the SM's schedulers alone;
+* ``shared``: four blocks per SM (grid = 4 x #SMs): warps of different blocks share the schedulers;
+* ``tail``: 2.5 waves of blocks with per-block work that grows with the block index, so the last
+  wave leaves SMs idle (the tailing effect of Fig. 13c/d).
+
+This is our reconstruction of the experiment (the artifact's own workload is not published);
+expect the same qualitative picture, not the paper's cycle counts. Output layout:
+``<out>/exclusive_sched/``, ``<out>/shared_sched/`` (trace dirs) and ``<out>/tail/<tracedir>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+MODES = ("exclusive", "shared", "tail")
+
+
+def run_mode(mode: str, iters: int) -> int:
+    try:
+        import torch
+        import triton
+        import triton.language as tl
+    except ImportError as exc:
+        print(f"error: {exc.name} is not installed (warp_sched needs PyTorch and Triton)", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
+        return 3
+
+    @triton.jit
+    def spin_kernel(out_ptr, iters, GROW: tl.constexpr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        x = tl.arange(0, BLOCK).to(tl.float32)
+        n = iters + pid * GROW
+        for _ in range(n):
+            x = x * 0.999 + 0.5
+        tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), x)
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    grid = {"exclusive": sms, "shared": 4 * sms, "tail": sms * 5 // 2}[mode]
+    grow = max(1, iters // grid) if mode == "tail" else 0
+    out = torch.empty((grid, 128), device="cuda", dtype=torch.float32)
+    spin_kernel[(grid,)](out, iters, GROW=grow, BLOCK=128, num_warps=4)
+    torch.cuda.synchronize()
+    print(f"{mode}: grid {grid} on {sms} SMs, {iters} iterations")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", choices=MODES, help="run one launch mode (no profiling)")
+    ap.add_argument("--iters", type=int, default=20000, help="FMA iterations per thread")
+    ap.add_argument("--out", type=Path, default=Path("traces/warp_sched"))
+    ap.add_argument("--neutrino", default="neutrino")
+    ap.add_argument("--repeats", type=int, default=1, help="accepted for a uniform interface; unused")
+    ap.add_argument("--timeout", type=float, default=1800.0)
+    args = ap.parse_args(argv)
+    if args.run:
+        return run_mode(args.run, args.iters)
+
+    from neutrino_ae.collect import CollectError, run_neutrino
+
+    me = str(Path(__file__).resolve())
+    failed = 0
+    for mode in MODES:
+        cmd = ["-p", "block_sched", "-k", "spin", sys.executable, me, "--run", mode, "--iters", str(args.iters)]
+        if mode == "tail":
+            dest, name = args.out / "tail", None
+        else:
+            dest, name = args.out, f"{mode}_sched"
+            shutil.rmtree(dest / name, ignore_errors=True)
+        try:
+            res = run_neutrino(cmd, None, dest, args.neutrino, timeout=args.timeout, dest_name=name, log_name=mode)
+        except CollectError as exc:
+            print(f"failed {mode}: {exc}")
+            failed += 1
+            continue
+        print(f"{mode}: {res.trace_dir}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
