@@ -1,0 +1,150 @@
+"""DMAT section: sparsifier round trip, tensor attribution, no clock cut-off (hand-built traces)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from dmat import dmat as dm
+from neutrino_ae.formats.bintrace import TraceHeader, open_trace, write_trace
+from neutrino_ae.formats.dmat import read_dmat, write_dmat
+from neutrino_ae.formats.eventlog import EventLogWriter
+from neutrino_ae.formats.records import DMAT
+from neutrino_ae.formats.tensortrace import write_tensor_trace
+
+EMPTY = 0xFFFF_FFFF_FFFF_FFFF
+Q = 0x7F00_0000_0000  # q: 3 pages
+K = 0x7F00_0003_0000  # k: 0x18000 bytes -> pages K and K + 0x10000
+OUT = 0x7F00_0010_0000  # not in tensor.trace -> "param2", size unknown
+LOW = 0x7E00_0000_0000  # below every tensor -> "other"
+
+# 2 blocks x 3 threads (thread level), 3 slots per thread; None = empty slot (all-ones marker).
+SLOTS = [
+    [[(5, Q + 8), (5, Q + 16), (9, K + 4)], [(5, Q + 0x10000), None, None], [(7_000_000, OUT + 64), None, None]],
+    [[(5, Q + 24), (6, K + 0x10000 + 0x9000), None], [None, None, None], [(9, LOW), (9, LOW + 1), (12, OUT)]],
+]
+
+
+def _records():
+    arr = np.zeros((2, 3, 3), dtype=DMAT)
+    for b, block in enumerate(SLOTS):
+        for t, thread in enumerate(block):
+            for s, rec in enumerate(thread):
+                arr[b, t, s] = (EMPTY, EMPTY) if rec is None else rec
+    return arr
+
+
+def _expected_counts():
+    return Counter((c, a & ~0xFFFF) for block in SLOTS for thread in block for rec in thread if rec
+                   for c, a in [rec])
+
+
+def _trace_dir(root):
+    td = root / "Jan_01_00_00_00_1"
+    result = td / "result" / "0.5.bin"
+    result.parent.mkdir(parents=True)
+    write_trace(result, TraceHeader((2, 1, 1), (3, 1, 1)), [("thread", _records())])
+    (EventLogWriter().pid(1)
+     .launch(10, [0x1234000, 0x5678000], (1, 1, 1), (32, 1, 1), save=(str(td / "result" / "0.1.bin"), 64))
+     .launch(20, [Q, K, OUT, Q], (2, 1, 1), (3, 1, 1), save=(str(result), result.stat().st_size))
+     .write(td / "event.log"))
+    write_tensor_trace(td / "tensor.trace", [
+        {"kind": "call", "time_ns": 1, "shape": (3, 16384), "nbytes": 0x30000, "data_ptr": Q, "arg_name": "q",
+         "func": "forward", "file": "a.py", "line": 3},
+        {"kind": "call", "time_ns": 2, "shape": (12288, 8), "nbytes": 0x18000, "data_ptr": K, "arg_name": "k",
+         "func": "forward", "file": "a.py", "line": 3},
+        {"kind": "ret", "time_ns": 3, "shape": (1,), "nbytes": 4, "data_ptr": 999, "func": "forward",
+         "file": "a.py", "line": 9},
+    ])
+    return td, result
+
+
+def _as_counter(d):
+    return Counter({(int(c), int(p)): int(n) for c, p, n in zip(d.pair_clock(), d.pair_page, d.pair_count,
+                                                                 strict=True)})
+
+
+def test_sparsify_chunked_matches_counter(tmp_path):
+    _, result = _trace_dir(tmp_path)
+    # One block per chunk: the merge across chunks must still sum equal (clock, page) cells.
+    data = dm.sparsify_trace(open_trace(result), chunk_bytes=1)
+    assert _as_counter(data) == _expected_counts()
+    write_dmat(tmp_path / "x.dmat", data)
+    back = read_dmat(tmp_path / "x.dmat")
+    assert _as_counter(back) == _expected_counts()
+    assert sorted(int(p) for p in back.pages) == sorted({p for _, p in _expected_counts()})
+
+
+def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys):
+    td, result = _trace_dir(tmp_path)
+    out = tmp_path / "out"
+    assert dm.run_main(dm.main, [str(result), "--out", str(out)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    name = td.name
+    assert last == str(out / f"{name}.png")
+    assert _as_counter(read_dmat(out / f"{name}.dmat")) == _expected_counts()
+
+    res = dm.dmat_figure(result, tmp_path / "out2")
+    got = dict(zip(res.tables[f"dmat_{name}_tensors"]["tensor"], res.tables[f"dmat_{name}_tensors"]["accesses"],
+                   strict=True))
+    # Launch 2's params (the save line names 0.5.bin): q (dup q ignored), k, param2 (OUT, no size).
+    # q: Q+8, Q+16, Q+0x10000, Q+24 -> 4; k: K+4, K+0x19000 -> 2; param2: OUT+64, OUT -> 2; LOW x2 -> other.
+    assert got == {"q": 4, "k": 2, "param2": 2, "other": 2}
+    pages = dict(zip(res.tables[f"dmat_{name}_tensors"]["tensor"], res.tables[f"dmat_{name}_tensors"]["pages"],
+                     strict=True))
+    assert pages == {"q": 2, "k": 2, "param2": 1, "other": 1}
+
+
+def test_attribution_shared_page_goes_to_lower_address():
+    pages = np.array([0x10000, 0x20000, 0x30000, 0x90000], dtype=np.uint64)
+    ranges = [dm.TensorRange("b", 0x18000, 0x18000), dm.TensorRange("a", 0x10000, 0x8000)]
+    labels, names = dm.attribute_pages(pages, ranges)
+    assert names == ["a", "b", "other"]
+    # 0x10000 holds a and the start of b -> a (lower address); b's last byte 0x2ffff is in page 0x20000 -> b;
+    # page 0x30000 starts one byte past b -> other, like 0x90000.
+    assert labels.tolist() == [0, 1, 2, 2]
+
+
+def test_tensor_ranges_inside_match_and_unknown():
+    import pandas as pd
+
+    tt = pd.DataFrame({"kind": ["call"], "data_ptr": [0x1000_0000], "nbytes": [0x100000], "arg_name": ["w"]})
+    r = dm.tensor_ranges([0x1000_0000 + 0x4000, 0, 0x9000_0000], tt)
+    assert [(x.name, x.start, x.nbytes) for x in r] == [("w+0x4000", 0x1000_4000, 0x100000 - 0x4000),
+                                                       ("param2", 0x9000_0000, None)]
+
+
+def test_no_clock_cutoff_in_plot_data(tmp_path):
+    _, result = _trace_dir(tmp_path)
+    res = dm.dmat_figure(result, tmp_path / "out", xbins=50)
+    plot = res.plot
+    assert plot.max_clock == 7_000_000 and plot.x_edges[-1] > 7_000_000
+    assert plot.hist.sum() == sum(_expected_counts().values())  # nothing dropped
+    # The access at clock 7,000,000 lands in the last clock bin (page OUT -> param2).
+    k = plot.names.index("param2")
+    assert plot.hist[k, :, -1].sum() == 1
+
+
+def test_bare_dmat_finds_naming_in_raw_layout(tmp_path):
+    dmat_dir = tmp_path / "dmat"
+    td, result = _trace_dir(dmat_dir / "raw" / "fig1")
+    data = dm.sparsify_trace(open_trace(result))
+    write_dmat(dmat_dir / "fig1.dmat", data)
+    res = dm.dmat_figure(dmat_dir / "fig1.dmat", tmp_path / "out")
+    assert res.data["naming"]["trace_dir"] == str(td)
+    assert set(res.tables["dmat_fig1_tensors"]["tensor"]) == {"q", "k", "param2", "other"}
+    assert (tmp_path / "out" / "fig1.png").is_file() and (tmp_path / "out" / "dmat_fig1.json").is_file()
+
+    # Without naming files next to it: everything "unnamed".
+    write_dmat(tmp_path / "lonely.dmat", data)
+    res = dm.dmat_figure(tmp_path / "lonely.dmat", tmp_path / "out")
+    assert res.tables["dmat_lonely_tensors"]["tensor"].tolist() == ["unnamed"]
+
+
+def test_bad_dmat_one_line_error(tmp_path, capsys):
+    bad = tmp_path / "bad.dmat"
+    bad.write_bytes(b"\x05" + b"\x00" * 7)
+    assert dm.run_main(dm.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {bad}: truncated")
