@@ -18,7 +18,7 @@ from typing import Any
 from neutrino_ae.atomic import write_json
 
 #: Bump when a generator changes what it writes: old cache entries are then ignored.
-GEN_VERSION = 1
+GEN_VERSION = 2
 MB = 1_000_000
 
 
