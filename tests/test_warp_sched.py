@@ -74,6 +74,21 @@ def test_tail_detection_constructed():
     assert tail.tail_start == 0 and not tail.reached
 
 
+def test_last_wave_tail_by_hand():
+    # Last ends: SM 7 -> 20, SM 9 -> 15, SM 11 -> 30. First SM done at 15; tail 15 of 30 cycles.
+    # Remaining busy time after 15: 5 + 0 + 15 = 20 of 3 x 15 -> idle 25/45.
+    wave = ws.last_wave_tail(SM, S, E)
+    assert (wave.start, wave.end) == (15, 30)
+    assert wave.fraction == pytest.approx(0.5) and wave.idle_sm_fraction == pytest.approx(25 / 45)
+
+
+def test_clock_alignment_per_sm_and_global():
+    lstart = np.array([10**12 + 100, 10**12 + 150, 10**12 + 1000, 10**12 + 1010], dtype=np.uint64)
+    smid = np.array([1, 1, 2, 2])
+    assert ws.align_clocks(lstart, smid, "sm").tolist() == [0, 50, 0, 10]
+    assert ws.align_clocks(lstart, smid, "global").tolist() == [0, 50, 900, 910]
+
+
 def _warp_trace(path):
     """grid 3, block 64 (2 warps). Block 0 and 2 on SM 4, block 1 on SM 6."""
     arr = np.zeros((3, 2, 1), dtype=WARP_SCHED)
@@ -87,7 +102,8 @@ def _warp_trace(path):
 
 def test_timeline_slots_from_trace(tmp_path):
     rec = ws.load_warp_records(_warp_trace(tmp_path / "w.bin"))
-    assert rec.lstart.tolist() == [0, 0, 10, 10, 40, 45] and rec.block.tolist() == [0, 0, 1, 1, 2, 2]
+    # Default alignment is per SM: SM 6's only block starts at its own origin.
+    assert rec.lstart.tolist() == [0, 0, 0, 0, 40, 45] and rec.block.tolist() == [0, 0, 1, 1, 2, 2]
     tab = ws.timeline_table(rec, [4]).sort_values(["block", "warp"])
     # SM 4: b0w0 [0,100)->0, b0w1 [0,40)->1, b2w0 [40,70): slot1 free at 40 -> 1, b2w1 [45,75) -> 2
     assert tab["slot"].tolist() == [0, 1, 1, 2]
@@ -108,18 +124,19 @@ def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
     csv = tmp_path / "tail.csv"
     df.to_csv(csv, index=False)
     out = tmp_path / "out"
-    assert run_main(fig13cd_cli.main, [str(csv), "--out", str(out)]) == 0
+    assert run_main(fig13cd_cli.main, [str(csv), "--out", str(out), "--clock-align", "global"]) == 0
     capsys.readouterr()
     doc = json.loads((out / "fig13cd.json").read_text())
     assert doc["tail_start_cycle"] == 15 and doc["kernel_cycles"] == 30
     assert doc["tail_fraction"] == pytest.approx(0.5)
     assert doc["sm_idle_fraction"] == pytest.approx(1 - 54 / 90)
+    assert doc["last_wave_tail_start_cycle"] == 15 and doc["last_wave_tail_fraction"] == pytest.approx(0.5)
     for stem in ("fig13c", "fig13d", "fig13d-sub"):
         assert (out / f"{stem}.png").is_file()
 
     npz = tmp_path / "tail.npz"
     np.savez(npz, lstart=S, elapse=E - S, smid=SM)
-    res = ws.fig13cd(npz, tmp_path / "out2", threshold=0.5)
+    res = ws.fig13cd(npz, tmp_path / "out2", threshold=0.5, align="global")
     assert res.data["tail_start_cycle"] == 20
 
     bad = tmp_path / "bad.npz"

@@ -15,9 +15,15 @@ downloaded file executes arbitrary code.
   at least ``threshold`` (default 90 %) of the trace's SMs are busy: from then to the kernel end,
   fewer than that share of SMs have work. 13d-sub zooms on that tail.
 
-Clocks: each record's lstart is the SM's clock64; timelines are relative to the earliest lstart of
-the trace (per SM for 13a/b). SM clocks on one GPU run from the same reset, which is what the
-paper's plots assume as well.
+Clocks: lstart is the SM's own clock64, and SM clocks are not synchronised (each counter has its
+own offset), so by default every SM's clock is aligned on its first warp start: the first wave is
+dispatched to all SMs at kernel launch, so this puts all SMs on one time axis up to the first-wave
+dispatch skew. ``--clock-align global`` keeps raw differences instead (for tables whose clocks are
+already on one axis, e.g. %globaltimer).
+
+Besides the threshold tail, the *last-wave tail* is reported: from the moment the first SM has
+finished all of its work (min over SMs of its last warp end) to the kernel end, with the share of
+SM capacity left idle in it (1 - sum over SMs of their remaining busy time / (SMs x tail)).
 """
 
 from __future__ import annotations
@@ -88,21 +94,30 @@ def refuse_pickle(path: str | os.PathLike[str]) -> None:
         raise InputError(path, PICKLE_MESSAGE)
 
 
-def _relative(lstart: np.ndarray) -> np.ndarray:
-    lstart = np.asarray(lstart)
+def align_clocks(lstart: np.ndarray, smid: np.ndarray, align: str = "sm") -> np.ndarray:
+    """int64 start cycles: ``sm`` = relative to each SM's first start, ``global`` = to the trace's first start."""
+    lstart = np.asarray(lstart).astype(np.uint64)
     if lstart.size == 0:
         return lstart.astype(np.int64)
-    return (lstart.astype(np.uint64) - np.uint64(lstart.min())).astype(np.int64)
+    if align == "global":
+        return (lstart - lstart.min()).astype(np.int64)
+    if align != "sm":
+        raise ValueError(f"clock alignment must be 'sm' or 'global', got {align!r}")
+    sms, inv = np.unique(np.asarray(smid), return_inverse=True)
+    origin = np.full(sms.size, np.iinfo(np.uint64).max, dtype=np.uint64)
+    np.minimum.at(origin, inv, lstart)
+    return (lstart - origin[inv]).astype(np.int64)
 
 
-def records_from_trace(trace: BinTrace, section: int = 0) -> WarpRecords:
+def records_from_trace(trace: BinTrace, section: int = 0, align: str = "sm") -> WarpRecords:
     rec = trace.records(section, WARP_SCHED)
     blocks, units, rpu = rec.shape
     if blocks * units * rpu == 0:
         raise TraceFormatError(trace.path, f"section {section} holds no warp record")
     flat = np.asarray(rec[:, :, 0]).reshape(-1)
     return WarpRecords(
-        trace.path, _relative(flat["lstart"]), flat["elapse"].astype(np.int64), flat["smid"].astype(np.int64),
+        trace.path, align_clocks(flat["lstart"], flat["smid"], align), flat["elapse"].astype(np.int64),
+        flat["smid"].astype(np.int64),
         np.repeat(np.arange(blocks, dtype=np.int64), units), np.tile(np.arange(units, dtype=np.int64), blocks),
         trace.header.grid_size, trace.header.block_size,
     )
@@ -124,7 +139,7 @@ def _table_column(path: Path, cols: dict[str, np.ndarray], name: str, n: int | N
     return arr
 
 
-def records_from_table(path: str | os.PathLike[str]) -> WarpRecords:
+def records_from_table(path: str | os.PathLike[str], align: str = "sm") -> WarpRecords:
     """Read a ``.npz`` (no pickled objects allowed) or ``.csv`` table of warp records."""
     p = Path(path)
     refuse_pickle(p)
@@ -157,11 +172,11 @@ def records_from_table(path: str | os.PathLike[str]) -> WarpRecords:
     smid = _table_column(p, cols, "smid", n)
     block = _table_column(p, cols, "block", n).astype(np.int64) if "block" in cols else np.full(n, -1, np.int64)
     warp = _table_column(p, cols, "warp", n).astype(np.int64) if "warp" in cols else np.full(n, -1, np.int64)
-    return WarpRecords(p, _relative(lstart.astype(np.uint64)), elapse.astype(np.int64), smid.astype(np.int64),
+    return WarpRecords(p, align_clocks(lstart, smid, align), elapse.astype(np.int64), smid.astype(np.int64),
                        block, warp)
 
 
-def load_warp_records(path: str | os.PathLike[str], section: int = 0) -> WarpRecords:
+def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str = "sm") -> WarpRecords:
     """``.bin`` | trace directory (its newest ``result/*.bin``) | ``.npz``/``.csv`` table; ``.pkl`` refused."""
     p = Path(path)
     refuse_pickle(p)
@@ -172,12 +187,12 @@ def load_warp_records(path: str | os.PathLike[str], section: int = 0) -> WarpRec
         results = list(td.results())
         if not results:
             raise InputError(p, "trace directory has no result/*.bin trace")
-        return records_from_trace(td.open_result(results[-1]), section)
+        return records_from_trace(td.open_result(results[-1]), section, align)
     if p.suffix.lower() in (".npz", ".csv"):
-        return records_from_table(p)
+        return records_from_table(p, align)
     if not p.exists():
         raise InputError(p, "no such file or directory")
-    return records_from_trace(open_trace(p), section)
+    return records_from_trace(open_trace(p), section, align)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -412,20 +427,46 @@ def fig13b(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], **kw) 
 # Fig. 13c/d: tailing effect
 
 
-def _shade_tail(ax, tail: Tail) -> None:
+@dataclass
+class LastWaveTail:
+    """From the first SM finishing all of its work to the kernel end (the generator's definition too)."""
+
+    start: int
+    end: int
+    fraction: float  # of the kernel span
+    idle_sm_fraction: float  # SM capacity left idle inside it
+
+
+def last_wave_tail(smid: np.ndarray, start: np.ndarray, end: np.ndarray) -> LastWaveTail:
+    smid = np.asarray(smid, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    sms, inv = np.unique(smid, return_inverse=True)
+    last = np.full(sms.size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(last, inv, end)
+    k0, k1 = int(np.min(start)), int(last.max())
+    t0 = int(last.min())
+    tail = k1 - t0
+    busy = np.clip(last - t0, 0, None).sum()
+    return LastWaveTail(t0, k1, tail / (k1 - k0) if k1 > k0 else 0.0,
+                        float(1 - busy / (sms.size * tail)) if tail > 0 else 0.0)
+
+
+def _shade_tail(ax, tail: Tail, wave: LastWaveTail) -> None:
     ax.axvspan(tail.tail_start, tail.kernel_end, color=PALETTE[1], alpha=0.12, lw=0,
-               label=f"tail: {tail.tail_fraction:.1%} of the kernel")
+               label=f"tail (<{tail.threshold:.0%} SMs busy): {tail.tail_fraction:.1%} of the kernel")
     ax.axvline(tail.tail_start, color=PALETTE[1], lw=1.2, ls="--")
+    ax.axvline(wave.start, color=PALETTE[3], lw=1.2, ls=":", label=f"first SM done ({wave.fraction:.1%} left)")
 
 
 def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
-            threshold: float = DEFAULT_TAIL_THRESHOLD, section: int = 0) -> SectionResult:
+            threshold: float = DEFAULT_TAIL_THRESHOLD, section: int = 0, align: str = "sm") -> SectionResult:
     """Fig. 13c (active warps), 13d (busy SMs) and 13d-sub (zoom on the tail) of one trace or table."""
-    rec = load_warp_records(path, section)
+    rec = load_warp_records(path, section, align)
     t_w, active = active_sweep(rec.lstart, rec.end)
     t_s, busy = busy_sm_sweep(rec.smid, rec.lstart, rec.end)
     n_sms = rec.n_sms
     tail = find_tail(t_s, busy, n_sms, threshold)
+    wave = last_wave_tail(rec.smid, rec.lstart, rec.end)
     span = tail.kernel_end - tail.kernel_start
     idle_all = 1 - integrate_step(t_s, busy, tail.kernel_start, tail.kernel_end) / (n_sms * span) if span else 0.0
     idle_tail = (1 - integrate_step(t_s, busy, tail.tail_start, tail.kernel_end) / (n_sms * tail.tail_cycles)
@@ -434,71 +475,95 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     synthetic = bundle.is_synthetic(path)
     out = Path(out_dir)
     files: dict[str, Path] = {}
+    xlabel = "cycles since kernel start" + (" (each SM aligned on its first warp)" if align == "sm" else "")
 
     with style_context():
-        fig = new_figure(9.0, 3.6)
+        fig = new_figure(9.0, 3.8)
         ax = fig.subplots()
-        ax.step(t_w, active, where="post", color=PALETTE[0], lw=1)
+        ax.step(t_w, active, where="post", color=PALETTE[0], lw=1, label="active warps")
         ax.fill_between(t_w, active, step="post", color=PALETTE[0], alpha=0.25)
-        _shade_tail(ax, tail)
-        ax.set_xlabel("cycles since kernel start")
+        _shade_tail(ax, tail, wave)
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("active warps (all SMs)")
-        ax.set_ylim(0, max(int(active.max()), 1) * 1.15)
+        ax.set_ylim(0, max(int(active.max()), 1) * 1.3)
         ax.set_xlim(tail.kernel_start, tail.kernel_end)
-        ax.legend(loc="upper right")
-        ax.set_title("Fig. 13c: active warps over time")
+        ax.legend(loc="upper right", ncols=3)
+        ax.set_title(f"Fig. 13c: active warps over time ({n_sms} SMs)")
         mark_synthetic(fig, synthetic)
     files.update(_save(fig, out, "fig13c"))
 
     def busy_axes(ax, lo: int, hi: int, title: str) -> None:
         ax.step(t_s, busy, where="post", color=PALETTE[2], lw=1.2, label="busy SMs")
-        ax.axhline(threshold * n_sms, color="grey", lw=1, ls=":", label=f"{threshold:.0%} of {n_sms} SMs")
-        _shade_tail(ax, tail)
+        ax.axhline(threshold * n_sms, color="grey", lw=1, ls="-.", label=f"{threshold:.0%} of {n_sms} SMs")
+        _shade_tail(ax, tail, wave)
         ax.set_xlim(lo, hi)
-        ax.set_ylim(0, n_sms * 1.25)
-        ax.set_xlabel("cycles since kernel start")
+        ax.set_ylim(0, n_sms * 1.35)
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("SMs with running warps")
-        ax.legend(loc="upper right", ncols=3)
+        ax.legend(loc="upper right", ncols=2)
         ax.set_title(title)
 
     with style_context():
-        fig = new_figure(9.0, 3.6)
+        fig = new_figure(9.0, 3.8)
         busy_axes(fig.subplots(), tail.kernel_start, tail.kernel_end, "Fig. 13d: busy SMs over time (tailing effect)")
         mark_synthetic(fig, synthetic)
     files.update(_save(fig, out, "fig13d"))
 
-    # Zoom: a little before the tail so the drop from full occupancy is visible.
-    lo = max(tail.kernel_start, tail.tail_start - max(tail.tail_cycles // 4, 1))
+    # Zoom: from a little before the earlier of the two tail marks, so the drop from full occupancy shows.
+    first_mark = min(tail.tail_start, wave.start)
+    lo = max(tail.kernel_start, first_mark - max((tail.kernel_end - first_mark) // 4, 1))
     with style_context():
-        fig = new_figure(9.0, 3.6)
+        fig = new_figure(9.0, 3.8)
         busy_axes(fig.subplots(), lo, tail.kernel_end, "Fig. 13d-sub: zoom on the tail")
         mark_synthetic(fig, synthetic)
     files.update(_save(fig, out, "fig13d-sub"))
 
-    truth = bundle.ground_truth(path, SECTION)
-    gt_tail = truth.get("tail_fraction") if isinstance(truth, dict) else None
+    truth = _tail_truth(path)
     data = {
         "figure": "fig13cd", "paper_ref": f"{PAPER_REF}c/d", "input": str(path), "n_warps": int(rec.lstart.size),
-        "n_sms": n_sms, "threshold": threshold,
+        "n_sms": n_sms, "threshold": threshold, "clock_align": align,
         "tail_rule": "tail starts at the end of the last interval with busy SMs >= threshold x SMs in the trace",
         "kernel_cycles": span, "tail_start_cycle": tail.tail_start, "tail_cycles": tail.tail_cycles,
         "tail_fraction": tail.tail_fraction, "threshold_reached": tail.reached,
+        "last_wave_tail_start_cycle": wave.start, "last_wave_tail_fraction": wave.fraction,
+        "last_wave_tail_idle_sm_fraction": wave.idle_sm_fraction,
         "peak_active_warps": int(active.max()), "warps_running_in_tail": warps_in_tail,
         "sm_idle_fraction": idle_all, "sm_idle_fraction_in_tail": idle_tail, "ground_truth": truth,
     }
+    gt = truth if isinstance(truth, dict) else {}
     summary = [
         {"key": "tail_fraction", "paper_ref": f"{PAPER_REF}d", "value": tail.tail_fraction, "unit": "fraction",
-         "ground_truth": gt_tail},
+         "ground_truth": None},
+        {"key": "last_wave_tail_fraction", "paper_ref": f"{PAPER_REF}d", "value": wave.fraction,
+         "unit": "fraction", "ground_truth": gt.get("tail_fraction")},
+        {"key": "last_wave_tail_idle_sm_fraction", "paper_ref": f"{PAPER_REF}d", "value": wave.idle_sm_fraction,
+         "unit": "fraction", "ground_truth": gt.get("tail_idle_sm_fraction")},
         {"key": "sm_idle_fraction", "paper_ref": f"{PAPER_REF}d", "value": idle_all, "unit": "fraction",
-         "ground_truth": truth.get("sm_idle_fraction") if isinstance(truth, dict) else None},
+         "ground_truth": None},
     ]
     data["summary"] = summary
     sweep = pd.DataFrame({"cycle": t_s, "busy_sms": busy})
     files.update(write_results(out, "fig13cd", data, input_path=path, tables={"fig13cd_busy_sms": sweep}))
     text = (f"tail: last {tail.tail_cycles:,} of {span:,} cycles ({tail.tail_fraction:.1%}) run with fewer than "
             f"{threshold:.0%} of {n_sms} SMs busy; SM idle share {idle_all:.1%} overall, {idle_tail:.1%} in the tail\n"
+            f"last-wave tail (first SM done -> end): {wave.fraction:.1%} of the kernel, "
+            f"{wave.idle_sm_fraction:.1%} of SM capacity idle in it"
+            + (f" (ground truth {gt['tail_fraction']:.1%}, {gt['tail_idle_sm_fraction']:.1%})"
+               if "tail_fraction" in gt and "tail_idle_sm_fraction" in gt else "") + "\n"
             + "\n".join(str(files[k]) for k in ("fig13c.png", "fig13d.png", "fig13d-sub.png")))
     return SectionResult(SECTION, data, files, {"fig13cd_busy_sms": sweep}, summary, text)
+
+
+def _tail_truth(path: str | os.PathLike[str]) -> dict | None:
+    """The generator's truth for the run this input belongs to (``tail``/``exclusive``/``shared``)."""
+    truth = bundle.ground_truth(path, SECTION)
+    if not isinstance(truth, dict):
+        return None
+    parts = Path(path).resolve().parts
+    for key, folder in (("tail", "tail"), ("exclusive", "exclusive_sched"), ("shared", "shared_sched")):
+        if folder in parts and isinstance(truth.get(key), dict):
+            return truth[key]
+    return None
 
 
 def _save(fig, out: Path, stem: str) -> dict[str, Path]:
@@ -577,11 +642,14 @@ def tail_main(argv: Sequence[str] | None = None) -> int:
     """CLI of ``fig13cd.py``."""
     parser = argparse.ArgumentParser(description="Fig. 13c/13d: active warps, busy SMs and the tail")
     parser.add_argument("trace", type=Path, help="result/*.bin, trace directory, or .npz/.csv table (no .pkl)")
+    parser.add_argument("--clock-align", choices=("sm", "global"), default="sm",
+                        help="align each SM's clock on its first warp (default; SM clocks are not synchronised) "
+                             "or keep raw differences")
     parser.add_argument("--tail-threshold", type=float, default=DEFAULT_TAIL_THRESHOLD,
                         help="tail = fewer than this share of SMs busy until the end (default 0.9)")
     add_output_args(parser, "results/warp_sched")
     args = parser.parse_args(argv)
-    emit(fig13cd(args.trace, args.out, args.tail_threshold), args.json)
+    emit(fig13cd(args.trace, args.out, args.tail_threshold, align=args.clock_align), args.json)
     return 0
 
 
