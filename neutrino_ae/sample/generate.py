@@ -1,0 +1,157 @@
+"""Build a whole sample bundle: every section into a temporary sibling of ``out``, then one rename.
+
+Randomness: one ``numpy.random.Generator(PCG64)`` per section, from ``SeedSequence(seed).spawn``
+in the fixed order of :data:`SECTIONS` (DMAT spawns one per figure), so sections are independent
+and the same seed gives a byte-identical bundle. Nothing time-dependent is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neutrino_ae.bundle import SAMPLE, write_manifest
+from neutrino_ae.errors import InputError
+from neutrino_ae.sample.attention import AttnShape
+from neutrino_ae.sample.blocksched import BlockSchedParams
+from neutrino_ae.sample.catalog import table2_kernels
+from neutrino_ae.sample.costs import CostModel
+from neutrino_ae.sample.device import Device
+from neutrino_ae.sample.host import HostModel
+from neutrino_ae.sample.maxmem import models as maxmem_models
+from neutrino_ae.sample.sections import block_sched, dmat, exposed_latency, kernel_overhead, max_mem, warp_sched
+from neutrino_ae.sample.sections.dmat import KERNELS as DMAT_KERNELS
+from neutrino_ae.sample.sections.dmat import DmatParams
+from neutrino_ae.sample.sections.kernel_overhead import OverheadParams
+from neutrino_ae.sample.warps import WarpSchedParams
+
+GENERATOR_VERSION = "1.0.0"
+SCALES = ("tiny", "small", "paper")
+SECTIONS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    scale: str
+    device: Device = field(default_factory=Device)
+    host: HostModel = field(default_factory=HostModel)
+    block_sched: BlockSchedParams = field(default_factory=lambda: BlockSchedParams(numel=4096 * 512))
+    dmat: DmatParams = field(default_factory=lambda: DmatParams(AttnShape(1, 8, 512, 64), write_raw=True))
+    warp_sched: WarpSchedParams = field(default_factory=WarpSchedParams)
+    costs: CostModel = field(default_factory=CostModel)
+    overhead: OverheadParams = field(default_factory=OverheadParams)
+
+    def model_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["dmat"]["kernels"] = {fig: k.to_dict() for fig, k in DMAT_KERNELS.items()}
+        d["kernel_overhead_kernels"] = [k.to_dict() for k in table2_kernels()]
+        d["max_mem_models"] = {m: [{"name": s.name, "weights": s.weights, "input_bytes": s.input_bytes,
+                                    "launches": [asdict(x) for x in s.launches]} for s in subs]
+                               for m, subs in maxmem_models().items()}
+        return d
+
+
+def config_for(scale: str) -> SampleConfig:
+    """Scale presets: ``small`` (default: 4096 fill blocks, attention (1, 8, 512, 64) with raw
+    traces), ``tiny`` (tests), ``paper`` (32768 blocks, attention (4, 32, 4096, 64), streamed)."""
+    if scale == "small":
+        return SampleConfig("small")
+    if scale == "tiny":
+        return SampleConfig("tiny", block_sched=BlockSchedParams(numel=1024 * 512),
+                            dmat=DmatParams(AttnShape(1, 2, 256, 64), write_raw=True),
+                            warp_sched=WarpSchedParams(full_waves=1, tail_full_waves=2),
+                            overhead=OverheadParams(launches_per_kernel=3, failed_launch=("gather", "dmat", 1)))
+    if scale == "paper":
+        return SampleConfig("paper", block_sched=BlockSchedParams(numel=4096 * 4096),
+                            dmat=DmatParams(AttnShape(4, 32, 4096, 64), write_raw=False, blocks_per_chunk=16))
+    raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
+
+
+def section_rngs(seed: int) -> dict[str, np.random.SeedSequence]:
+    return dict(zip(SECTIONS, np.random.SeedSequence(seed).spawn(len(SECTIONS)), strict=True))
+
+
+def _gen(ss: np.random.SeedSequence) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(ss))
+
+
+def _bar_factory(progress: bool):
+    if not progress:
+        return lambda it, total, desc: it
+    from tqdm import tqdm
+
+    def bar(it: Iterable[Any], total: int, desc: str) -> Iterable[Any]:
+        return tqdm(it, total=total, desc=desc, unit="chunk", leave=False)
+
+    return bar
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise InputError(out, "exists and is not empty (use --force to replace it)")
+
+
+def build_into(root: Path, cfg: SampleConfig, seed: int, progress: bool = False) -> dict[str, Any]:
+    """Write every section under ``root`` (which must exist) and return the ground truth."""
+    ss = section_rngs(seed)
+    bar = _bar_factory(progress)
+    truth: dict[str, Any] = {}
+    steps = bar(SECTIONS, len(SECTIONS), "sections")
+    for name in steps:
+        rng = _gen(ss[name])
+        if name == "block_sched":
+            truth[name] = block_sched.build(root, cfg.device, cfg.block_sched, cfg.host, rng)
+        elif name == "dmat":
+            figs = dict(zip(DMAT_KERNELS, (_gen(s) for s in ss[name].spawn(len(DMAT_KERNELS))), strict=True))
+            truth[name] = dmat.build(root, cfg.device, cfg.dmat, figs, bar)
+        elif name == "kernel_overhead":
+            truth[name] = kernel_overhead.build(root, cfg.device, cfg.overhead, cfg.costs, cfg.host, rng)
+        elif name == "max_mem":
+            truth[name] = max_mem.build(root, rng)
+        elif name == "exposed_latency":
+            truth[name] = exposed_latency.build(root, cfg.device, cfg.costs, cfg.host, rng)
+        elif name == "warp_sched":
+            truth[name] = warp_sched.build(root, cfg.device, cfg.warp_sched, cfg.host, rng)
+    return truth
+
+
+def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int = 0, progress: bool = True,
+                    force: bool = False) -> Path:
+    """Generate a sample bundle at ``out`` and return its path.
+
+    The bundle is built in a temporary sibling directory and renamed into place only when complete,
+    so a crash never leaves a half bundle at ``out``. An existing non-empty ``out`` is refused unless
+    ``force``.
+    """
+    cfg = config_for(scale)
+    out = Path(out)
+    _check_out(out, force)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        truth = build_into(tmp, cfg, seed, progress)
+        write_manifest(tmp, SAMPLE, generator_version=GENERATOR_VERSION, scale=scale, seed=int(seed),
+                       model=cfg.model_dict(), ground_truth=truth)
+        os.chmod(tmp, 0o755)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "bundle")
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
+        raise
+    return out
