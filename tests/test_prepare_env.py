@@ -1,0 +1,103 @@
+"""prepare_env.py: exit codes, table/JSON output, install plan, fake GPU tools on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _path_without_gpu(tmp_path: Path, nvidia_smi: str | None = None) -> str:
+    """PATH with our interpreter and the basic tools, plus an optional fake nvidia-smi."""
+    fake = tmp_path / "bin"
+    fake.mkdir(exist_ok=True)
+    if nvidia_smi is not None:
+        tool = fake / "nvidia-smi"
+        tool.write_text(nvidia_smi)
+        tool.chmod(0o755)
+    return os.pathsep.join([str(fake), str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+
+
+def _run(tmp_path: Path, *args: str, nvidia_smi: str | None = None, extra_env: dict | None = None):
+    env = {k: v for k, v in os.environ.items() if k not in ("NEUTRINO_SRC", "CUTLASS_BENCH_DIR", "CUTLASS_ARCH")}
+    env.update({"PATH": _path_without_gpu(tmp_path, nvidia_smi), "CUTLASS_DIR": str(tmp_path / "cutlass"),
+                "THIRD_PARTY": str(tmp_path / "tp"), **(extra_env or {})})
+    return subprocess.run([sys.executable, str(REPO / "prepare_env.py"), *args], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+
+
+def test_check_without_gpu_exits_3_with_table(tmp_path):
+    proc = _run(tmp_path, "--check")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "nvidia-gpu" in proc.stdout and "missing" in proc.stdout
+    assert "no NVIDIA GPU" in proc.stdout
+    for item in ("cuobjdump", "ptxas", "gcc", "git", "nm", "file", "python", "neutrino", "torch", "triton",
+                 "cutlass", "nsys", "ncu"):
+        assert any(line.startswith(item) for line in proc.stdout.splitlines()), item
+
+
+def test_check_json_parses(tmp_path):
+    proc = _run(tmp_path, "--check", "--json")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exit_code"] == 3
+    assert doc["ready"] is False and doc["gpus"] == []
+    names = {c["name"] for c in doc["checks"]}
+    assert {"nvidia-gpu", "neutrino", "torch", "triton", "cutlass"} <= names
+
+
+def test_fake_a100_is_reported(tmp_path):
+    smi = '#!/bin/sh\necho "NVIDIA A100-SXM4-40GB, 8.0, 535.104.05"\n'
+    proc = _run(tmp_path, "--check", "--json", nvidia_smi=smi)
+    doc = json.loads(proc.stdout)
+    assert doc["gpus"] == [{"name": "NVIDIA A100-SXM4-40GB", "compute_cap": "8.0", "driver": "535.104.05",
+                            "sm_count": "108"}]
+    # A GPU is there, but neutrino (at least) is missing: "required missing", not "no GPU".
+    assert proc.returncode == doc["exit_code"] == 1
+    table = _run(tmp_path, "--check", nvidia_smi=smi).stdout
+    assert "A100-SXM4-40GB, sm_80, driver 535.104.05" in table
+
+
+def test_unknown_gpu_sm_count_is_unknown(tmp_path):
+    smi = '#!/bin/sh\necho "NVIDIA Mystery GPU, 9.9, 999.1"\n'
+    doc = json.loads(_run(tmp_path, "--check", "--json", nvidia_smi=smi).stdout)
+    assert doc["gpus"][0]["sm_count"] == "unknown"
+
+
+def test_failing_nvidia_smi_is_no_gpu(tmp_path):
+    smi = '#!/bin/sh\necho "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver" >&2\nexit 9\n'
+    proc = _run(tmp_path, "--check", nvidia_smi=smi)
+    assert proc.returncode == 3
+    assert "exit 9" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_install_dry_run_lists_steps(tmp_path):
+    smi = '#!/bin/sh\necho "NVIDIA A100-SXM4-40GB, 8.0, 535.104.05"\n'
+    proc = _run(tmp_path, "--install", "--dry-run", nvidia_smi=smi,
+                extra_env={"NEUTRINO_REF": "artifact", "NEUTRINO_REPO": "https://example.invalid/neutrino"})
+    out = proc.stdout
+    assert "Traceback" not in out + proc.stderr
+    assert "git clone --depth 1 --branch artifact https://example.invalid/neutrino" in out
+    assert "setup.py install" in out
+    assert "-DCUTLASS_NVCC_ARCHS=80" in out and "-DCUTLASS_NVCC_EMBED_PTX=ON" in out
+    assert "dry run:" in out
+    assert not (tmp_path / "tp").exists()  # nothing executed
+
+
+def test_install_uses_local_checkout(tmp_path):
+    src = tmp_path / "neutrino-src"
+    src.mkdir()
+    (src / "setup.py").write_text("")
+    proc = _run(tmp_path, "--install", "--dry-run", extra_env={"NEUTRINO_SRC": str(src)})
+    assert "git clone" not in proc.stdout.split("cutlass")[0]
+    assert f"(in {src})" in proc.stdout
+
+
+def test_install_bad_local_checkout_is_reported(tmp_path):
+    proc = _run(tmp_path, "--install", "--dry-run", extra_env={"NEUTRINO_SRC": str(tmp_path / "nowhere")})
+    assert "no setup.py there" in proc.stdout
+    assert proc.returncode == 1
