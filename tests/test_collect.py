@@ -1,0 +1,106 @@
+"""neutrino_ae.collect with the fake neutrino CLI: trace dirs moved, failures as one-line errors."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from neutrino_ae import collect
+from neutrino_ae.collect import CollectError, run_neutrino, trace_dirs_from_stderr
+
+FAKE = Path(__file__).resolve().parent / "fake_neutrino"
+
+
+@pytest.fixture
+def fake_path(monkeypatch):
+    monkeypatch.setenv("PATH", os.pathsep.join([str(FAKE), str(Path(sys.executable).parent), os.environ["PATH"]]))
+    for var in ("FAKE_NEUTRINO_FAIL", "FAKE_NEUTRINO_NO_TRACE_LINE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_trace_dirs_from_stderr():
+    text = "[info] init\n[info] trace in ./trace/Apr24_231539_1860576\nnoise\n[info] trace in /x/Apr24_2_9\n"
+    assert trace_dirs_from_stderr(text) == ["./trace/Apr24_231539_1860576", "/x/Apr24_2_9"]
+    assert trace_dirs_from_stderr("nothing here\n") == []
+
+
+def test_run_neutrino_moves_trace(fake_path, tmp_path):
+    out = tmp_path / "out"
+    res = run_neutrino(["-p", "block_sched", "python", "raw.py"], None, out)
+    assert res.returncode == 0 and len(res.trace_dirs) == 1
+    tdir = res.trace_dir
+    assert tdir.parent == out and (tdir / "event.log").is_file() and (tdir / "probe.toml").is_file()
+    assert len(list((tdir / "result").glob("*.bin"))) == 1
+    assert res.stderr_path.read_text().startswith("[info] trace in")
+    # The scratch working directory (with the CLI's ./trace) is gone.
+    assert [p.name for p in out.iterdir() if p.is_dir()] == [tdir.name]
+
+
+def test_run_neutrino_dest_name_and_workdir(fake_path, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    res = run_neutrino(["--benchmark", "-p", "gmem_bytes", "true"], work, tmp_path / "cell", dest_name="trace")
+    assert res.trace_dir == tmp_path / "cell" / "trace"
+    assert "[benchmark] prologue" in (res.trace_dir / "event.log").read_text()
+    assert not (work / "trace").exists()
+
+
+def test_failure_has_stderr_tail(fake_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_NEUTRINO_FAIL", "1")
+    with pytest.raises(CollectError) as err:
+        run_neutrino(["-p", "block_sched", "true"], None, tmp_path / "o")
+    msg = str(err.value)
+    assert "exited 1" in msg and "injected failure" in msg and "\n" not in msg
+
+
+def test_no_trace_line(fake_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_NEUTRINO_NO_TRACE_LINE", "1")
+    with pytest.raises(CollectError, match="printed no 'trace in <dir>' line"):
+        run_neutrino(["-p", "block_sched", "true"], None, tmp_path / "o")
+
+
+def test_announced_dir_missing(tmp_path):
+    tool = tmp_path / "liar"
+    tool.write_text("#!/bin/sh\necho '[info] trace in /nonexistent/Apr01_000000_1' >&2\n")
+    tool.chmod(0o755)
+    with pytest.raises(CollectError, match="does not exist"):
+        run_neutrino(["-p", "x", "true"], None, tmp_path / "o", neutrino=str(tool))
+
+
+def test_missing_cli(tmp_path):
+    with pytest.raises(CollectError, match="not found"):
+        run_neutrino(["-p", "x", "true"], None, tmp_path / "o", neutrino=str(tmp_path / "no-such-neutrino"))
+
+
+def test_staged_keeps_old_on_failure(tmp_path):
+    final = tmp_path / "sec"
+    final.mkdir()
+    (final / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError), collect.staged(final) as stage:
+        (stage / "new.txt").write_text("new")
+        raise RuntimeError("boom")
+    assert [p.name for p in tmp_path.iterdir()] == ["sec"] and (final / "old.txt").is_file()
+    with collect.staged(final) as stage:
+        (stage / "new.txt").write_text("new")
+    assert sorted(p.name for p in final.iterdir()) == ["new.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["sec"]
+
+
+def test_results_by_time_not_listing_order(tmp_path):
+    res = tmp_path / "result"
+    res.mkdir()
+    for name in ("10.5.bin", "2.25.bin", "0.486795.bin"):
+        (res / name).write_bytes(b"")
+    assert [p.name for p in collect.results_by_time(tmp_path)] == ["0.486795.bin", "2.25.bin", "10.5.bin"]
+
+
+def test_collect_block_sched_with_fake(fake_path, tmp_path):
+    collect.collect_section("block_sched", tmp_path, collect.Context(log=lambda s: None))
+    root = tmp_path / "block_sched"
+    assert len([p for p in root.iterdir() if (p / "event.log").is_file()]) == 1
+    assert len(list((root / "variants" / "persistent").glob("*/event.log"))) == 1
+    manifest = (tmp_path / "bundle.json").read_text()
+    assert '"kind": "dynamic"' in manifest and "block_sched" in manifest
