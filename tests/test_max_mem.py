@@ -1,0 +1,124 @@
+"""Fig. 11 (maximum probe memory) on hand-made max_mem trees with known maxima and missing files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from max_mem import max_mem as mm
+from neutrino_ae import bundle
+from neutrino_ae.scriptutil import run_main
+
+
+def _event_log(probe_mems) -> str:
+    text = "[pid] 77\n"
+    for i, mem in enumerate(probe_mems):
+        text += (f"[exec] {1000 + i} param 7f0000000000\n"
+                 "[exec] grid 8 1 1 block 64 1 1 shared 0\n"
+                 "[exec] grid 8 warp 2 probe 16 total 256\n")
+        if mem is not None:
+            text += f"[exec] probe-mem {mem} (bytes)\n"
+    return text
+
+
+def _sub(root, model, probe, sub, stdout=None, traces=()):
+    d = root / model / probe / sub
+    d.mkdir(parents=True)
+    if stdout is not None:
+        (d / "stdout.log").write_text(stdout)
+    for name, mems in traces:
+        (d / name).mkdir()
+        if mems is not None:
+            (d / name / "event.log").write_text(_event_log(mems))
+    return d
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "max_mem"
+    # the second "max memory" line of s1 is the larger one: the artifact's first-line break missed it
+    _sub(root, "resnet-bs32", "block_sched", "s1", "warmup\nmax memory: 1000\nstep\nmax memory: 5000\n",
+         [("Apr24_1", [100, 300]), ("Apr24_2", [250, None])])
+    _sub(root, "resnet-bs32", "block_sched", "s2", "max memory: 4000\n", [("Apr24_3", [700])])
+    _sub(root, "resnet-bs32", "dmat", "s1", None, [("Apr24_4", [9000, 8000])])       # stdout.log missing
+    _sub(root, "resnet-bs32", "dmat", "s2", "max memory: 3000\n", [("Apr24_5", None)])  # event.log missing
+    _sub(root, "sd-bs1", "block_sched", "s1", "max memory: lots\n", [("Apr24_6", [None])])
+    (root / "mamba-bs32").mkdir()
+    return root
+
+
+def test_maxima_over_all_launches_traces_and_subs(tree, tmp_path):
+    res = mm.analyze(tree, tmp_path / "out")
+    e = {(x["model"], x["probe"]): x for x in res.data["entries"]}
+    bs = e[("resnet-bs32", "block_sched")]
+    assert bs["probe_mem_max"] == 700 and bs["probe_mem_source"].endswith("s2/Apr24_3/event.log")
+    assert bs["workload_max"] == 5000 and bs["workload_source"].endswith("s1/stdout.log")
+    assert bs["ratio"] == pytest.approx(700 / 5000)
+    assert bs["launches"] == 5 and bs["trace_dirs"] == 3 and bs["problems"] == []
+
+    dm = e[("resnet-bs32", "dmat")]
+    assert dm["probe_mem_max"] == 9000 and dm["workload_max"] == 3000
+    assert dm["ratio"] == pytest.approx(3.0)
+
+    sd = e[("sd-bs1", "block_sched")]
+    assert sd["probe_mem_max"] is None and sd["workload_max"] is None and sd["ratio"] is None
+
+    problems = res.data["problems_by_model"]
+    assert sorted(problems) == ["mamba-bs32", "resnet-bs32", "sd-bs1"]
+    assert problems["resnet-bs32"] == [
+        f"{tree}/resnet-bs32/dmat/s1/stdout.log: missing, workload memory of this sub-module unknown",
+        f"{tree}/resnet-bs32/dmat/s2/Apr24_5/event.log: missing",
+    ]
+    assert problems["sd-bs1"] == [
+        f"{tree}/sd-bs1/block_sched/s1/stdout.log: line 1: 'max memory: lots' is not a byte count",
+        f"{tree}/sd-bs1/block_sched: no '[exec] probe-mem' line in any event.log",
+    ]
+    assert problems["mamba-bs32"] == [f"{tree}/mamba-bs32: no <probe>/ folders, model not measured"]
+    assert "resnet-bs32: 2" in res.text and "stdout.log: missing" in res.text
+    assert res.data["workload_peaks"] == {"resnet-bs32": 5000, "sd-bs1": None}
+
+
+def test_table_and_files(tree, tmp_path):
+    out = tmp_path / "out"
+    res = mm.analyze(tree, out)
+    df = res.tables["max_mem"]
+    assert list(df["model"]) == ["resnet-bs32", "resnet-bs32", "sd-bs1"]   # paper model order
+    assert list(df["probe"]) == ["block_sched", "dmat", "block_sched"]
+    row = df.iloc[1]
+    assert row["probe_mem_bytes"] == 9000 and row["probe_mem"] == "8.79 KiB"
+    assert row["workload"] == "2.93 KiB" and row["probe_over_workload"] == pytest.approx(3.0)
+    for name in ("max_mem.png", "max_mem.svg", "max_mem.json", "max_mem.csv", "max_mem.md"):
+        assert (out / name).stat().st_size > 0, name
+    csv = (out / "max_mem.csv").read_text().splitlines()
+    assert csv[0].startswith("model,probe,probe_mem_bytes,probe_mem,workload_bytes,workload,probe_over_workload")
+    assert csv[3].startswith("sd-bs1,block_sched,,-,,-,")
+    summary = {s["key"]: s["value"] for s in res.summary}
+    assert summary["resnet-bs32.block_sched.probe_mem_max"] == 700
+    assert summary["resnet-bs32.block_sched.workload_max"] == 5000
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 B"), (1023, "1023 B"), (1536, "1.5 KiB"), (3 * 1024 ** 3, "3 GiB"),
+                                     (None, "-")])
+def test_human_bytes(n, text):
+    assert mm.human_bytes(n) == text
+
+
+def test_sample_bundle_truth_and_mark(tree, tmp_path):
+    bundle.write_manifest(tree.parent, "sample", ground_truth={"max_mem": {"resnet-bs32": {
+        "block_sched": {"probe_mem_max": 700, "workload_max": 5000}}}})
+    res = mm.analyze(tree, tmp_path / "out")
+    truth = {s["key"]: s["ground_truth"] for s in res.summary}
+    assert truth["resnet-bs32.block_sched.probe_mem_max"] == 700
+    assert truth["resnet-bs32.block_sched.workload_max"] == 5000
+    assert truth["resnet-bs32.dmat.probe_mem_max"] is None
+    assert json.loads((tmp_path / "out" / "max_mem.json").read_text())["synthetic"] is True
+    assert "1/1 probe-memory peaks equal the injected value" in res.text
+
+
+def test_cli(tree, tmp_path, capsys):
+    assert run_main(mm.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["files"]["figure"].endswith("max_mem.png") and len(doc["entries"]) == 3
+    assert run_main(mm.main, [str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'missing'}: no such folder")
