@@ -100,7 +100,7 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
         keep = clock != np.uint64(0xFFFF_FFFF_FFFF_FFFF)
         clock = clock[keep]
         page = rec["addr"][keep] & PAGE_MASK
-        c, p, n = _reduce(clock, page, np.ones(clock.size, np.uint64))
+        c, p, n = _reduce(clock, page, None)
         acc_keys.append((c, p))
         acc_counts.append(n)
         pending += 1
@@ -110,15 +110,56 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
     return from_pairs(merged_clock, merged_page, merged_count)
 
 
-def _reduce(clock: np.ndarray, page: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sum counts of equal (clock, page) keys."""
+def _reduce(clock: np.ndarray, page: np.ndarray,
+            count: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum counts of equal (clock, page) keys (``count=None``: every record counts 1); the result is
+    ordered by (clock, page)."""
     if clock.size == 0:
-        return clock.astype(np.uint64), page.astype(np.uint64), count.astype(np.uint64)
+        return clock.astype(np.uint64), page.astype(np.uint64), np.zeros(0, np.uint64)
+    packed = _pack(clock, page)
+    if packed is None:
+        return _reduce_lexsort(clock, page, np.ones(clock.size, np.uint64) if count is None else count)
+    # One sort of a packed (clock, page) uint64 key instead of a two-key lexsort: several times
+    # faster, and the key order is exactly (clock, page).
+    key, shift, page_shift, page_min = packed
+    if count is None:
+        key.sort()
+        idx = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        n = np.diff(np.r_[idx, key.size]).astype(np.uint64)
+    else:
+        order = np.argsort(key)
+        key = key[order]
+        idx = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        n = np.add.reduceat(np.asarray(count, np.uint64)[order], idx)
+    k = key[idx]
+    c = k >> np.uint64(shift)
+    p = ((k & np.uint64((1 << shift) - 1)) << np.uint64(page_shift)) + page_min
+    return c, p, n.astype(np.uint64)
+
+
+def _pack(clock: np.ndarray, page: np.ndarray) -> tuple[np.ndarray, int, int, np.uint64] | None:
+    """``clock << shift | (page - page_min) >> page_shift`` as uint64, or None when it needs > 64 bits."""
+    clock = np.asarray(clock, np.uint64)
+    page = np.asarray(page, np.uint64)
+    page_min = page.min()
+    rel = page - page_min
+    # Pages of 64 KiB have 16 zero low bits (page_min too): drop them to save key bits.
+    page_shift = 16 if int(np.bitwise_or.reduce(rel)) & 0xFFFF == 0 else 0
+    rel >>= np.uint64(page_shift)
+    shift = max(1, int(rel.max()).bit_length())
+    # shift 64 would be a no-op shift on x86 (count taken mod 64), so it must stay below.
+    if shift > 63 or int(clock.max()).bit_length() + shift > 64:
+        return None
+    return (clock << np.uint64(shift)) | rel, shift, page_shift, page_min
+
+
+def _reduce_lexsort(clock: np.ndarray, page: np.ndarray,
+                    count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     order = np.lexsort((page, clock))
     c, p, n = clock[order], page[order], count[order]
     first = np.r_[True, (c[1:] != c[:-1]) | (p[1:] != p[:-1])]
     idx = np.flatnonzero(first)
-    return c[idx], p[idx], np.add.reduceat(n, idx).astype(np.uint64)
+    return c[idx].astype(np.uint64), p[idx].astype(np.uint64), np.add.reduceat(n, idx).astype(np.uint64)
 
 
 def write_dmat(path: str | os.PathLike[str], data: DmatData) -> Path:
