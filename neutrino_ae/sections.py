@@ -112,38 +112,38 @@ def _warp_sched(mod: Any, root: Path, out: Path) -> SectionResult:
 SECTIONS: tuple[Section, ...] = (
     Section(
         name="block_sched", title="Block scheduling cost", paper_ref="Sec. 4.5",
-        runtime="~2 s (small sample) / ~1 min (paper bundle)",
+        runtime="~5 s on the small sample; paper bundle ~1 min (estimate)",
         inputs=("block_sched/*/result/*.bin",),
         module="block_sched.block_sched", call=_block_sched,
     ),
     Section(
         name="dmat", title="Densified memory access timeline (DMAT)", paper_ref="Fig. 1, Fig. 10a/b/c",
-        runtime="~5 s (small sample) / ~2 min (paper bundle)",
+        runtime="~5 s on the small sample; paper bundle ~2 min (estimate)",
         inputs=("dmat/fig1.dmat", "dmat/fig10a.dmat", "dmat/fig10b.dmat", "dmat/fig10c.dmat"),
         module="dmat.dmat", call=_dmat,
     ),
     Section(
         name="kernel_overhead", title="Kernel slowdown and additional registers", paper_ref="Table 2",
-        runtime="~2 s (small sample) / ~10 s (paper bundle)",
+        runtime="~3 s on the small sample; paper bundle ~10 s (estimate)",
         inputs=("kernel_overhead/cutlass_op", "kernel_overhead/triton_op", "kernel_overhead/pytorch_op"),
         module="kernel_overhead.kernel_overhead", call=_kernel_overhead,
     ),
     Section(
         name="max_mem", title="Maximum probe memory usage", paper_ref="Fig. 11",
-        runtime="~2 s (small sample) / ~30 s (paper bundle)",
+        runtime="~4 s on the small sample; paper bundle ~30 s (estimate)",
         inputs=("max_mem",),
         module="max_mem.max_mem", call=_max_mem,
     ),
     Section(
         name="exposed_latency", title="Exposed latency vs. Nsight Compute", paper_ref="Fig. 12",
-        runtime="~2 s (small sample) / ~5 s (paper bundle)",
+        runtime="~10 s on the small sample; paper bundle ~10 s (estimate)",
         inputs=("exposed_latency/attn.csv", "exposed_latency/gmm.csv", "exposed_latency/conv.csv",
                 "exposed_latency/gemm.csv"),
         module="exposed_latency.exposed_latency", call=_exposed_latency,
     ),
     Section(
         name="warp_sched", title="Warp scheduling and the tailing effect", paper_ref="Fig. 13a-d",
-        runtime="~5 s (small sample) / ~1 min (paper bundle)",
+        runtime="~8 s on the small sample; paper bundle ~1 min (estimate)",
         inputs=("warp_sched/exclusive_sched/**/result/*.bin", "warp_sched/shared_sched/**/result/*.bin",
                 "warp_sched/tail/**/result/*.bin"),
         module="warp_sched.warp_sched", call=_warp_sched,
@@ -313,6 +313,30 @@ def summary_rows(results: Iterable[SectionResult] | Mapping[str, SectionResult],
                 "ground_truth": row.get("ground_truth"),
             })
     return rows
+
+
+SUMMARY_COLUMNS = ("section", "paper_ref", "key", "value", "unit", "bundle_kind", "ground_truth")
+
+
+def format_number(value: Any) -> str:
+    """A summary number for people: integers with thousands separators, others to 4 significant digits."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def summary_table(rows: Iterable[Mapping[str, Any]], ground_truth: bool = True) -> pd.DataFrame:
+    """Summary rows as a display table (numbers formatted as text); ``ground_truth`` keeps that column."""
+    columns = [c for c in SUMMARY_COLUMNS if ground_truth or c != "ground_truth"]
+    df = pd.DataFrame([{c: row.get(c) for c in columns} for row in rows], columns=columns)
+    for col in ("value", "ground_truth"):
+        if col in df:
+            df[col] = [format_number(v) for v in df[col]]
+    return df.fillna("")
 
 
 class NotebookStop(NeutrinoAEError):

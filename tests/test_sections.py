@@ -163,3 +163,20 @@ def test_summary_rows_add_section_and_bundle_kind(fake_section, tmp_path):
 def test_notebook_stop_renders_as_one_line():
     stop = sections.NotebookStop('no bundle; use bundle="sample"')
     assert stop._render_traceback_() == ['NotebookStop: no bundle; use bundle="sample"']
+
+
+def test_summary_table_formats_numbers_for_people():
+    rows = [{"section": "block_sched", "key": "raw.mean_scheduling_cycles", "paper_ref": "Sec. 4.5",
+             "value": 6321.379, "unit": "cycles", "bundle_kind": "sample", "ground_truth": 6502.5},
+            {"section": "kernel_overhead", "key": "k.extra_registers", "paper_ref": "Table 2", "value": 3.0,
+             "unit": "registers", "bundle_kind": "paper", "ground_truth": None},
+            {"section": "max_mem", "key": "m.ratio", "paper_ref": "Fig. 11", "value": 0.0541234, "unit": None,
+             "bundle_kind": "paper", "ground_truth": None}]
+    df = sections.summary_table(rows)
+    assert list(df.columns) == list(sections.SUMMARY_COLUMNS)
+    assert df["value"].tolist() == ["6,321.4", "3", "0.05412"]
+    assert df["ground_truth"].tolist() == ["6,502.5", "", ""]
+    assert df["unit"].tolist() == ["cycles", "registers", ""]
+    assert "ground_truth" not in sections.summary_table(rows, ground_truth=False).columns
+    assert sections.format_number(None) == "" and sections.format_number(float("nan")) == ""
+    assert sections.format_number(805306368.0) == "805,306,368"

@@ -120,7 +120,6 @@ SETUP = code("""
     import time
     from pathlib import Path
 
-    import pandas as pd
     from IPython.display import Image, Markdown, display
 
     from neutrino_ae import fetch
@@ -182,15 +181,15 @@ SETUP = code("""
         return res
 
 
-    def show(res, figures=None, tables=True, text=True):
-        \"\"\"Display a result's saved figures (all, or those whose file key is in `figures`), tables and text.\"\"\"
+    def show(res, figures=None, tables=None, text=True):
+        \"\"\"Display a result's saved figures and tables (all, or the named ones), then its summary text.\"\"\"
         if res is None:
             return
         for key, path in res.files.items():
             if Path(path).suffix == ".png" and (figures is None or key in figures):
                 display(Image(filename=str(path)))
-        if tables:
-            for tname, df in res.tables.items():
+        for tname, df in res.tables.items():
+            if tables is None or tname in tables:
                 display(Markdown(f"**{tname}**"))
                 display(df)
         if text and res.text:
@@ -238,7 +237,7 @@ DMAT_MD = _header(2, "dmat") + "\n\n" + md("""
 
 DMAT_RUN = code("""
     dmat_res = run("dmat")
-    show(dmat_res, figures=(), tables=True, text=True)
+    show(dmat_res, figures=(), tables=())
 """)
 
 
@@ -246,7 +245,7 @@ def _dmat_fig(fig: str, caption: str) -> str:
     return code(f"""
         # {caption}
         if dmat_res is not None:
-            show(dmat_res, figures=[k for k in dmat_res.files if k.startswith("{fig}")], tables=False, text=False)
+            show(dmat_res, figures=["{fig}.png"], tables=["dmat_{fig}_tensors"], text=False)
     """)
 
 
@@ -330,18 +329,15 @@ SUMMARY = code("""
             run(name)
 
     rows = registry.summary_rows(results, bundle_kind=kind)
-    columns = ["section", "paper_ref", "key", "value", "unit", "bundle_kind"]
-    if kind == "sample":
-        columns.append("ground_truth")
-    summary_df = pd.DataFrame(rows, columns=[*columns, *(c for c in ("ground_truth",) if c not in columns)])[columns]
+    summary_df = registry.summary_table(rows, ground_truth=(kind == "sample"))
+    note = " (SYNTHETIC sample data: values come from an execution model, not from a GPU)" if kind == "sample" else ""
+    table_md = f"Summary of {len(rows)} results, bundle kind: {kind}{note}\\n\\n{dataframe_to_markdown(summary_df)}\\n"
 
-    summary_json = write_summary(out_root / "summary.json", rows, bundle=bundle, bundle_kind=kind,
+    summary_json = write_summary(out_root / "summary.json", rows, notebook="static", bundle=bundle, bundle_kind=kind,
                                  bundle_root=str(Path(bundle_root).resolve()), sections=selected)
-    summary_md = write_text(out_root / "summary.md", dataframe_to_markdown(summary_df) + "\\n")
+    summary_md = write_text(out_root / "summary.md", table_md)
     print(f"wrote {summary_json} and {summary_md}")
-    if kind == "sample":
-        print("SYNTHETIC: values come from the sample bundle's execution model, not from a GPU.")
-    display(Markdown(dataframe_to_markdown(summary_df)))
+    display(Markdown(table_md))
 """)
 
 
