@@ -69,7 +69,7 @@ def test_unknown_gpu_sm_count_is_unknown(tmp_path):
 
 
 def test_failing_nvidia_smi_is_no_gpu(tmp_path):
-    smi = '#!/bin/sh\necho "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver" >&2\nexit 9\n'
+    smi = '#!/bin/sh\necho "NVIDIA-SMI has failed: no driver" >&2\nexit 9\n'
     proc = _run(tmp_path, "--check", nvidia_smi=smi)
     assert proc.returncode == 3
     assert "exit 9" in proc.stdout and "Traceback" not in proc.stderr

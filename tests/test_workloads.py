@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -71,7 +72,7 @@ def test_parse_shape():
     assert parse_shape("4,32,4096,64") == PAPER_SHAPE
     assert parse_shape("1x2x128x64") == (1, 2, 128, 64)
     for bad in ("1,2,3", "a,b,c,d", "1,2,0,4"):
-        with pytest.raises(Exception):
+        with pytest.raises(argparse.ArgumentTypeError):
             parse_shape(bad)
 
 
