@@ -137,13 +137,26 @@ def test_missing_event_log_and_trace_listed(tmp_path):
 
 
 def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
-    bundle.write_manifest(tree.parent, "sample", ground_truth={"kernel_overhead": {"cells": [
-        {"group": "cutlass_op", "kernel": "gemm", "probe": "dmat", "slowdown": 3.4, "extra_registers": 8}]}})
+    # the generator's rows are per compiled kernel; gemm/dmat holds two kernels, attn one
+    rows = [
+        {"suite": "cutlass_op", "test": "gemm", "kernel": "k0", "probe": "dmat", "model_slowdown": 3.0,
+         "extra_regs": 6, "failed_launches": 0},
+        {"suite": "cutlass_op", "test": "gemm", "kernel": "k1", "probe": "dmat", "model_slowdown": 4.0,
+         "extra_regs": 8, "failed_launches": 0},
+        {"suite": "triton_op", "test": "attn", "kernel": "_attn_fwd", "probe": "block_sched",
+         "model_slowdown": 1.3, "extra_regs": 2, "failed_launches": 0},
+    ]
+    bundle.write_manifest(tree.parent, "sample", ground_truth={"kernel_overhead": {"rows": rows}})
     res = ko.analyze(tree, tmp_path / "out")
     truth = {s["key"]: s["ground_truth"] for s in res.summary}
-    assert truth["cutlass_op.gemm.dmat.slowdown"] == 3.4
-    assert truth["cutlass_op.gemm.dmat.extra_registers"] == 8
+    assert truth["triton_op.attn.block_sched.slowdown"] == 1.3
+    assert truth["cutlass_op.gemm.dmat.slowdown"] is None          # two kernels: only a range
+    assert truth["cutlass_op.gemm.dmat.extra_registers"] == 8      # largest, like the table
     assert truth["cutlass_op.conv.block_sched.slowdown"] is None
+    cell = [c for c in res.data["cells"] if (c["kernel"], c["probe"]) == ("gemm", "dmat")][0]
+    assert cell["ground_truth"]["slowdown_range"] == [3.0, 4.0]
+    assert "1/1 multi-kernel cells inside" in res.text        # 3.5 in [3, 4]
+    assert "extra registers equal the injected value in 2/2 cells" in res.text
     assert json.loads((tmp_path / "out" / "kernel_overhead.json").read_text())["synthetic"] is True
     assert "SYNTHETIC" in (tmp_path / "out" / "kernel_overhead.html").read_text()
 
