@@ -262,9 +262,16 @@ def trace_label(path: Path, used: set[str]) -> str:
 # Figures
 
 
+def _figure(width: float, height: float):
+    """Constrained layout with a strip kept free at the bottom for the synthetic-data footer."""
+    fig = new_figure(width, height, layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0.3 / height, 1, 1 - 0.3 / height))
+    return fig
+
+
 def _per_sm_figure(traces: list[TraceSched], synthetic: bool):
     with style_context():
-        fig = new_figure(9.0, 2.6 * len(traces) + 0.8)
+        fig = _figure(9.0, 2.6 * len(traces) + 0.8)
         axes = fig.subplots(len(traces), 1, squeeze=False)[:, 0]
         for ax, t in zip(axes, traces, strict=True):
             df = t.per_sm
@@ -282,6 +289,9 @@ def _per_sm_figure(traces: list[TraceSched], synthetic: bool):
             top = np.nanmax(np.r_[100 * df["ratio"].to_numpy(float), 100 * df["slot_reuse_ratio"].to_numpy(float),
                                   1.0])
             ax.set_ylim(0, top * 1.35)  # headroom so the legend sits above the bars
+            if not np.nanmax(np.r_[df["ratio"].to_numpy(float), 0.0]) > 0:
+                ax.text(0.5, 0.45, "no dispatch gap measured on any SM", transform=ax.transAxes, ha="center",
+                        va="center", fontsize=10, color="dimgrey")
             ax.legend(loc="upper right", ncols=3, frameon=True, framealpha=0.9)
         axes[-1].set_xlabel("SM id")
         fig.suptitle("Block scheduling cost per SM (Sec. 4.5)")
@@ -302,7 +312,7 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
     rec = t.records
     sms = pick_sms(t.per_sm)
     with style_context():
-        fig = new_figure(11.0, 2.2 * len(sms) + 1.0)
+        fig = _figure(11.0, 2.2 * len(sms) + 1.2)
         axes = fig.subplots(len(sms), 2, squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
         for row, sm in enumerate(sms):
             sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
@@ -312,7 +322,7 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
             t0 = start.min()
             for col, ax in enumerate(axes[row]):
                 for parity in (0, 1):
-                    m = (sel % 2) == parity
+                    m = (np.arange(sel.size) % 2) == parity  # k-th block of this SM in index order
                     ax.barh(slots[m], (end - start)[m], left=(start - t0)[m], height=0.8,
                             color=PALETTE[parity * 2], edgecolor="none")
                 ax.set_ylim(slots.max() + 0.7, -0.7)
@@ -330,30 +340,44 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
         for ax in axes[-1]:
             ax.set_xlabel("cycles since the SM's first block start")
         fig.suptitle(f"{t.label}: block timeline of {len(sms)} SMs (lowest, median, highest scheduling ratio); "
-                     "alternating colours = consecutive block indices")
+                     "colours alternate along the SM's blocks in index order")
         mark_synthetic(fig, synthetic)
     return fig
 
 
-def _compare_figure(traces: list[TraceSched], synthetic: bool):
+def _compare_figure(traces: list[TraceSched], truths: list[dict | None], synthetic: bool):
+    """Left: running cycles per SM; right: scheduling cycles per SM by both estimators (+ ground truth)."""
+    labels = [f"{t.label}\n{t.records.grid_size} blocks" for t in traces]
+    x = np.arange(len(traces))
+    run = np.array([t.mean_running for t in traces])
+    sched = np.array([t.mean_scheduling for t in traces])
+    reuse = np.array([t.mean_slot_reuse for t in traces])
+    gt = np.array([_gt(g, "scheduling_cycles_per_sm") if g else np.nan for g in truths], dtype=float)
     with style_context():
-        fig = new_figure(1.6 * len(traces) + 3.5, 3.8)
-        ax = fig.subplots()
-        x = np.arange(len(traces))
-        run = np.array([t.mean_running for t in traces])
-        sched = np.array([t.mean_scheduling for t in traces])
-        reuse = np.array([t.mean_slot_reuse for t in traces])
-        w = 0.38
-        b1 = ax.bar(x - w / 2, run, w, label="running (mean per SM)", color=PALETTE[0])
-        b2 = ax.bar(x + w / 2, sched, w, label="scheduling, artifact metric", color=PALETTE[1])
-        ax.plot(x + w / 2, reuse, ls="none", marker="D", color="black", label="scheduling, slot-reuse estimator")
-        ax.bar_label(b1, labels=[f"{v:,.0f}" for v in run], fontsize=8)
-        ax.bar_label(b2, labels=[f"{s / r:.1%}" if r else "" for s, r in zip(sched, run, strict=True)], fontsize=8)
-        ax.set_xticks(x, [f"{t.label}\n({t.records.grid_size} blocks)" for t in traces])
-        ax.set_ylabel("cycles")
-        ax.set_ylim(0, max(run.max(), sched.max(), 1) * 1.3)
-        ax.legend(loc="upper right")
-        ax.set_title("Block scheduling cost: variants compared")
+        fig = _figure(2.2 * len(traces) + 4.5, 4.2)
+        ax_run, ax_sched = fig.subplots(1, 2)
+        bars = ax_run.bar(x, run, 0.6, color=PALETTE[0])
+        ax_run.bar_label(bars, labels=[f"{v:,.0f}" for v in run], fontsize=8)
+        ax_run.set_xticks(x, labels)
+        ax_run.set_ylabel("cycles per SM (mean over SMs)")
+        ax_run.set_ylim(0, max(run.max(), 1) * 1.15)
+        ax_run.set_title("running")
+        has_gt = bool(np.isfinite(gt).any())
+        series = [(sched, PALETTE[1], "artifact metric (first-entry FIFO)", None),
+                  (reuse, PALETTE[2], "slot-reuse estimator", None)]
+        if has_gt:
+            series.append((np.nan_to_num(gt), "white", "ground truth (sample model)", "//"))
+        w = 0.8 / len(series)
+        for i, (vals, colour, name, hatch) in enumerate(series):
+            bars = ax_sched.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, color=colour, label=name,
+                                hatch=hatch, edgecolor="black" if hatch else colour, linewidth=0.8)
+            ax_sched.bar_label(bars, labels=[f"{v / r:.1%}" if r else "" for v, r in zip(vals, run, strict=True)],
+                               fontsize=7)
+        ax_sched.set_xticks(x, labels)
+        ax_sched.set_ylim(0, max(np.nanmax(np.r_[sched, reuse, gt, 1.0]), 1) * 1.45)
+        ax_sched.set_title("scheduling (labels: share of running)")
+        ax_sched.legend(loc="upper right")
+        fig.suptitle("Block scheduling cost: variants compared (Sec. 4.5)")
         mark_synthetic(fig, synthetic)
     return fig
 
@@ -412,16 +436,17 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     })
     per_sm = pd.concat([t.per_sm for t in traces], ignore_index=True)
 
+    truths = [trace_truth(t) for t in traces]
     files: dict[str, Path] = {}
     for stem, fig in [("block_sched_per_sm", _per_sm_figure(traces, synthetic)),
                       ("block_sched_timeline", _timeline_figure(traces[0], synthetic)),
-                      *([("block_sched_compare", _compare_figure(traces, synthetic))] if len(traces) > 1 else [])]:
+                      *([("block_sched_compare", _compare_figure(traces, truths, synthetic))]
+                        if len(traces) > 1 else [])]:
         png, svg = save_figure(fig, out, stem)
         files[f"{stem}.png"], files[f"{stem}.svg"] = png, svg
 
     # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
     # estimators (artifact FIFO and slot reuse) estimate that same quantity.
-    truths = [trace_truth(t) for t in traces]
     compare["gt_running_cycles"] = [_gt(g, "running_cycles_per_sm") for g in truths]
     compare["gt_scheduling_cycles"] = [_gt(g, "scheduling_cycles_per_sm") for g in truths]
     summary = []
