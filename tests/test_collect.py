@@ -104,3 +104,13 @@ def test_collect_block_sched_with_fake(fake_path, tmp_path):
     assert len(list((root / "variants" / "persistent").glob("*/event.log"))) == 1
     manifest = (tmp_path / "bundle.json").read_text()
     assert '"kind": "dynamic"' in manifest and "block_sched" in manifest
+
+
+def test_block_sched_analysis_of_collected_tree(fake_path, tmp_path):
+    # Fake schedule: 64 blocks round-robin on 4 SMs, 1000 cycles each, 100-cycle gaps between them on one SM.
+    collect.collect_section("block_sched", tmp_path / "tr", collect.Context(log=lambda s: None))
+    res = collect.analyze_section("block_sched", tmp_path / "tr", tmp_path / "out")
+    rows = {r["key"]: r["value"] for r in res.summary}
+    assert rows["raw.mean_running_cycles"] == 16 * 1000
+    assert rows["raw.mean_scheduling_cycles"] == 15 * 100
+    assert "No.block:64 Running:16000 Scheduling:1500(cycle)" in res.text
