@@ -117,7 +117,7 @@ def _cases() -> list[Case]:
              gen.bundle_files, static_targets(60.0), lambda size_mb, smoke: "small", group="static"),
         Case("static_paper", "static.ipynb Run All, paper-scale sample bundle", gen.make_bundle_paper,
              work.run_static, gen.bundle_files, static_targets(300.0),
-             lambda size_mb, smoke: "smoke" if smoke else "paper", group="static"),
+             lambda size_mb, smoke: "smoke" if smoke else "paper", group="static", max_repeat=1),
     ]
 
 
