@@ -224,7 +224,9 @@ def draw(entries: Sequence[Entry], synthetic: bool):
     series.append(("workload peak", [peaks.get(m) for m in models], WORKLOAD_COLOR))
     values = [v for _, vals, _ in series for v in vals if v]
     with style.style_context():
-        fig = style.new_figure(max(7.0, 1.25 * len(models) + 2.5), 4.8)
+        fig = style.new_figure(max(7.0, 1.3 * len(models) + 2.5), 5.0, layout="constrained")
+        # Keep a strip at the bottom free for the synthetic-data footer.
+        fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
         ax = fig.add_subplot(1, 1, 1)
         x = np.arange(len(models))
         width = 0.84 / len(series)
@@ -233,23 +235,24 @@ def draw(entries: Sequence[Entry], synthetic: bool):
             heights = np.array([v if v else np.nan for v in vals], dtype=float)
             bars = ax.bar(pos, heights, width, label=name, color=color,
                           hatch="//" if name == "workload peak" else None, edgecolor="white", linewidth=0.5)
-            ax.bar_label(bars, labels=[human_bytes(v) if v else "" for v in vals], rotation=90, fontsize=6.5,
+            ax.bar_label(bars, labels=[human_bytes(v) if v else "" for v in vals], rotation=90, fontsize=7,
                          padding=2)
             for xi, v in zip(pos, vals, strict=True):
                 if not v:
-                    ax.text(xi, 1.0, "n/a", rotation=90, fontsize=6.5, ha="center", va="bottom", color="#a00000")
+                    ax.text(xi, 1.0, "n/a", rotation=90, fontsize=7, ha="center", va="bottom", color="#a00000")
         ax.set_yscale("log")
         lo = min(values) / 4 if values else 1.0
-        hi = max(values) * 64 if values else 1024.0
+        hi = max(values) * 24 if values else 1024.0  # headroom for the rotated value labels
         ax.set_ylim(lo, hi)
         ax.yaxis.set_major_locator(FixedLocator(_byte_ticks(lo, hi)))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: human_bytes(v)))
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_xticks(x, models, rotation=20 if len(models) > 5 else 0, ha="right" if len(models) > 5 else "center")
+        # "llama8b-bs128" -> two lines, so long model names never run into each other.
+        ax.set_xticks(x, [m.replace("-bs", "\nbs", 1) for m in models])
         ax.set_ylabel("memory (log scale)")
         ax.set_title(f"{PAPER_REF}: maximum probe memory vs. workload peak memory")
         ax.grid(axis="x", visible=False)
-        ax.legend(ncol=len(series), loc="upper center", frameon=False, fontsize=8.5)
+        fig.legend(loc="outside right upper", frameon=False, fontsize=9)
         style.mark_synthetic(fig, synthetic)
     return fig
 
@@ -338,13 +341,15 @@ def _text(entries: Sequence[Entry], df: pd.DataFrame, problems: dict[str, list[s
     show = df[["model", "probe", "probe_mem", "workload", "probe_over_workload"]].copy()
     show["probe_over_workload"] = [("-" if pd.isna(v) else f"{v:.3g}") for v in show["probe_over_workload"]]
     lines.append(show.to_string(index=False))
-    checked = []
-    for e in entries:
-        t = _truth_value(e.ground_truth, *_PROBE_TRUTH)
-        if t is not None and e.probe_mem_max is not None:
-            checked.append(e.probe_mem_max == int(t))
-    if checked:
-        lines.append(f"ground truth: {sum(checked)}/{len(checked)} probe-memory peaks equal the injected value")
+    for what, names, attr in (("probe-memory", _PROBE_TRUTH, "probe_mem_max"),
+                              ("workload", _WORKLOAD_TRUTH, "workload_max")):
+        checked = []
+        for e in entries:
+            t = _truth_value(e.ground_truth, *names)
+            if t is not None and getattr(e, attr) is not None:
+                checked.append(getattr(e, attr) == int(t))
+        if checked:
+            lines.append(f"ground truth: {sum(checked)}/{len(checked)} {what} peaks equal the injected value")
     if problems:
         lines.append("missing or unusable inputs (the rest is reported):")
         for model, items in problems.items():

@@ -106,7 +106,7 @@ def test_human_bytes(n, text):
 
 def test_sample_bundle_truth_and_mark(tree, tmp_path):
     bundle.write_manifest(tree.parent, "sample", ground_truth={"max_mem": {"resnet-bs32": {
-        "block_sched": {"probe_mem_max": 700, "workload_max": 5000}}}})
+        "block_sched": {"max_probe_mem": 700, "max_memory": 5000, "subs": {}}}}})  # the generator's keys
     res = mm.analyze(tree, tmp_path / "out")
     truth = {s["key"]: s["ground_truth"] for s in res.summary}
     assert truth["resnet-bs32.block_sched.probe_mem_max"] == 700
@@ -114,6 +114,7 @@ def test_sample_bundle_truth_and_mark(tree, tmp_path):
     assert truth["resnet-bs32.dmat.probe_mem_max"] is None
     assert json.loads((tmp_path / "out" / "max_mem.json").read_text())["synthetic"] is True
     assert "1/1 probe-memory peaks equal the injected value" in res.text
+    assert "1/1 workload peaks equal the injected value" in res.text
 
 
 def test_cli(tree, tmp_path, capsys):
