@@ -59,7 +59,7 @@ UNNAMED = "unnamed"
 #: Colour family per tensor (light -> dark); "other"/"unnamed" always grey.
 FAMILIES = ["Blues", "Oranges", "Greens", "Purples", "Reds", "YlOrBr", "PuRd", "BuGn", "GnBu", "OrRd"]
 QUANTILES = (0.25, 0.5, 0.75, 0.9)
-DEFAULT_XBINS = 1000
+DEFAULT_XBINS = 500
 DEFAULT_YBINS = 1024
 
 
@@ -275,6 +275,11 @@ def tensor_names(inp: DmatInput) -> tuple[np.ndarray, list[str], list[TensorRang
     ranges: list[TensorRange] = []
     if nm.event_log is not None:
         ranges = tensor_ranges(launch_params(nm.event_log, nm.result_name), tensors)
+        if pages.size:
+            # Scalar arguments (sizes, strides) sit in the same param list: an argument unknown to
+            # tensor.trace counts as a pointer only if it points into the accessed address range.
+            lo, hi = int(pages.min()), int(pages.max()) + 0x10000
+            ranges = [r for r in ranges if r.nbytes is not None or lo <= r.start < hi]
     elif tensors is not None:
         ranges = ranges_from_tensor_trace(tensors)
     if not ranges:
@@ -340,7 +345,10 @@ def _levels(values: np.ndarray) -> np.ndarray:
     if not nz.any():
         return out
     q = np.quantile(values[nz], QUANTILES)
-    out[nz] = 1 + np.searchsorted(q, values[nz], side="left")
+    v = values[nz]
+    # Midpoint of the strict and non-strict ranks: a tensor whose cells all hold the same count gets the
+    # middle level, not the lightest.
+    out[nz] = 1 + (np.searchsorted(q, v, side="left") + np.searchsorted(q, v, side="right")) // 2
     return out
 
 
@@ -369,11 +377,14 @@ def _draw(plot: DmatPlotData, title: str, synthetic: bool):
     from matplotlib.patches import Patch
 
     with style_context():
-        fig = new_figure(10.0, 6.0)
+        fig = new_figure(10.0, 6.5, layout="constrained")
+        fig.get_layout_engine().set(rect=(0, 0.3 / 6.5, 1, 1 - 0.3 / 6.5))  # strip for the synthetic footer
         ax = fig.subplots()
         ax.imshow(render_rgba(plot), aspect="auto", origin="lower", interpolation="nearest",
                   extent=(0, plot.x_edges[-1], 0, plot.n_pages))
         ax.grid(False)
+        # A little room left of clock 0: accesses right at kernel entry would hide under the spine.
+        ax.set_xlim(-0.01 * plot.x_edges[-1], plot.x_edges[-1] * 1.005)
         ax.set_xlabel("clock (cycles since the thread's kernel entry)")
         ax.set_ylabel("page index (64 KiB pages, ascending address)")
         ax.set_title(title, fontsize=11)
@@ -400,8 +411,9 @@ def _draw(plot: DmatPlotData, title: str, synthetic: bool):
             colour = matplotlib.colormaps[fam](0.75)
             handles.append(Patch(color=colour, label=f"{name}: {int(plot.pages_per_label[k])} pages, "
                                                      f"{int(plot.accesses_per_label[k]):,} accesses"))
+        # Below the axes (never over the data); constrained layout makes room for it above the footer strip.
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=min(3, len(handles)),
-                  frameon=False, title="tensor (darker = denser; levels = quantiles 25/50/75/90 % per tensor)",
+                  frameon=False, title="tensor (darker = denser; levels = quantiles 25/50/75/90 % of its cells)",
                   title_fontsize=9)
         mark_synthetic(fig, synthetic)
     return fig
@@ -422,21 +434,28 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     plot = bin_dmat(inp.data, labels, names, xbins, ybins)
     synthetic = bundle.is_synthetic(inp.source)
     ref = PAPER_REFS.get(inp.name, "DMAT")
-    title = (f"{ref}: DMAT of {inp.name} ({inp.data.num_accesses:,} accesses, {plot.n_pages} pages, "
-             f"clock 0-{plot.max_clock:,})")
+    title = (f"{ref} DMAT [{inp.name}]: {inp.data.num_accesses:,} accesses, {plot.n_pages} pages, "
+             f"clock 0-{plot.max_clock:,} cycles")
     fig = _draw(plot, title, synthetic)
     png, svg = save_figure(fig, out, inp.name)
     files: dict[str, Path] = {f"{inp.name}.png": png, f"{inp.name}.svg": svg}
     if inp.sparsified is not None:
         files[f"{inp.name}.dmat"] = inp.sparsified
+    truth = bundle.ground_truth(inp.source, SECTION)
+    truth = truth.get(inp.name) if isinstance(truth, dict) and isinstance(truth.get(inp.name), dict) else None
+    starts = {r.name: r.start for r in ranges}
     tensors = pd.DataFrame({
         "tensor": names,
+        "address": [hex(starts[n]) if n in starts else "" for n in names],
         "pages": plot.pages_per_label,
         "accesses": plot.accesses_per_label.astype(np.int64),
     })
-    truth = bundle.ground_truth(inp.source, SECTION)
-    if isinstance(truth, dict) and isinstance(truth.get(inp.name), dict):
-        truth = truth[inp.name]
+    if truth and isinstance(truth.get("tensor_ptrs"), dict):
+        # The generator keys its truth by its own tensor names; match them to ours by pointer.
+        by_ptr = {int(p): n for n, p in truth["tensor_ptrs"].items()}
+        per = truth.get("accesses_in_dmat") or {}
+        gt = [per.get(by_ptr.get(starts.get(n, -1))) for n in names]
+        tensors["gt_accesses"] = pd.Series([int(v) if v is not None else "" for v in gt], dtype=object)
     data = {
         "figure": inp.name, "paper_ref": ref, "input": str(path), "source": str(inp.source),
         "sparsified_dmat": str(inp.sparsified) if inp.sparsified else None,
@@ -450,11 +469,12 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     }
     summary = [
         {"key": f"{inp.name}.accesses", "paper_ref": ref, "value": inp.data.num_accesses, "unit": "accesses",
-         "ground_truth": truth.get("accesses") if isinstance(truth, dict) else None},
+         "ground_truth": sum(truth["expected_accesses"].values())
+         if truth and isinstance(truth.get("expected_accesses"), dict) else None},
         {"key": f"{inp.name}.pages", "paper_ref": ref, "value": plot.n_pages, "unit": "pages",
-         "ground_truth": truth.get("pages") if isinstance(truth, dict) else None},
+         "ground_truth": truth.get("num_pages") if truth else None},
         {"key": f"{inp.name}.max_clock", "paper_ref": ref, "value": plot.max_clock, "unit": "cycles",
-         "ground_truth": truth.get("max_clock") if isinstance(truth, dict) else None},
+         "ground_truth": truth.get("max_clock") if truth else None},
     ]
     data["summary"] = summary
     files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source,
@@ -489,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Draw a DMAT plot (Fig. 1 / Fig. 10) from a dmat trace or .dmat")
     parser.add_argument("input", type=Path, help="dmat result .bin, .dmat file, or trace directory")
     parser.add_argument("--name", help="figure name (default: from the path, e.g. fig1)")
-    parser.add_argument("--xbins", type=int, default=DEFAULT_XBINS, help="clock bins (default 1000)")
+    parser.add_argument("--xbins", type=int, default=DEFAULT_XBINS, help="clock bins (default 500)")
     parser.add_argument("--ybins", type=int, default=DEFAULT_YBINS, help="max page rows (default 1024)")
     add_output_args(parser, "results/dmat")
     args = parser.parse_args(argv)
