@@ -188,11 +188,15 @@ def _check_against_ground_truth(rows: list[dict], manifest: dict) -> None:
         if expected:
             assert value[("dmat", f"{fig}.accesses")] == sum(expected.values()), fig
 
-    # Table 2: extra registers exactly, slowdown close to the model's per-launch impact.
+    # Table 2: a test may launch several kernels; the table shows the largest extra register count and
+    # the median slowdown over all launches, which lies within the kernels' own slowdowns.
+    cells: dict[str, list[dict]] = {}
     for row in truth["kernel_overhead"]["rows"]:
-        key = f"{row['suite']}.{row['test']}.{row['probe']}"
-        assert value[("kernel_overhead", f"{key}.extra_registers")] == row["extra_regs"], key
-        assert value[("kernel_overhead", f"{key}.slowdown")] == pytest.approx(row["mean_impact"], rel=0.10), key
+        cells.setdefault(f"{row['suite']}.{row['test']}.{row['probe']}", []).append(row)
+    for key, kernels in cells.items():
+        assert value[("kernel_overhead", f"{key}.extra_registers")] == max(k["extra_regs"] for k in kernels), key
+        impacts = [k["mean_impact"] for k in kernels]
+        assert min(impacts) * 0.9 <= value[("kernel_overhead", f"{key}.slowdown")] <= max(impacts) * 1.1, key
 
     # Fig. 12: Neutrino and Nsight Compute time over the original run.
     for workload, t in truth["exposed_latency"].items():
