@@ -45,6 +45,8 @@ class Case:
     group: str = ""
     max_repeat: int | None = None  # long end-to-end cases may cap the repeats
     aliases: tuple[str, ...] = field(default_factory=tuple)
+    #: cache directory prefix (default: the case name); cases with the same input share it
+    cache_name: str | None = None
 
     def repeat(self, requested: int, smoke: bool) -> int:
         if smoke or self.max_repeat is None:
@@ -58,7 +60,7 @@ class Case:
         """The cached input directory for (case, size, seed), generated on first use."""
         from neutrino_ae.benchcases import gen
 
-        key = f"{self.name}-{self.size_key(size_mb, smoke)}-s{seed}-g{GEN_VERSION}.{gen.MODEL_TAG}"
+        key = f"{self.cache_name or self.name}-{self.size_key(size_mb, smoke)}-s{seed}-g{GEN_VERSION}.{gen.MODEL_TAG}"
         final = cache / key
         meta_path = final / "meta.json"
         if meta_path.exists():
@@ -114,10 +116,12 @@ def _cases() -> list[Case]:
              lambda smoke, meta: [Target("mb_per_s", ">=", 100.0, "event.log parsing >= 100 MB/s")],
              mb_key(gen.EVENTLOG_DEFAULT_MB, gen.EVENTLOG_SMOKE_MB)),
         Case("static_small", "static.ipynb Run All, small sample bundle", gen.make_bundle_small, work.run_static,
-             gen.bundle_files, static_targets(60.0), lambda size_mb, smoke: "small", group="static"),
+             gen.bundle_files, static_targets(60.0), lambda size_mb, smoke: "small", group="static",
+             cache_name="sample_bundle"),
         Case("static_paper", "static.ipynb Run All, paper-scale sample bundle", gen.make_bundle_paper,
              work.run_static, gen.bundle_files, static_targets(300.0),
-             lambda size_mb, smoke: "smoke" if smoke else "paper", group="static", max_repeat=1),
+             lambda size_mb, smoke: "small" if smoke else "paper", group="static", max_repeat=1,
+             cache_name="sample_bundle"),
     ]
 
 
