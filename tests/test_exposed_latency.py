@@ -59,6 +59,21 @@ def test_figure_value_labels_like_the_paper(tmp_path):
     assert {"25.00x", "2.00x", "3.00x", "1.25x", "2.50x"} <= labels
 
 
+def test_axis_cut_when_ncu_dwarfs_neutrino(tmp_path):
+    # ncu 25x vs. at most 2.5x for Neutrino: beyond 6x, so the axis is cut at 1.6 * 2.5 = 4
+    r = el.ratios(el.read_workload_csv(_write(tmp_path / "gemm.csv", GEMM)))
+    ax = el.draw_workload("gemm", r, synthetic=False).axes[0]
+    assert ax.get_ylim()[1] == pytest.approx(4.0)
+    ncu_heights = [p.get_height() for p in ax.containers[0]]
+    assert ncu_heights == pytest.approx([4.0, 2.0, 3.0])     # only the 25x bar is clipped
+    assert "axis cut" in ax.get_ylabel()
+    # no cut when ratios are comparable: the tallest bar plus 18 % headroom
+    mild = el.ratios(el.read_workload_csv(_write(tmp_path / "attn.csv", HEADER + "p,1,3,2,0.1,1.5,0.4\n")))
+    ax = el.draw_workload("attn", mild, synthetic=False).axes[0]
+    assert ax.get_ylim()[1] == pytest.approx(3.0 * 1.18)
+    assert [p.get_height() for p in ax.containers[0]] == pytest.approx([3.0])
+
+
 def test_analyze_writes_figures_tables_and_lists_missing(tmp_path):
     src = tmp_path / "exposed_latency"
     _write(src / "gemm.csv", GEMM)
