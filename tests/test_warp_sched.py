@@ -168,3 +168,14 @@ def test_pickle_refused_without_loading(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith(f"error: {pkl}: refusing to load a pickle")
     assert "arbitrary code" in err[0] and ".npz" in err[0] and "lstart, elapse, smid" in err[0]
     assert not marker.exists()
+
+
+def test_peak_resident_blocks_by_hand():
+    # SM 1: block 0 spans [0,12) (two warps), block 1 starts exactly at 12 -> never 2 at once.
+    # SM 2: blocks 2 [5,8) and 3 [6,9) overlap -> 2.
+    smid = np.array([1, 1, 1, 2, 2])
+    block = np.array([0, 0, 1, 2, 3])
+    start = np.array([0, 0, 12, 5, 6])
+    end = np.array([10, 12, 20, 8, 9])
+    assert ws.peak_resident_blocks(smid, block, start, end) == 2
+    assert ws.peak_resident_blocks(smid[:3], block[:3], start[:3], end[:3]) == 1

@@ -323,6 +323,13 @@ def integrate_step(times: np.ndarray, values: np.ndarray, lo: int, hi: int) -> f
 # Fig. 13a/b: per-SM warp timelines
 
 
+def _figure(width: float, height: float):
+    """Constrained layout with a strip kept free at the bottom for the synthetic-data footer."""
+    fig = new_figure(width, height, layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0.3 / height, 1, 1 - 0.3 / height))
+    return fig
+
+
 def pick_timeline_sms(rec: WarpRecords, n: int = 2) -> list[int]:
     """The SM that hosted the most distinct blocks, then the one at the median of that count."""
     key = np.where(rec.block >= 0, rec.block, np.arange(rec.block.size))  # unknown block: each warp its own
@@ -358,7 +365,7 @@ def timeline_table(rec: WarpRecords, sms: Sequence[int]) -> pd.DataFrame:
 
 def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, synthetic: bool):
     with style_context():
-        fig = new_figure(10.0, 1.0 + 2.4 * len(sms))
+        fig = _figure(10.0, 1.2 + 2.4 * len(sms))
         axes = fig.subplots(len(sms), 1, squeeze=False)[:, 0]
         for ax, sm in zip(axes, sms, strict=True):
             d = tab[tab["smid"] == sm]
@@ -404,14 +411,32 @@ def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     per_sm = (tab.groupby("smid").agg(warps=("warp", "size"), blocks=("block", "nunique"),
                                       slots=("slot", lambda s: int(s.max()) + 1), span_cycles=("end", "max"))
               .reset_index())
+    wave = last_wave_tail(rec.smid, rec.lstart, rec.end)
+    makespan = int(rec.end.max() - rec.lstart.min())
+    resident = peak_resident_blocks(rec.smid, rec.block, rec.lstart, rec.end)
+    truth = _tail_truth(path) or {}
     data = {"figure": stem, "paper_ref": f"{PAPER_REF}{stem[-1]}", "input": str(path), "sms": chosen,
-            "n_warps": int(rec.lstart.size), "n_sms_in_trace": rec.n_sms,
+            "n_warps": int(rec.lstart.size), "n_sms_in_trace": rec.n_sms, "makespan_cycles": makespan,
+            "max_resident_blocks_per_sm": resident, "last_wave_tail_fraction": wave.fraction,
+            "ground_truth": truth or None,
             "slot_rule": "lowest free slot at each warp start, per SM, in start order",
             "per_sm": per_sm.to_dict(orient="records")}
     files.update(write_results(out, stem, data, input_path=path, tables={f"{stem}_warps": tab}))
-    summary = [{"key": f"{stem}.max_warp_slots", "paper_ref": f"{PAPER_REF}{stem[-1]}",
-                "value": int(per_sm["slots"].max()), "unit": "warps", "ground_truth": None}]
-    text = f"{title}: SMs {chosen}, {int(per_sm['slots'].max())} warp slots at most\n{png}"
+    ref = f"{PAPER_REF}{stem[-1]}"
+    summary = [
+        {"key": f"{stem}.max_warp_slots", "paper_ref": ref, "value": int(per_sm["slots"].max()), "unit": "warps",
+         "ground_truth": None},
+        {"key": f"{stem}.makespan_cycles", "paper_ref": ref, "value": makespan, "unit": "cycles",
+         "ground_truth": truth.get("makespan_cycles")},
+        {"key": f"{stem}.max_resident_blocks_per_sm", "paper_ref": ref, "value": resident, "unit": "blocks",
+         "ground_truth": truth.get("max_resident_blocks_per_sm")},
+        {"key": f"{stem}.last_wave_tail_fraction", "paper_ref": ref, "value": wave.fraction, "unit": "fraction",
+         "ground_truth": truth.get("tail_fraction")},
+    ]
+    gt_text = (f" (ground truth {truth['makespan_cycles']:,.0f} cycles, {truth['max_resident_blocks_per_sm']})"
+               if "makespan_cycles" in truth and "max_resident_blocks_per_sm" in truth else "")
+    text = (f"{title}: SMs {chosen}, {int(per_sm['slots'].max())} warp slots at most; makespan {makespan:,} cycles, "
+            f"up to {resident} resident blocks per SM{gt_text}\n{png}")
     return SectionResult(SECTION, data, files, {f"{stem}_warps": tab}, summary, text)
 
 
@@ -425,6 +450,24 @@ def fig13b(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], **kw) 
 
 # --------------------------------------------------------------------------------------------------
 # Fig. 13c/d: tailing effect
+
+
+def peak_resident_blocks(smid: np.ndarray, block: np.ndarray, start: np.ndarray, end: np.ndarray) -> int:
+    """Most blocks resident on one SM at once (a block spans its first warp start to its last warp end)."""
+    block = np.asarray(block, dtype=np.int64)
+    if block.size == 0 or block.min() < 0:
+        return 0
+    ub, inv = np.unique(block, return_inverse=True)
+    b_start = np.full(ub.size, np.iinfo(np.int64).max)
+    b_end = np.full(ub.size, np.iinfo(np.int64).min)
+    np.minimum.at(b_start, inv, np.asarray(start, dtype=np.int64))
+    np.maximum.at(b_end, inv, np.asarray(end, dtype=np.int64))
+    b_sm = np.zeros(ub.size, np.int64)
+    b_sm[inv] = np.asarray(smid, dtype=np.int64)
+    ev_sm, ev_t = np.r_[b_sm, b_sm], np.r_[b_start, b_end]
+    ev_d = np.r_[np.ones(ub.size, np.int64), -np.ones(ub.size, np.int64)]
+    order = np.lexsort((ev_d, ev_t, ev_sm))  # ends before starts at a tie: a freed slot is reused at once
+    return int(np.cumsum(ev_d[order]).max())  # per-SM sums are zero, so the global cumsum is per SM
 
 
 @dataclass
@@ -478,7 +521,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     xlabel = "cycles since kernel start" + (" (each SM aligned on its first warp)" if align == "sm" else "")
 
     with style_context():
-        fig = new_figure(9.0, 3.8)
+        fig = _figure(9.0, 4.0)
         ax = fig.subplots()
         ax.step(t_w, active, where="post", color=PALETTE[0], lw=1, label="active warps")
         ax.fill_between(t_w, active, step="post", color=PALETTE[0], alpha=0.25)
@@ -504,7 +547,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         ax.set_title(title)
 
     with style_context():
-        fig = new_figure(9.0, 3.8)
+        fig = _figure(9.0, 4.0)
         busy_axes(fig.subplots(), tail.kernel_start, tail.kernel_end, "Fig. 13d: busy SMs over time (tailing effect)")
         mark_synthetic(fig, synthetic)
     files.update(_save(fig, out, "fig13d"))
@@ -513,7 +556,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     first_mark = min(tail.tail_start, wave.start)
     lo = max(tail.kernel_start, first_mark - max((tail.kernel_end - first_mark) // 4, 1))
     with style_context():
-        fig = new_figure(9.0, 3.8)
+        fig = _figure(9.0, 4.0)
         busy_axes(fig.subplots(), lo, tail.kernel_end, "Fig. 13d-sub: zoom on the tail")
         mark_synthetic(fig, synthetic)
     files.update(_save(fig, out, "fig13d-sub"))
@@ -605,9 +648,15 @@ def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     files = {**a.files, **b.files, **cd.files}
     data = {"section": SECTION, "paper_ref": PAPER_REF, "inputs": {k: str(v) for k, v in inputs.items()},
             "fig13a": a.data, "fig13b": b.data, "fig13cd": cd.data}
+    ratio = b.data["makespan_cycles"] / a.data["makespan_cycles"] if a.data["makespan_cycles"] else None
+    truth = bundle.ground_truth(inputs["tail"], SECTION)
+    extra = {"key": "shared_vs_exclusive_makespan", "paper_ref": f"{PAPER_REF}a/b", "value": ratio, "unit": "ratio",
+             "ground_truth": truth.get("shared_vs_exclusive_makespan") if isinstance(truth, dict) else None}
+    summary = [*a.summary, *b.summary, extra, *cd.summary]
+    data["summary"] = summary
     files.update(write_results(out_dir, SECTION, data, input_path=inputs["tail"]))
-    return SectionResult(SECTION, data, files, {**a.tables, **b.tables, **cd.tables},
-                         [*a.summary, *b.summary, *cd.summary], "\n".join([a.text, b.text, cd.text]))
+    text = "\n".join([a.text, b.text, f"shared/exclusive makespan: {ratio:.3f}" if ratio else "", cd.text])
+    return SectionResult(SECTION, data, files, {**a.tables, **b.tables, **cd.tables}, summary, text)
 
 
 def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
