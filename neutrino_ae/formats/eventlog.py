@@ -333,7 +333,7 @@ def _scan(pattern: re.Pattern[bytes], buf: bytes) -> tuple[np.ndarray, list]:
     pos, groups = [], []
     for m in pattern.finditer(buf):
         pos.append(m.start())
-        groups.append(m.groups())
+        groups.append(m.groups(b""))
     return np.asarray(pos, dtype=np.int64), groups
 
 
@@ -457,11 +457,12 @@ def _int_column(n: int, rows: np.ndarray, values: np.ndarray) -> pd.arrays.Integ
     return pd.arrays.IntegerArray(data, mask)
 
 
-def _object_column(n: int, rows: np.ndarray, values: list | np.ndarray) -> np.ndarray:
+def _object_column(n: int, rows: np.ndarray, values: list | np.ndarray) -> pd.Series:
     out = np.full(n, None, dtype=object)
     if len(rows):
         out[rows] = values
-    return out
+    # Explicit object dtype: string inference would turn the missing entries into NaN.
+    return pd.Series(out, dtype=object)
 
 
 def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = True) -> EventLog:
@@ -573,7 +574,7 @@ def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = Tru
     m_tab = np.asarray(_RE_MEM.findall(buf), dtype=np.bytes_).reshape(-1, 4)
     has_size = m_tab[:, 3] != b""
     mem = pd.DataFrame({
-        "op": [_decode(b) for b in m_tab[:, 0]],
+        "op": pd.Series([_decode(b) for b in m_tab[:, 0]], dtype=object),
         "rc": m_tab[:, 1].astype(np.int64),
         "dptr": np.array([int(x, 16) for x in m_tab[:, 2]], dtype=np.uint64),
         "bytesize": _int_column(len(m_tab), np.flatnonzero(has_size), _ints(m_tab[has_size, 3])),
