@@ -304,13 +304,16 @@ LATENCY = code("""
 WARP_MD = _header(6, "warp_sched") + "\n\n" + md("""
     Section 7 of the paper uses warp-level timing to look at how warps share an SM:
 
-    * **Fig. 13a / 13b**: per-SM warp timelines of a kernel with exclusive scheduling (one block per
-      SM) and with shared scheduling (several blocks per SM);
-    * **Fig. 13c / 13d**: the **tailing effect**: the last wave of blocks leaves most SMs idle while a
-      few finish; 13d also has a zoomed view.
+    * **Fig. 13a / 13b**: per-SM warp timelines (one row per warp slot, coloured by block) of the same
+      attention kernel under exclusive and under shared warp scheduling;
+    * **Fig. 13c / 13d**: the **tailing effect**: active warps and busy SMs over time; in the last wave
+      most SMs run out of work while a few still finish theirs. 13d also has a zoom on the tail.
 
-    The original Fig. 13c/d input was a Python pickle; loading a pickle from a download can run
-    arbitrary code, so this suite reads the tail-effect input from a regular trace directory.
+    The original Fig. 13c/d input was a Python pickle (`warp_sched/tmp.pkl`); unpickling a downloaded
+    file can run arbitrary code, so this suite refuses it and reads the tail-effect input from a
+    regular trace directory, `warp_sched/tail/<tracedir>/` (the sample bundle has one; `dynamic.ipynb`
+    collects one on a GPU). A paper bundle that only has the pickle stops here with a message naming
+    the missing input.
 """)
 
 WARP = code("""
