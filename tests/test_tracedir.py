@@ -1,0 +1,122 @@
+"""TraceDir: ordering of results/kernels/trace folders, levels from probe.toml, stderr parsing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neutrino_ae.errors import InputError
+from neutrino_ae.formats.bintrace import Level, TraceHeader, write_trace
+from neutrino_ae.formats.eventlog import EventLogWriter
+from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
+from neutrino_ae.formats.probe import write_probe_toml
+from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
+from neutrino_ae.tracedir import TraceDir, find_trace_dirs, newest_trace_dir, trace_dir_from_stderr
+
+HEADER = TraceHeader((4, 1, 1), (48, 1, 1))
+
+
+def _make(root: Path, name: str = "Apr24_231539_1860576", stems=("10.1", "0.486795", "2.7")) -> Path:
+    d = root / name
+    write_probe_toml(d / "probe.toml", {"block_sched": {"position": "kernel", "datamodel": "warp:16"}},
+                     analyze_hook="block_sched.py")
+    EventLogWriter().pid(1).launch(5, [1], HEADER.grid, HEADER.block, probe_bytes=16).write(d / "event.log")
+    for i, stem in enumerate(stems):
+        # 4 blocks x 2 warps x 16 B: warp- and thread-level sizes differ, and each file is tagged by i.
+        write_trace(d / "result" / f"{stem}.bin", HEADER, [("warp", np.full((4, 2, 16), i, np.uint8))])
+    for idx in (10, 2, 0):
+        k = d / "kernel" / f"{idx}_{'ab' * 20}"
+        write_kernel_info(k / "kernel.info", KernelInfo(f"kern{idx}", 2, [(Level.WARP, 16)], None))
+        (k / "process.log").write_text(f"{format_ptxas_line(20, 380)}\n{format_ptxas_line(20 + idx, 388)}\n")
+    return d
+
+
+def test_results_numeric_order_and_ignored(tmp_path: Path) -> None:
+    d = _make(tmp_path)
+    (d / "result" / "notes.bin").write_bytes(b"x")
+    td = TraceDir(d)
+    assert [p.name for p in td.results()] == ["0.486795.bin", "2.7.bin", "10.1.bin"]
+    assert [p.name for p in td.ignored_results()] == ["notes.bin"]
+
+
+def test_open_result_uses_probe_levels(tmp_path: Path) -> None:
+    td = TraceDir(_make(tmp_path))
+    last = td.open_result()
+    assert last.path.name == "10.1.bin" and last.sections[0].level == Level.WARP
+    assert int(np.asarray(last.records(0))[0, 0, 0]) == 0  # written first (i=0) as 10.1.bin
+    assert td.open_result(0).path.name == "0.486795.bin"
+    assert td.open_result("result/2.7.bin").path.name == "2.7.bin"
+    with pytest.raises(InputError, match="index 5"):
+        td.open_result(5)
+
+
+def test_kernels_ordered_by_index(tmp_path: Path) -> None:
+    td = TraceDir(_make(tmp_path))
+    ks = td.kernels()
+    assert [k.index for k in ks] == [0, 2, 10]
+    assert [k.info.name for k in ks] == ["kern0", "kern2", "kern10"]
+    assert [k.registers.extra for k in ks] == [0, 2, 10]
+
+
+def test_kernel_with_failed_probe(tmp_path: Path) -> None:
+    d = _make(tmp_path)
+    bad = d / "kernel" / f"3_{'cd' * 20}"
+    bad.mkdir()
+    (bad / "process.log").write_text("Traceback (most recent call last):\n")
+    k = [k for k in TraceDir(d).kernels() if k.index == 3][0]
+    assert k.info is None and k.registers is None and "no 'ptxas info" in k.register_problem
+
+
+def test_event_log_cached_probe_and_tensor_trace(tmp_path: Path) -> None:
+    d = _make(tmp_path)
+    td = TraceDir(d)
+    assert td.event_log() is td.event_log() and td.event_log().pid == 1
+    assert td.probe().saving == ["block_sched"]
+    assert td.tensor_trace() is None
+    write_tensor_trace(d / "tensor.trace", [TensorEvent("call", 1, (2,), 4, 8, "f", "a.py", 1, "x")])
+    assert td.tensor_trace()["arg_name"].tolist() == ["x"]
+
+
+def test_missing_and_empty(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such trace directory") as info:
+        TraceDir(tmp_path / "absent")
+    assert str(info.value).startswith(str(tmp_path / "absent"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="not a Neutrino trace directory"):
+        TraceDir(tmp_path / "empty")
+    with pytest.raises(InputError, match="holds no Neutrino trace directory"):
+        newest_trace_dir(tmp_path / "empty")
+    with pytest.raises(InputError, match="no such directory"):
+        find_trace_dirs(tmp_path / "absent")
+
+
+def test_find_trace_dirs_by_name_time(tmp_path: Path) -> None:
+    names = ["Apr24_231539_1860576", "Jan_23_06_27_37_268336", "Apr24_091500_5", "Dec01_000000_1", "custom"]
+    for i, n in enumerate(names):
+        _make(tmp_path, n, stems=("1.0",))
+        # mtimes deliberately disagree with the names
+        os.utime(tmp_path / n, (1_000_000 - i, 1_000_000 - i))
+    (tmp_path / "not_a_trace").mkdir()
+    found = [p.name for p in find_trace_dirs(tmp_path)]
+    assert found == ["Jan_23_06_27_37_268336", "Apr24_091500_5", "Apr24_231539_1860576", "Dec01_000000_1",
+                     "custom"]
+    assert newest_trace_dir(tmp_path).name == "custom"
+    assert find_trace_dirs(tmp_path / "Apr24_091500_5") == [tmp_path / "Apr24_091500_5"]
+
+
+def test_unnamed_dirs_fall_back_to_mtime(tmp_path: Path) -> None:
+    for n, t in (("b", 300), ("a", 200), ("c", 100)):
+        _make(tmp_path, n, stems=("1.0",))
+        os.utime(tmp_path / n, (t, t))
+    assert [p.name for p in find_trace_dirs(tmp_path)] == ["c", "a", "b"]
+
+
+def test_trace_dir_from_stderr() -> None:
+    err = ("[info] probing\n[info] trace in ./trace/Apr24_000000_1\nnoise\n"
+           "[info] trace in ./trace/Apr24_231539_1860576\n[analyze] done\n")
+    assert trace_dir_from_stderr(err) == Path("./trace/Apr24_231539_1860576")
+    with pytest.raises(InputError, match="no 'trace in"):
+        trace_dir_from_stderr("[error] nothing here\n")
