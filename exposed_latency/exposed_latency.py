@@ -289,6 +289,8 @@ def analyze(inputs: Sequence[str | Path], out_dir: str | Path) -> SectionResult:
     df = pd.DataFrame(rows)
     payload = {
         "paper_ref": PAPER_REF,
+        "bundle_kind": bundle.bundle_kind(found[0][1]),
+        "synthetic": synthetic,
         "inputs": [{"workload": n, "csv": str(p)} for n, p in found],
         "missing": missing,
         "warnings": warnings,

@@ -452,6 +452,8 @@ def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None 
     failed = [f"{c.group}/{c.kernel}/{c.probe} launch {f['launch']} ({f['reason']})" for c in cells for f in c.failed]
     payload = {
         "paper_ref": PAPER_REF,
+        "bundle_kind": bundle.bundle_kind(root),
+        "synthetic": synthetic,
         "root": str(root),
         "probes": _ordered_probes(cells),
         "cells": [asdict(c) for c in cells],

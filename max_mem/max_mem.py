@@ -324,6 +324,8 @@ def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
                         "unit": "ratio", "ground_truth": None})
     payload = {
         "paper_ref": PAPER_REF,
+        "bundle_kind": bundle.bundle_kind(root),
+        "synthetic": synthetic,
         "root": str(root),
         "entries": [{**asdict(e), "ratio": e.ratio} for e in entries],
         "workload_peaks": workload_peaks(entries),

@@ -100,13 +100,13 @@ def test_sample_bundle_marks_synthetic_and_reports_truth(tmp_path):
     src = tmp_path / "b" / "exposed_latency"
     _write(src / "gemm.csv", GEMM)
     bundle.write_manifest(tmp_path / "b", "sample", ground_truth={
-        "exposed_latency": {"gemm": {"dmat": {"ncu_ratio": 2.0, "neutrino_ratio": 2.4}}}})
+        "exposed_latency": {"gemm": {"ncu_over_original": {"dmat": 2.0}, "neutrino_over_original": {"dmat": 2.4}}}})
     res = el.analyze([src / "gemm.csv"], tmp_path / "out")
-    assert res.data.get("synthetic", True)
+    assert res.data["synthetic"] is True and res.data["bundle_kind"] == "sample"
     doc = json.loads((tmp_path / "out" / "exposed_latency.json").read_text())
     assert doc["synthetic"] is True and doc["bundle_kind"] == "sample"
     truth = {s["key"]: s["ground_truth"] for s in res.summary}
-    assert truth["gemm.dmat.neutrino_ratio"] == 2.4
+    assert truth["gemm.dmat.neutrino_ratio"] == 2.4 and truth["gemm.dmat.ncu_ratio"] == 2.0
     assert truth["gemm.block_sched.ncu_ratio"] is None
 
 
