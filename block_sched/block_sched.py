@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 
 from neutrino_ae import bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
-from neutrino_ae.formats.bintrace import BinTrace, open_trace  # noqa: E402
+from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import BLOCK_SCHED  # noqa: E402
 from neutrino_ae.results import SectionResult, write_results  # noqa: E402
 from neutrino_ae.scriptutil import add_output_args, emit, run_main  # noqa: E402
@@ -100,6 +100,10 @@ def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
 
 def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
     """Unit 0 of every block (the first warp, whatever the block size), first record of the unit."""
+    sec = trace.section(section)
+    if sec.level != Level.WARP or sec.size != 16:
+        raise TraceFormatError(trace.path, f"section {section} saves {sec.size} B per {sec.level.name.lower()}; a "
+                                           "block_sched/warp_sched trace saves 16 B per warp (wrong probe?)")
     rec = trace.records(section, BLOCK_SCHED)
     if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
         raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")

@@ -44,7 +44,7 @@ import pandas as pd  # noqa: E402
 
 from neutrino_ae import bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
-from neutrino_ae.formats.bintrace import BinTrace, open_trace  # noqa: E402
+from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.dmat import PAGE_MASK, DmatData, read_dmat, sparsify, write_dmat  # noqa: E402
 from neutrino_ae.formats.records import DMAT  # noqa: E402
 from neutrino_ae.results import SectionResult, write_results  # noqa: E402
@@ -164,6 +164,10 @@ def figure_name(path: Path) -> str:
 
 def sparsify_trace(trace: BinTrace, section: int = 0, chunk_bytes: int = 64 << 20) -> DmatData:
     """Per-(clock, page) counts of a dmat trace, read in chunks of whole blocks (bounded memory)."""
+    sec = trace.section(section)
+    if sec.level != Level.THREAD:
+        raise TraceFormatError(trace.path, f"section {section} is {sec.level.name.lower()}-level; the dmat probe "
+                                           "saves per thread (wrong probe?)")
     return sparsify(chunk for _, chunk in trace.iter_chunks(section, DMAT, chunk_bytes))
 
 

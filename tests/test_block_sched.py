@@ -115,3 +115,13 @@ def test_cli_bad_inputs_one_line_errors(tmp_path, capsys):
     assert bs.run_main(bs.main, [str(pkl), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert "tmp.pkl" in err and "arbitrary code" in err
+
+
+def test_wrong_probe_trace_refused(tmp_path, capsys):
+    from neutrino_ae.formats.records import DMAT
+
+    path = tmp_path / "dmat.bin"
+    write_trace(path, TraceHeader((2, 1, 1), (4, 1, 1)), [("thread", np.zeros((2, 4, 2), dtype=DMAT))])
+    assert bs.run_main(bs.main, [str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "dmat.bin" in err[0] and "wrong probe" in err[0]

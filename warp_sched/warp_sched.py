@@ -45,7 +45,7 @@ import pandas as pd  # noqa: E402
 
 from neutrino_ae import bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
-from neutrino_ae.formats.bintrace import BinTrace, open_trace  # noqa: E402
+from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import WARP_SCHED  # noqa: E402
 from neutrino_ae.results import SectionResult, write_results  # noqa: E402
 from neutrino_ae.scriptutil import add_output_args, emit, run_main  # noqa: E402
@@ -110,6 +110,10 @@ def align_clocks(lstart: np.ndarray, smid: np.ndarray, align: str = "sm") -> np.
 
 
 def records_from_trace(trace: BinTrace, section: int = 0, align: str = "sm") -> WarpRecords:
+    sec = trace.section(section)
+    if sec.level != Level.WARP or sec.size != 16:
+        raise TraceFormatError(trace.path, f"section {section} saves {sec.size} B per {sec.level.name.lower()}; a "
+                                           "block_sched/warp_sched trace saves 16 B per warp (wrong probe?)")
     rec = trace.records(section, WARP_SCHED)
     blocks, units, rpu = rec.shape
     if blocks * units * rpu == 0:
