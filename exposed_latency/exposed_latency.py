@@ -41,6 +41,8 @@ WORKLOADS = ("attn", "gmm", "conv", "gemm")
 WORKLOAD_LABELS = {"attn": "FlashAttn-2 (Triton)", "gmm": "Group GEMM (Triton)", "conv": "Conv2D (CUTLASS)",
                    "gemm": "GEMM (CUTLASS)"}
 COLUMNS = ("probe", "original", "ncu", "neutrino", "prologue", "kernel", "epilogue")
+#: Columns that may be left empty: the dynamic collector leaves ``ncu`` blank when Nsight Compute is absent.
+OPTIONAL_COLUMNS = ("ncu",)
 TIME_COLUMNS = COLUMNS[1:]
 PARTS = ("kernel", "epilogue", "prologue")  # stacking order, bottom first
 PART_COLORS = {"kernel": style.NEUTRINO_KERNEL_COLOR, "epilogue": style.NEUTRINO_EPILOGUE_COLOR,
@@ -76,7 +78,11 @@ def read_workload_csv(path: str | Path) -> pd.DataFrame:
     for col in TIME_COLUMNS:
         raw = df[col].str.strip()
         values = pd.to_numeric(raw, errors="coerce")
-        for i in np.flatnonzero(values.isna().to_numpy() | ~np.isfinite(values.to_numpy(dtype=float))):
+        invalid = values.isna().to_numpy() | ~np.isfinite(values.to_numpy(dtype=float))
+        if col in OPTIONAL_COLUMNS:
+            # An empty cell means "not measured" (e.g. no Nsight Compute on the collecting machine).
+            invalid &= (raw != "").to_numpy()
+        for i in np.flatnonzero(invalid):
             shown = raw.iloc[i]
             what = "empty value" if not shown else f"{shown!r} is not a number"
             raise InputError(path, f"column '{col}' row {i + 2} (probe {out['probe'].iloc[i]}): {what}")
@@ -146,11 +152,15 @@ def _draw_panel(ax: Axes, name: str, r: pd.DataFrame, value_fontsize: float = 9.
     ncu_vals = r["ncu_ratio"].to_numpy()
     stacked = sum(r[f"{p}_height"].to_numpy() for p in (*PARTS, "unattributed"))
     neutrino_top = float(np.nanmax(np.r_[stacked, r["neutrino_ratio"], 1.0]))
-    cut = float(np.nanmax(ncu_vals)) > BREAK_FACTOR * neutrino_top
-    ylim = neutrino_top * 1.6 if cut else float(np.nanmax(np.r_[ncu_vals, neutrino_top])) * 1.18
-    clipped = cut & (ncu_vals > ylim)
-    ncu = ax.bar(x - width / 2, np.minimum(ncu_vals, ylim), width, color=style.NCU_COLOR, label="Nsight Compute")
-    ax.bar_label(ncu, labels=["" if c else f"{v:.2f}x" for v, c in zip(ncu_vals, clipped, strict=True)],
+    measured = ~np.isnan(ncu_vals)
+    ncu_top = float(ncu_vals[measured].max()) if measured.any() else 0.0
+    cut = ncu_top > BREAK_FACTOR * neutrino_top
+    ylim = neutrino_top * 1.6 if cut else max(ncu_top, neutrino_top) * 1.18
+    clipped = cut & measured & (np.nan_to_num(ncu_vals) > ylim)
+    ncu = ax.bar(x - width / 2, np.minimum(np.nan_to_num(ncu_vals), ylim), width, color=style.NCU_COLOR,
+                 label="Nsight Compute")
+    ax.bar_label(ncu, labels=["" if c else (f"{v:.2f}x" if m else "n/a")
+                              for v, c, m in zip(ncu_vals, clipped, measured, strict=True)],
                  padding=2, fontsize=value_fontsize)
     for xi, v in zip(x[clipped], ncu_vals[clipped], strict=True):
         y = ylim * 0.9
@@ -306,7 +316,7 @@ def _text(df: pd.DataFrame, summary: Sequence[dict[str, Any]], missing: Sequence
           synthetic: bool, figure: Path) -> str:
     lines = [f"{PAPER_REF}: exposed latency (time / original)" + (" [SYNTHETIC sample data]" if synthetic else "")]
     show = df[["workload", "probe"]].copy()
-    show["ncu"] = [f"{v:.2f}x" for v in df["ncu_ratio"]]
+    show["ncu"] = ["n/a" if pd.isna(v) else f"{v:.2f}x" for v in df["ncu_ratio"]]
     show["neutrino"] = [f"{v:.2f}x" for v in df["neutrino_ratio"]]
     for part in PARTS:
         show[f"{part} share"] = [f"{v:.1%}" for v in df[f"{part}_share"]]

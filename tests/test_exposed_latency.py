@@ -113,7 +113,8 @@ def test_sample_bundle_marks_synthetic_and_reports_truth(tmp_path):
 @pytest.mark.parametrize("text, message", [
     (HEADER.replace("ncu,", "") + "block_sched,2.0,2.5,0.1,2.0,0.4\n", "missing column 'ncu'"),
     (GEMM.replace("0.5,3.5,6.0", "0.5,abc,6.0"), "column 'kernel' row 3 (probe dmat): 'abc' is not a number"),
-    (GEMM.replace("2.0,50.0,2.5", "2.0,,2.5"), "column 'ncu' row 2 (probe block_sched): empty value"),
+    (GEMM.replace("2.0,50.0,2.5", "2.0,n/a,2.5"), "column 'ncu' row 2 (probe block_sched): 'n/a' is not a number"),
+    (GEMM.replace("2.0,50.0,2.5", "2.0,50.0,"), "column 'neutrino' row 2 (probe block_sched): empty value"),
     (GEMM.replace("1.0,3.0,2.0", "0,3.0,2.0"), "column 'original' row 4 (probe gmem_bytes): 0.0 is not positive"),
     (HEADER, "no data rows"),
     ("", "empty CSV"),
@@ -124,6 +125,22 @@ def test_bad_csv_rejected_with_one_clear_line(tmp_path, text, message):
         el.read_workload_csv(path)
     assert str(err.value).startswith(f"{path}: {message}")
     assert "\n" not in str(err.value)
+
+
+def test_missing_ncu_measurement_is_not_an_error(tmp_path):
+    # The dynamic collector leaves ncu empty when Nsight Compute is not installed.
+    path = _write(tmp_path / "src" / "gemm.csv", GEMM.replace("2.0,50.0,2.5", "2.0,,2.5"))
+    r = el.ratios(el.read_workload_csv(path)).set_index("probe")
+    assert r["ncu_ratio"].isna().tolist() == [True, False, False]
+    assert r.at["block_sched", "neutrino_ratio"] == pytest.approx(1.25)
+    fig = el.draw_workload("gemm", r.reset_index(), synthetic=False)
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert "n/a" in labels and "1.25x" in labels and "nanx" not in labels
+    res = el.analyze([path], tmp_path / "out")
+    values = {s["key"]: s["value"] for s in res.summary}
+    assert values["gemm.dmat.ncu_ratio"] == pytest.approx(2.0)
+    assert values["gemm.block_sched.ncu_ratio"] != values["gemm.block_sched.ncu_ratio"]  # NaN: not measured
+    assert "n/a" in res.text
 
 
 def test_cli_error_exit_code_and_json(tmp_path, capsys):
