@@ -162,29 +162,46 @@ def _reduce_lexsort(clock: np.ndarray, page: np.ndarray,
     return c[idx].astype(np.uint64), p[idx].astype(np.uint64), np.add.reduceat(n, idx).astype(np.uint64)
 
 
-def write_dmat(path: str | os.PathLike[str], data: DmatData) -> Path:
-    """Write ``data`` atomically in the ``.dmat`` layout."""
+def write_dmat(path: str | os.PathLike[str], data: DmatData, batch_items: int = 1 << 20) -> Path:
+    """Write ``data`` atomically in the ``.dmat`` layout.
+
+    The variable-length body is assembled with vectorised scatters, one batch of clocks at a time
+    (about ``batch_items`` heads + pairs each), so memory stays bounded for files of any size.
+    """
     n_clocks = data.clocks.size
-    counts = np.diff(data.indptr).astype(np.int64)
-    n_pairs = int(data.indptr[-1]) if n_clocks else 0
-    body = np.zeros(16 * n_clocks + 12 * n_pairs, dtype=np.uint8)
-    # Clock i's head sits after i heads and indptr[i] pairs; its pairs follow the head.
-    head_off = 16 * np.arange(n_clocks, dtype=np.int64) + 12 * data.indptr[:-1].astype(np.int64)
-    heads = np.empty(n_clocks, dtype=CLOCK_HEAD)
-    heads["clock"] = data.clocks
-    heads["n"] = counts
-    body[(head_off[:, None] + np.arange(16)).reshape(-1)] = heads.view(np.uint8)
-    pairs = np.empty(n_pairs, dtype=PAIR_DTYPE)
-    pairs["page"] = data.pair_page
-    pairs["count"] = data.pair_count
-    within = np.arange(n_pairs, dtype=np.int64) - np.repeat(data.indptr[:-1].astype(np.int64), counts)
-    pair_off = np.repeat(head_off + 16, counts) + 12 * within
-    body[(pair_off[:, None] + np.arange(12)).reshape(-1)] = pairs.view(np.uint8)
+    indptr = np.asarray(data.indptr, dtype=np.int64)
+    # Cumulative heads + pairs before clock i: batch edges fall where it crosses multiples of batch_items.
+    weight = indptr[:-1] + np.arange(n_clocks, dtype=np.int64) if n_clocks else np.zeros(0, np.int64)
+    total = int(indptr[-1]) + n_clocks if n_clocks else 0
+    edges = np.unique(np.r_[0, np.searchsorted(weight, np.arange(batch_items, total, batch_items)), n_clocks])
     with atomic_open(path, "wb") as fh:
         fh.write(np.array([data.pages.size, n_clocks], dtype="<u8").tobytes())
         fh.write(np.asarray(data.pages, dtype="<u8").tobytes())
-        fh.write(body.tobytes())
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            fh.write(_body_bytes(data, indptr, int(lo), int(hi)))
     return Path(path)
+
+
+def _body_bytes(data: DmatData, indptr: np.ndarray, lo: int, hi: int) -> bytes:
+    """The packed body of clocks ``lo:hi``: per clock a (clock, n) head followed by its 12-byte pairs."""
+    base = int(indptr[lo])
+    ptr = indptr[lo : hi + 1] - base
+    counts = np.diff(ptr)
+    n_clocks, n_pairs = hi - lo, int(ptr[-1])
+    body = np.zeros(16 * n_clocks + 12 * n_pairs, dtype=np.uint8)
+    # Clock i's head sits after i heads and ptr[i] pairs; its pairs follow the head.
+    head_off = 16 * np.arange(n_clocks, dtype=np.int64) + 12 * ptr[:-1]
+    heads = np.empty(n_clocks, dtype=CLOCK_HEAD)
+    heads["clock"] = data.clocks[lo:hi]
+    heads["n"] = counts
+    body[(head_off[:, None] + np.arange(16)).reshape(-1)] = heads.view(np.uint8)
+    pairs = np.empty(n_pairs, dtype=PAIR_DTYPE)
+    pairs["page"] = data.pair_page[base : base + n_pairs]
+    pairs["count"] = data.pair_count[base : base + n_pairs]
+    within = np.arange(n_pairs, dtype=np.int64) - np.repeat(ptr[:-1], counts)
+    pair_off = np.repeat(head_off + 16, counts) + 12 * within
+    body[(pair_off[:, None] + np.arange(12)).reshape(-1)] = pairs.view(np.uint8)
+    return body.tobytes()
 
 
 def read_dmat(path: str | os.PathLike[str]) -> DmatData:
