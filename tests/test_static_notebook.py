@@ -219,13 +219,36 @@ def test_single_section_from_a_fresh_trace_root(sample_bundle, tmp_path, kernel_
     assert error is None, f"notebook failed: {error}"
     assert _error_outputs(executed) == []
     log = _text_outputs(executed)
+    assert "bundle: sample" in log and "WARNING: SYNTHETIC DATA" in log, "auto found the sample bundle and says so"
     for name in sections.NAMES:
         if name != "dmat":
             assert f"{name}: skipped (not in sections)" in log
     rows = read_summary(out / "summary.json")["results"]
     assert rows and {r["section"] for r in rows} == {"dmat"}
     assert sorted(p.name for p in out.iterdir()) == ["dmat", "summary.json", "summary.md"]
-    assert list((out / "dmat").glob("*.png")), "the DMAT figures were saved"
+    assert {p.name for p in (out / "dmat").glob("*.png")} == {"fig1.png", "fig10a.png", "fig10b.png", "fig10c.png"}
+
+
+def test_a_section_with_missing_input_fails_alone(sample_bundle, tmp_path, kernel_env):
+    # exposed_latency has lost a CSV, so its input check fails; kernel_overhead (cheap) still runs,
+    # the summary is written, then the run stops naming the failed section.
+    fresh = tmp_path / "traces"
+    shutil.copytree(sample_bundle, fresh, ignore=shutil.ignore_patterns("max_mem", "dmat", "warp_sched", "block_sched"))
+    (fresh / "exposed_latency" / "gmm.csv").unlink()
+    out = tmp_path / "results"
+    executed, error = _execute(tmp_path, bundle="auto", trace_root=str(fresh), output_dir=str(out),
+                               sections=["exposed_latency", "kernel_overhead"])
+    assert error is not None and error.ename == "NotebookStop"
+    missing = fresh / "exposed_latency" / "gmm.csv"
+    assert "1 section(s) failed" in error.evalue and f"exposed_latency: {missing}: missing" in error.evalue
+    nb = nbformat.read(executed, as_version=4)
+    failed = [c.id for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)]
+    assert failed == ["summary"], "the section reports one line and the run goes on to the summary"
+    assert f"exposed_latency: FAILED: {missing}: missing" in _text_outputs(executed)
+    doc = read_summary(out / "summary.json")
+    assert {r["section"] for r in doc["results"]} == {"kernel_overhead"}
+    assert set(doc["failed_sections"]) == {"exposed_latency"}
+    assert "Failed sections" in (out / "summary.md").read_text()
 
 
 def _closed_port() -> int:

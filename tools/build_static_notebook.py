@@ -164,10 +164,15 @@ SETUP = code("""
     print(f"outputs:  {out_root.resolve()}")
 
     results = {}
+    failed = {}
 
 
     def run(name):
-        \"\"\"Compute (or reuse) one section's results; None when the section is not selected.\"\"\"
+        \"\"\"Compute (or reuse) one section's results; None when it is not selected or its input is unusable.
+
+        A section with bad input reports one line and lets the others run; the summary cell then
+        stops the notebook with the list of failed sections (after saving what did work).
+        \"\"\"
         if name not in selected:
             print(f"{name}: skipped (not in sections)")
             return None
@@ -175,7 +180,10 @@ SETUP = code("""
         try:
             res = registry.run_section(name, bundle_root, out_root, force=force)
         except (NeutrinoAEError, OSError) as exc:
-            raise registry.NotebookStop(str(exc)) from None
+            failed[name] = str(exc)
+            print(f"{name}: FAILED: {exc}", file=sys.stderr)
+            return None
+        failed.pop(name, None)
         results[name] = res
         elapsed = time.perf_counter() - start
         how = "reused cached results" if res.data.get("cached") else f"computed in {elapsed:.1f} s"
@@ -332,19 +340,25 @@ SUMMARY_MD = md("""
 
 SUMMARY = code("""
     for name in selected:
-        if name not in results:
+        if name not in results and name not in failed:
             run(name)
 
     rows = registry.summary_rows(results, bundle_kind=kind)
     summary_df = registry.summary_table(rows, ground_truth=(kind == "sample"))
     note = " (SYNTHETIC sample data: values come from an execution model, not from a GPU)" if kind == "sample" else ""
     table_md = f"Summary of {len(rows)} results, bundle kind: {kind}{note}\\n\\n{dataframe_to_markdown(summary_df)}\\n"
+    if failed:
+        table_md += "\\nFailed sections (no results):\\n\\n" + "".join(f"* {n}: {m}\\n" for n, m in failed.items())
 
     summary_json = write_summary(out_root / "summary.json", rows, notebook="static", bundle=bundle, bundle_kind=kind,
-                                 bundle_root=str(Path(bundle_root).resolve()), sections=selected)
+                                 bundle_root=str(Path(bundle_root).resolve()), sections=selected,
+                                 failed_sections=dict(failed))
     summary_md = write_text(out_root / "summary.md", table_md)
     print(f"wrote {summary_json} and {summary_md}")
     display(Markdown(table_md))
+    if failed:
+        problems = "; ".join(f"{n}: {m}" for n, m in failed.items())
+        raise registry.NotebookStop(f"{len(failed)} section(s) failed, the others are saved: {problems}")
 """)
 
 
