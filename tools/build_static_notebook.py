@@ -114,7 +114,9 @@ SETUP_MD = md("""
 
     It then prints which kind of bundle the results will come from, and defines two helpers used by
     every section: `run(name)` (compute or reuse the section's results) and `show(result)` (display
-    the saved figures and tables, then the summary text).
+    the saved figures and tables, then the summary text). A section whose input is missing or
+    unreadable prints one line naming the file and the other sections still run; the summary at the
+    end lists such sections and then stops the run with an error, so a failure is never silent.
 """)
 
 SETUP = code("""
