@@ -14,8 +14,8 @@ Output of a section goes to ``<output_dir>/<name>/``. After the analysis succeed
 ``<output_dir>/<name>/section-run.json`` is written last (atomically): it lists the result's files,
 tables, summary rows and text plus a fingerprint of the inputs. A later call with ``force=False``
 rebuilds the :class:`SectionResult` from that record instead of recomputing, as long as the
-record belongs to the same bundle, its inputs are unchanged (file count, total size, newest
-mtime) and every listed file still exists.
+record belongs to the same bundle, its inputs and the analysis' source file are unchanged (file
+count, total size, newest mtime) and every listed file still exists.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def _import(module: str) -> Any:
     return importlib.import_module(module)
 
 
-def _fingerprint(paths: Iterable[Path]) -> dict[str, int]:
+def _fingerprint(paths: Iterable[Path]) -> dict[str, Any]:
     """Count, total size and newest mtime of every file under ``paths`` (directories walked)."""
     n = size = newest = 0
     for path in paths:
@@ -208,7 +208,7 @@ def _rel(path: Path, base: Path) -> str:
         return str(path.resolve())
 
 
-def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dict[str, int], kind: str) -> None:
+def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dict[str, Any], kind: str) -> None:
     tables: dict[str, str] = {}
     for tname, df in result.tables.items():
         csv = out / f"{tname}.csv"
@@ -231,7 +231,7 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
     write_json(out / RECORD, record)
 
 
-def _load_record(out: Path, root: Path, fingerprint: dict[str, int]) -> SectionResult | None:
+def _load_record(out: Path, root: Path, fingerprint: dict[str, Any]) -> SectionResult | None:
     """The cached result in ``out`` if it is complete and was made from these very inputs."""
     path = out / RECORD
     if not path.is_file():
@@ -269,6 +269,9 @@ def run_section(name: str, bundle_root: str | os.PathLike[str], output_dir: str 
         raise InputError(root, "bundle root is not a directory")
     inputs = section.input_paths(root)
     fingerprint = _fingerprint(inputs)
+    # An edited analysis must not be answered from a cache made by its previous version.
+    source = REPO_ROOT / (section.module.replace(".", "/") + ".py")
+    fingerprint["analysis"] = _fingerprint([source]) if source.is_file() else {}
     out = Path(output_dir) / name
     if not force:
         cached = _load_record(out, root, fingerprint)

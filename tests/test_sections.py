@@ -130,6 +130,23 @@ def test_changed_input_or_lost_output_recomputes(fake_section, tmp_path):
     assert len(CALLS) == 4, "a damaged record is recomputed, not an error"
 
 
+def test_edited_analysis_recomputes(fake_section, tmp_path, monkeypatch):
+    out = tmp_path / "results"
+    code = tmp_path / "pkg" / "fakemod.py"
+    code.parent.mkdir()
+    code.write_text("# v1\n")
+    monkeypatch.setattr(sections, "REPO_ROOT", tmp_path)
+    spec = dataclasses.replace(sections._BY_NAME["fake"], module="pkg.fakemod")
+    monkeypatch.setitem(sections._BY_NAME, "fake", spec)
+    monkeypatch.setattr(sections, "_import", lambda module: None)
+    sections.run_section("fake", fake_section, out)
+    sections.run_section("fake", fake_section, out)
+    assert len(CALLS) == 1
+    code.write_text("# version 2\n")
+    sections.run_section("fake", fake_section, out)
+    assert len(CALLS) == 2, "a changed analysis source invalidates the cache"
+
+
 def test_failed_analysis_leaves_no_record(fake_section, tmp_path, monkeypatch):
     out = tmp_path / "results"
     sections.run_section("fake", fake_section, out)

@@ -302,8 +302,10 @@ MAXMEM = code("""
 LATENCY_MD = _header(5, "exposed_latency") + "\n\n" + md("""
     How much slower a workload runs while being profiled, Neutrino against Nsight Compute, for four
     workloads (attention, group-GEMM, convolution, GEMM) and several probes. Bars are normalised to
-    the un-profiled run; Neutrino's bar is split into the time spent in the (probed) kernel and the
-    epilogue that saves the trace, so the exposed part is visible.
+    the un-profiled run; Neutrino's bar is split into the time spent in the (probed) kernel, the
+    epilogue that copies the probe records back and writes the trace, and the prologue that sets the
+    probe buffers up, so the exposed part is visible. The original notebook's unused, hard-coded
+    proportions table is gone: every number here comes from the CSVs.
 """)
 
 LATENCY = code("""
