@@ -15,9 +15,10 @@ For each case the parent process
    another's figure.
 
 The baseline is the practical limit of reading the same bytes: ``np.fromfile`` in 64 MB chunks,
-each reduced with a sum over uint64 words. ``ratio = baseline seconds / analysis seconds`` (the
-analysis throughput as a fraction of raw-read throughput). Both medians come from the same run,
-so the ratio survives a busy or slow machine far better than the absolute seconds.
+each reduced with a sum over uint64 words, run at least 7 times; its best run is the limit.
+``ratio = best baseline seconds / median analysis seconds`` (the analysis throughput as a fraction
+of raw-read throughput; ``ratio_vs_raw_median`` is beside it). Both come from the same run, so the
+ratio survives a busy or slow machine far better than the absolute seconds.
 
 Results are printed as a table with PASS/MISS per target and written as JSON (machine
 description included). Sizes are in MB = 10**6 bytes.
@@ -51,6 +52,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CACHE = REPO_ROOT / "benchmarks" / "cache"
 MB = 1_000_000
 RAW_CHUNK_BYTES = 64 << 20
+RAW_MIN_RUNS = 7
 SCHEMA_VERSION = 1
 
 
@@ -280,10 +282,13 @@ def run_case(case: Case, args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(scratch)
     load_before = os.getloadavg()[0]
     parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    raw = _run_child(case, "raw", inp, scratch, args.repeat, args.smoke, args.timeout)
+    # The baseline is short (tens of ms for the 17-67 MB traces), so one descheduling on a shared
+    # machine can inflate it several times; it gets more runs and its best run is the limit.
+    raw = _run_child(case, "raw", inp, scratch, max(args.repeat, RAW_MIN_RUNS), args.smoke, args.timeout)
     work = _run_child(case, "work", inp, scratch, case.repeat(args.repeat, args.smoke), args.smoke, args.timeout)
     shutil.rmtree(scratch, ignore_errors=True)
-    raw_s = statistics.median(raw["seconds"])
+    raw_s = min(raw["seconds"])
+    raw_median = statistics.median(raw["seconds"])
     work_s = statistics.median(work["seconds"])
     values = {
         "seconds": work_s,
@@ -302,7 +307,8 @@ def run_case(case: Case, args: argparse.Namespace) -> dict[str, Any]:
         "mb_per_s": values["mb_per_s"],
         "peak_rss_bytes": work["peak_rss_bytes"],
         "cpu_seconds_total": work["cpu_seconds"],
-        "raw_read": {"seconds": raw_s, "seconds_runs": raw["seconds"],
+        "ratio_vs_raw_median": raw_median / work_s if work_s > 0 else float("inf"),
+        "raw_read": {"seconds": raw_s, "seconds_median": raw_median, "seconds_runs": raw["seconds"],
                      "mb_per_s": nbytes / MB / raw_s if raw_s > 0 else float("inf"),
                      "peak_rss_bytes": raw["peak_rss_bytes"]},
         "ratio": values["ratio"],
@@ -390,8 +396,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": machine,
         "loadavg_at_end": list(os.getloadavg()),
         "method": {
-            "baseline": "np.fromfile in 64 MB chunks + uint64 sum over the same input files, warm page cache",
-            "ratio": "median baseline seconds / median analysis seconds, both measured in this run",
+            "baseline": "np.fromfile in 64 MB chunks + uint64 sum over the same input files, warm page cache, "
+                        f"at least {RAW_MIN_RUNS} runs, best run taken as the limit",
+            "ratio": "best baseline seconds / median analysis seconds, both measured in this run",
             "peak_rss": "ru_maxrss of the measuring child (os.wait4), including children it reaped",
             "mb": "10**6 bytes",
         },
