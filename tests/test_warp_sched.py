@@ -179,3 +179,33 @@ def test_peak_resident_blocks_by_hand():
     end = np.array([10, 12, 20, 8, 9])
     assert ws.peak_resident_blocks(smid, block, start, end) == 2
     assert ws.peak_resident_blocks(smid[:3], block[:3], start[:3], end[:3]) == 1
+
+
+def test_paper_bundle_layout_draws_13ab_and_reports_refused_pickle(tmp_path):
+    # The paper's bundle: exclusive_sched/result/*.bin, shared_sched/result/*.bin and a tmp.pkl for 13c/d.
+    from neutrino_ae import sections
+
+    root = tmp_path / "bundle"
+    for name, t in (("exclusive_sched", "2.756086"), ("shared_sched", "3.201079")):
+        (root / "warp_sched" / name / "result").mkdir(parents=True)
+        _warp_trace(root / "warp_sched" / name / "result" / f"{t}.bin")
+    marker = tmp_path / "was_unpickled"
+    (root / "warp_sched" / "tmp.pkl").write_bytes(pickle.dumps(_Trap(marker)))
+    res = sections.run_section("warp_sched", root, tmp_path / "out")
+    assert {"fig13a.png", "fig13b.png"} <= set(res.files) and "fig13c.png" not in res.files
+    skipped = res.data["skipped"]["fig13cd"]
+    assert skipped.startswith(f"{root / 'warp_sched' / 'tmp.pkl'}: refusing to load a pickle")
+    assert "Fig. 13c/d skipped" in res.text and not marker.exists()
+    doc = json.loads((tmp_path / "out" / "warp_sched" / "warp_sched.json").read_text())
+    assert doc["fig13cd"] == {"skipped": skipped}
+    # Both traces are identical here, so shared/exclusive makespan is exactly 1.
+    assert {r["key"]: r["value"] for r in res.summary}["shared_vs_exclusive_makespan"] == 1.0
+
+
+def test_missing_tail_folder_is_reported_not_fatal(tmp_path):
+    for name in ("exclusive_sched", "shared_sched"):
+        (tmp_path / "warp_sched" / name / "result").mkdir(parents=True)
+        _warp_trace(tmp_path / "warp_sched" / name / "result" / "1.0.bin")
+    res = ws.warp_sched(tmp_path, tmp_path / "out")
+    tail = tmp_path / "warp_sched" / "tail"
+    assert res.data["skipped"]["fig13cd"] == f"{tail}: missing, no tail-effect trace for Fig. 13c/d"

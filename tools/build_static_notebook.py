@@ -324,8 +324,8 @@ WARP_MD = _header(6, "warp_sched") + "\n\n" + md("""
     The original Fig. 13c/d input was a Python pickle (`warp_sched/tmp.pkl`); unpickling a downloaded
     file can run arbitrary code, so this suite refuses it and reads the tail-effect input from a
     regular trace directory, `warp_sched/tail/<tracedir>/` (the sample bundle has one; `dynamic.ipynb`
-    collects one on a GPU). A paper bundle that only has the pickle stops here with a message naming
-    the missing input.
+    collects one on a GPU). On a paper bundle that only has the pickle, Fig. 13a/b are still drawn and
+    Fig. 13c/d are reported as skipped, with the reason and how to convert the table.
 """)
 
 WARP = code("""

@@ -622,16 +622,27 @@ def _save(fig, out: Path, stem: str) -> dict[str, Path]:
 # Whole section
 
 
-def find_inputs(root: str | os.PathLike[str]) -> dict[str, Path]:
-    """In a bundle's ``warp_sched/`` folder: ``exclusive_sched``, ``shared_sched`` and ``tail`` inputs."""
+def find_inputs(root: str | os.PathLike[str]) -> tuple[dict[str, Path], dict[str, str]]:
+    """In a bundle's ``warp_sched/`` folder: the ``exclusive``, ``shared`` and ``tail`` inputs.
+
+    Exclusive and shared traces are required. The tail input (Fig. 13c/d) is optional: when it is
+    missing, or only the paper bundle's ``tmp.pkl`` is there (refused, never unpickled), the second
+    dict says why, and the caller still draws Fig. 13a/b.
+    """
     base = Path(root)
     if (base / "warp_sched").is_dir():
         base = base / "warp_sched"
     found: dict[str, Path] = {}
+    skipped: dict[str, str] = {}
     for key, name in (("exclusive", "exclusive_sched"), ("shared", "shared_sched"), ("tail", "tail")):
         d = base / name
         if not d.is_dir():
-            raise InputError(base, f"has no {name}/ folder (expected the bundle's warp_sched layout)")
+            if key != "tail":
+                raise InputError(base, f"has no {name}/ folder (expected the bundle's warp_sched layout)")
+            pickles = sorted(base.glob("*.pkl"))
+            skipped["fig13cd"] = (f"{pickles[0]}: {PICKLE_MESSAGE}" if pickles
+                                  else f"{d}: missing, no tail-effect trace for Fig. 13c/d")
+            continue
         if (d / "result").is_dir():
             found[key] = d
         else:
@@ -639,28 +650,32 @@ def find_inputs(root: str | os.PathLike[str]) -> dict[str, Path]:
             if not subs:
                 raise InputError(d, "holds no trace directory (no result/ folder found)")
             found[key] = subs[-1]
-    return found
+    return found, skipped
 
 
 def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
                threshold: float = DEFAULT_TAIL_THRESHOLD) -> SectionResult:
-    """Fig. 13a, 13b, 13c/d from a bundle's ``warp_sched/`` folder."""
-    inputs = find_inputs(root)
+    """Fig. 13a, 13b, and 13c/d (when a tail input exists) from a bundle's ``warp_sched/`` folder."""
+    inputs, skipped = find_inputs(root)
     a = fig13a(inputs["exclusive"], out_dir)
     b = fig13b(inputs["shared"], out_dir)
-    cd = fig13cd(inputs["tail"], out_dir, threshold)
-    files = {**a.files, **b.files, **cd.files}
+    cd = fig13cd(inputs["tail"], out_dir, threshold) if "tail" in inputs else None
+    parts = [a, b] if cd is None else [a, b, cd]
+    files = {k: v for r in parts for k, v in r.files.items()}
     data = {"section": SECTION, "paper_ref": PAPER_REF, "inputs": {k: str(v) for k, v in inputs.items()},
-            "fig13a": a.data, "fig13b": b.data, "fig13cd": cd.data}
+            "fig13a": a.data, "fig13b": b.data, "fig13cd": cd.data if cd else {"skipped": skipped["fig13cd"]},
+            "skipped": skipped}
     ratio = b.data["makespan_cycles"] / a.data["makespan_cycles"] if a.data["makespan_cycles"] else None
-    truth = bundle.ground_truth(inputs["tail"], SECTION)
+    truth = bundle.ground_truth(inputs["exclusive"], SECTION)
     extra = {"key": "shared_vs_exclusive_makespan", "paper_ref": f"{PAPER_REF}a/b", "value": ratio, "unit": "ratio",
              "ground_truth": truth.get("shared_vs_exclusive_makespan") if isinstance(truth, dict) else None}
-    summary = [*a.summary, *b.summary, extra, *cd.summary]
+    summary = [*a.summary, *b.summary, extra, *(cd.summary if cd else [])]
     data["summary"] = summary
-    files.update(write_results(out_dir, SECTION, data, input_path=inputs["tail"]))
-    text = "\n".join([a.text, b.text, f"shared/exclusive makespan: {ratio:.3f}" if ratio else "", cd.text])
-    return SectionResult(SECTION, data, files, {**a.tables, **b.tables, **cd.tables}, summary, text)
+    files.update(write_results(out_dir, SECTION, data, input_path=inputs["exclusive"]))
+    lines = [a.text, b.text, f"shared/exclusive makespan: {ratio:.3f}" if ratio else ""]
+    lines.append(cd.text if cd else f"Fig. 13c/d skipped: {skipped['fig13cd']}")
+    tables = {k: v for r in parts for k, v in r.tables.items()}
+    return SectionResult(SECTION, data, files, tables, summary, "\n".join(lines))
 
 
 def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
