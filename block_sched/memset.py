@@ -10,6 +10,13 @@ import argparse
 import ctypes
 import ctypes.util
 import sys
+from pathlib import Path
+
+# Run as a script (also under `neutrino ... python <this file>`): make the repo root importable.
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
+from neutrino_ae.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.scriptutil import run_main  # noqa: E402
 
 
 class CudaDriverError(RuntimeError):
@@ -50,14 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=100, help="number of allocate+memset rounds (default 100)")
     ap.add_argument("--check", action="store_true", help="pre-fill with ones and verify the memset zeroed it")
     args = ap.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("error: PyTorch is not installed (pip install torch with CUDA support)", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
-        return 3
+    torch = cuda_torch(needed_by="memset.py")
     try:
         lib = load_libcuda()
         check(lib, lib.cuInit(0), "cuInit")
@@ -81,4 +81,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

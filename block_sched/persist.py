@@ -9,6 +9,13 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from pathlib import Path
+
+# Run as a script (also under `neutrino ... python <this file>`): make the repo root importable.
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
+from neutrino_ae.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.scriptutil import run_main  # noqa: E402
 
 
 @functools.cache
@@ -50,15 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.block <= 0 or args.block & (args.block - 1):
         ap.error("--block must be a power of two")
-    try:
-        import torch
-        import triton  # noqa: F401
-    except ImportError as exc:
-        print(f"error: {exc.name} is not installed (persist.py needs PyTorch and Triton)", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
-        return 3
+    torch = cuda_torch(triton=True, needed_by="persist.py")
     a = torch.empty((args.rows, args.cols), dtype=torch.float16, device="cuda")
     if args.check:
         a.fill_(1.0)
@@ -74,4 +73,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

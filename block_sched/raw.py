@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+# Run as a script (also under `neutrino ... python <this file>`): make the repo root importable.
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
+from neutrino_ae.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.scriptutil import run_main  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,14 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="number of torch.zeros calls (default 1)")
     ap.add_argument("--check", action="store_true", help="verify the result is all zeros")
     args = ap.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("error: PyTorch is not installed (pip install torch with CUDA support)", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
-        return 3
+    torch = cuda_torch(needed_by="raw.py")
     for _ in range(args.repeat):
         x = torch.zeros((args.rows, args.cols), dtype=torch.float16, device="cuda")
     torch.cuda.synchronize()
@@ -36,4 +36,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

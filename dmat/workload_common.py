@@ -11,7 +11,14 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+# Run as a script (also under `neutrino ... python <this file>`): make the repo root importable.
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
+from neutrino_ae.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.scriptutil import run_main  # noqa: E402
 
 PAPER_SHAPE = (4, 32, 4096, 64)
 SEED = 42
@@ -54,16 +61,16 @@ def tensor_trace(enabled: bool = True) -> contextlib.AbstractContextManager[Any]
 
 
 def run(description: str, attention: Callable[[Any, Any, Any, float], Any], argv: list[str] | None = None) -> int:
-    """Parse arguments, build q/k/v under TensorTrace, run ``attention(q, k, v, scale)``, check."""
+    """Parse arguments, build q/k/v under TensorTrace, run ``attention(q, k, v, scale)``, check.
+
+    Returns the exit code; a missing PyTorch/GPU is one ``error:`` line (exit 2/3), never a traceback.
+    """
+    return run_main(lambda args: _run(description, attention, args), argv)
+
+
+def _run(description: str, attention: Callable[[Any, Any, Any, float], Any], argv: list[str] | None) -> int:
     args = parser(description).parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("error: PyTorch is not installed (pip install torch with CUDA support)", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
-        return 3
+    torch = cuda_torch(needed_by=description.split(":")[0])
     torch.manual_seed(args.seed)
     with tensor_trace(not args.no_tensor_trace):
         q, k, v = (torch.empty(args.shape, dtype=torch.float16, device="cuda").normal_(0.0, STD) for _ in range(3))

@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from neutrino_ae.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.scriptutil import run_main  # noqa: E402
+
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 # torch.randn & co. launch distribution kernels before the operator; keep them un-probed.
 FILTERED_KERNEL = "distribution:copy"
@@ -65,14 +68,7 @@ def _gmm(torch):
 
 
 def run_op(op: str) -> int:
-    try:
-        import torch
-    except ImportError:
-        print("error: PyTorch is not installed", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
-        return 3
+    torch = cuda_torch(needed_by=f"the {op} benchmark")
     torch.manual_seed(0)
     dev = "cuda"
     if op == "norm":
@@ -166,4 +162,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -25,6 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from neutrino_ae.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.scriptutil import run_main  # noqa: E402
+
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 MODELS = ("resnet-bs32", "sd-bs1", "mamba-bs32", "llama1b-bs32", "llama3b-bs32", "llama8b-bs32",
           "llama8b-bs128", "llama8b-bs256")
@@ -32,15 +35,8 @@ LLAMA = {"1b": (2048, 8192, 32), "3b": (3072, 8192, 24), "8b": (4096, 14336, 32)
 
 
 def _run_builtin(model: str) -> int:
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("error: PyTorch is not installed", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
-        return 3
+    torch = cuda_torch(needed_by=f"the {model} sub-module")
+    import torch.nn.functional as F
     batch = int(model.rsplit("-bs", 1)[1])
     dev, dt = "cuda", torch.float16
     m = re.fullmatch(r"llama(\d+b)-bs\d+", model)
@@ -135,4 +131,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

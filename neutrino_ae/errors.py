@@ -6,7 +6,12 @@ import os
 
 
 class NeutrinoAEError(Exception):
-    """Base class: every error we raise on purpose. ``str(err)`` is a single readable line."""
+    """Base class: every error we raise on purpose. ``str(err)`` is a single readable line.
+
+    ``exit_code`` is what a command line exits with when this error ends it.
+    """
+
+    exit_code = 2
 
 
 class InputError(NeutrinoAEError):
@@ -24,3 +29,13 @@ class TraceFormatError(InputError):
 
 class BundleError(InputError):
     """A trace bundle cannot be fetched, verified or extracted."""
+
+
+class EnvironmentProblem(NeutrinoAEError):
+    """Something the GPU workloads need (PyTorch, Triton, libcuda) is missing."""
+
+
+class NoGPUError(EnvironmentProblem):
+    """No CUDA device is visible."""
+
+    exit_code = 3

@@ -7,9 +7,12 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.results import SectionResult
+
+if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
+    from neutrino_ae.results import SectionResult
 
 
 def add_output_args(parser: argparse.ArgumentParser, default_out: str = "results") -> None:
@@ -29,12 +32,13 @@ def emit(result: SectionResult, as_json: bool) -> None:
 
 
 def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
-    """Run a CLI ``main``; our own errors become ``error: <message>`` on stderr and exit code 2."""
+    """Run a CLI ``main``; our own errors become ``error: <message>`` on stderr and their exit code (2, or 3
+    for a missing GPU)."""
     try:
         return main(argv)
     except NeutrinoAEError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         print(f"error: {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2

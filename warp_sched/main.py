@@ -25,20 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from neutrino_ae.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.scriptutil import run_main  # noqa: E402
+
 MODES = ("exclusive", "shared", "tail")
 
 
 def run_mode(mode: str, iters: int) -> int:
-    try:
-        import torch
-        import triton
-        import triton.language as tl
-    except ImportError as exc:
-        print(f"error: {exc.name} is not installed (warp_sched needs PyTorch and Triton)", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to PyTorch", file=sys.stderr)
-        return 3
+    torch = cuda_torch(triton=True, needed_by="warp_sched/main.py")
+    import triton
+    import triton.language as tl
 
     @triton.jit
     def spin_kernel(out_ptr, iters, GROW: tl.constexpr, BLOCK: tl.constexpr):
@@ -93,4 +89,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))
