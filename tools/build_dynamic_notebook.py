@@ -11,9 +11,7 @@ as static.ipynb (``collect.analyze_section`` → the sections registry's adapter
 
 from __future__ import annotations
 
-import argparse
 import sys
-import textwrap
 from pathlib import Path
 
 import nbformat
@@ -22,13 +20,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from notebook_builder import builder_main, md, notebook_text  # noqa: E402  (tools/ is sys.path[0])
+
 from neutrino_ae import sections  # noqa: E402
 
 NOTEBOOK = REPO_ROOT / "dynamic.ipynb"
-
-
-def md(text: str) -> str:
-    return textwrap.dedent(text).strip("\n")
 
 
 code = md
@@ -362,33 +358,12 @@ def cells() -> list[nbformat.NotebookNode]:
 
 
 def build() -> str:
-    nb = nbformat.v4.new_notebook(cells=cells())
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    nbformat.validate(nb)
-    return nbformat.writes(nb) + "\n"
+    """The notebook as the exact text that is committed."""
+    return notebook_text(cells())
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if dynamic.ipynb is out of date")
-    parser.add_argument("--out", type=Path, default=NOTEBOOK)
-    args = parser.parse_args(argv)
-    text = build()
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-        if current != text:
-            print(f"error: {args.out} is out of date; run: python tools/build_dynamic_notebook.py", file=sys.stderr)
-            return 1
-        print(f"{args.out} is up to date")
-        return 0
-    from neutrino_ae.atomic import write_text
-
-    write_text(args.out, text)
-    print(f"wrote {args.out}")
-    return 0
+    return builder_main(__doc__.splitlines()[0], NOTEBOOK, build, argv)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ and runtime estimates come from ``neutrino_ae.sections`` so the notebook and the
 
 from __future__ import annotations
 
-import argparse
 import sys
-import textwrap
 from pathlib import Path
 
 import nbformat
@@ -21,13 +19,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from notebook_builder import builder_main, md, notebook_text  # noqa: E402  (tools/ is sys.path[0])
+
 from neutrino_ae import fetch, sections  # noqa: E402  (needs the repo root on sys.path)
 
 NOTEBOOK = REPO_ROOT / "static.ipynb"
-
-
-def md(text: str) -> str:
-    return textwrap.dedent(text).strip("\n")
 
 
 code = md
@@ -401,34 +397,11 @@ def cells() -> list[nbformat.NotebookNode]:
 
 def build() -> str:
     """The notebook as the exact text that is committed."""
-    nb = nbformat.v4.new_notebook(cells=cells())
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    nbformat.validate(nb)
-    return nbformat.writes(nb) + "\n"
+    return notebook_text(cells())
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if static.ipynb differs from the builder's output")
-    parser.add_argument("--out", type=Path, default=NOTEBOOK,
-                        help="where to write the notebook (default: static.ipynb)")
-    args = parser.parse_args(argv)
-    text = build()
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-        if current != text:
-            print(f"error: {args.out} is out of date; run: python tools/build_static_notebook.py", file=sys.stderr)
-            return 1
-        print(f"{args.out} is up to date")
-        return 0
-    from neutrino_ae.atomic import write_text
-
-    write_text(args.out, text)
-    print(f"wrote {args.out}")
-    return 0
+    return builder_main(__doc__.splitlines()[0], NOTEBOOK, build, argv)
 
 
 if __name__ == "__main__":
