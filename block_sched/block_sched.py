@@ -36,7 +36,7 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from neutrino_ae import bundle  # noqa: E402
+from neutrino_ae import accel, bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import BLOCK_SCHED  # noqa: E402
@@ -126,6 +126,20 @@ def _group_by_sm(smid: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndar
 def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """Per SM: blocks, running and scheduling cycles under the artifact's first-entry-only FIFO rule.
 
+    Compiled single pass (:func:`neutrino_ae.accel.artifact_fifo_kernel`) when numba is available,
+    else :func:`artifact_metric_numpy`; both give the same table.
+    """
+    if not accel.use_numba():
+        return artifact_metric_numpy(lstart, elapse, smid)
+    lstart, elapse = accel.i64(lstart), accel.i64(elapse)
+    sms, gidx = accel.dense_ids(smid)
+    blocks, running, sched = accel.artifact_fifo_kernel(lstart, elapse, gidx, sms.size)
+    return pd.DataFrame({"smid": sms, "blocks": blocks, "running_cycles": running, "scheduling_cycles": sched})
+
+
+def artifact_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
+    """:func:`artifact_metric` in numpy (the path without numba).
+
     Blocks of an SM enter its list in block-index order and every block is appended, so the list is
     always ``seq[head:k]`` of the SM's index-ordered sequence ``seq``; the only state is ``head``. It
     advances by at most one per visited block, which is inherently sequential within an SM, so we
@@ -155,7 +169,23 @@ def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) ->
 
 
 def slot_reuse_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
-    """Per SM: peak resident blocks C and the slot-reuse scheduling total ``sum start_(i) - end_(i-C)``."""
+    """Per SM: peak resident blocks C and the slot-reuse scheduling total ``sum start_(i) - end_(i-C)``.
+
+    Compiled merge over the per-SM sorted starts and ends when numba is available, else
+    :func:`slot_reuse_metric_numpy`; both give the same table.
+    """
+    if not accel.use_numba() or np.size(lstart) == 0:
+        return slot_reuse_metric_numpy(lstart, elapse, smid)
+    lstart = accel.i64(lstart)
+    end = lstart + accel.i64(elapse)
+    sms, gidx = accel.dense_ids(smid)
+    (starts, ends), first, counts = accel.group_sorted(gidx, sms.size, lstart, end)
+    peak, total = accel.peak_and_reuse_kernel(starts, ends, first, counts)
+    return pd.DataFrame({"smid": sms, "peak_resident": peak, "slot_reuse_cycles": total})
+
+
+def slot_reuse_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
+    """:func:`slot_reuse_metric` in numpy (the path without numba)."""
     lstart = np.asarray(lstart, dtype=np.int64)
     end = lstart + np.asarray(elapse, dtype=np.int64)
     smid = np.asarray(smid, dtype=np.int64)

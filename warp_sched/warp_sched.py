@@ -43,7 +43,7 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from neutrino_ae import bundle  # noqa: E402
+from neutrino_ae import accel, bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import WARP_SCHED  # noqa: E402
@@ -82,7 +82,7 @@ class WarpRecords:
 
     @property
     def n_sms(self) -> int:
-        return int(np.unique(self.smid).size)
+        return accel.count_distinct(self.smid)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -103,7 +103,11 @@ def align_clocks(lstart: np.ndarray, smid: np.ndarray, align: str = "sm") -> np.
         return (lstart - lstart.min()).astype(np.int64)
     if align != "sm":
         raise ValueError(f"clock alignment must be 'sm' or 'global', got {align!r}")
-    sms, inv = np.unique(np.asarray(smid), return_inverse=True)
+    smid = np.asarray(smid)
+    if accel.use_numba() and smid.dtype.kind in "iu":
+        sms, gidx = accel.dense_ids(smid)
+        return accel.group_min_offset_kernel(np.ascontiguousarray(lstart), gidx, sms.size)
+    sms, inv = np.unique(smid, return_inverse=True)
     origin = np.full(sms.size, np.iinfo(np.uint64).max, dtype=np.uint64)
     np.minimum.at(origin, inv, lstart)
     return (lstart - origin[inv]).astype(np.int64)
@@ -208,9 +212,27 @@ def lowest_free_slots(group: np.ndarray, start: np.ndarray, end: np.ndarray,
     """Slot of every interval: per group, intervals in start order take the lowest slot free at their start.
 
     A slot is free at ``t`` when its last interval ended at or before ``t``. Ties in start are
-    broken by ``tiebreak`` (default: input order). Greedy lowest-free is sequential within a group,
-    so we step over the k-th start of every group at once: max(intervals per group) steps of numpy
-    ops over (groups x slots), never a Python step per interval.
+    broken by ``tiebreak`` (default: input order), then by input order. With numba: one packed sort
+    and a heap loop (:func:`neutrino_ae.accel.lowest_free_kernel`); else :func:`lowest_free_slots_numpy`.
+    """
+    start = accel.i64(start)
+    if not accel.use_numba() or start.size == 0:
+        return lowest_free_slots_numpy(group, start, end, tiebreak)
+    end = accel.i64(end)
+    groups, gidx = accel.dense_ids(group)
+    order, first, counts = accel.order_by_group_start(gidx, groups.size, start, tiebreak)
+    out = np.empty(start.size, dtype=np.int64)
+    out[order] = accel.lowest_free_kernel(start[order], end[order], first, counts)
+    return out
+
+
+def lowest_free_slots_numpy(group: np.ndarray, start: np.ndarray, end: np.ndarray,
+                            tiebreak: np.ndarray | None = None) -> np.ndarray:
+    """:func:`lowest_free_slots` in numpy (the path without numba).
+
+    Greedy lowest-free is sequential within a group, so we step over the k-th start of every group
+    at once: max(intervals per group) steps of numpy ops over (groups x slots), never a Python step
+    per interval.
     """
     group = np.asarray(group, dtype=np.int64)
     start = np.asarray(start, dtype=np.int64)
@@ -246,6 +268,13 @@ def lowest_free_slots(group: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 def active_sweep(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Step function of running intervals: ``count[i]`` holds on ``[times[i], times[i+1])``."""
+    if accel.use_numba():
+        return accel.step_merge_kernel(np.sort(accel.i64(start)), np.sort(accel.i64(end)))
+    return active_sweep_numpy(start, end)
+
+
+def active_sweep_numpy(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`active_sweep` in numpy (the path without numba)."""
     start = np.asarray(start, dtype=np.int64)
     end = np.asarray(end, dtype=np.int64)
     t, inv = np.unique(np.r_[start, end], return_inverse=True)
@@ -255,7 +284,23 @@ def active_sweep(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def busy_sm_sweep(smid: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Step function of the number of SMs with at least one running warp."""
+    """Step function of the number of SMs with at least one running warp.
+
+    The steps are at every distinct start/end time (the times of :func:`active_sweep`); events of one
+    SM at the same cycle are taken together, so back-to-back warps do not flicker the SM idle.
+    """
+    start = accel.i64(start)
+    if not accel.use_numba() or start.size == 0:
+        return busy_sm_sweep_numpy(smid, start, end)
+    end = accel.i64(end)
+    times, _ = accel.step_merge_kernel(np.sort(start), np.sort(end))
+    sms, gidx = accel.dense_ids(smid)
+    (starts, ends), first, counts = accel.group_sorted(gidx, sms.size, start, end)
+    return times, accel.busy_steps_kernel(starts, ends, first, counts, times)
+
+
+def busy_sm_sweep_numpy(smid: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`busy_sm_sweep` in numpy (the path without numba)."""
     smid = np.asarray(smid, dtype=np.int64)
     start = np.asarray(start, dtype=np.int64)
     end = np.asarray(end, dtype=np.int64)
