@@ -52,7 +52,8 @@ INTRO = md("""
 
 PARAMETERS = code(f"""
     # Parameters (papermill: -p <name> <value>)
-    sections = {list(sections.NAMES)!r}  # any subset, in any order (run in the order above)
+    # any subset, in any order (they run in the order above)
+    sections = {list(sections.NAMES)!r}
     output_dir = "results/dynamic/"  # figures, tables, results JSON, summary.json
     trace_root = "traces/dynamic/"  # collected traces, laid out like the paper's bundle
     neutrino = "neutrino"  # name or path of the Neutrino CLI
@@ -74,7 +75,6 @@ ENV_MD = md("""
 
 ENV = code("""
     import difflib
-    import os
     import sys
     import time
     from pathlib import Path
@@ -309,7 +309,7 @@ INTERNALS = code("""
                 diff = difflib.unified_diff(
                     pruned.read_text(errors="replace").splitlines(), probed.read_text(errors="replace").splitlines(),
                     "pruned.ptx", "probed.ptx", lineterm="", n=1)
-                print(f"\\n--- pruned.ptx vs probed.ptx (what the probe engine added)\\n" + "\\n".join(list(diff)[:80]))
+                print("\\n--- pruned.ptx vs probed.ptx (what the probe engine added)\\n" + "\\n".join(list(diff)[:80]))
         results_bins = collector.results_by_time(newest)
         print(f"\\nresult files in launch order: {[p.name for p in results_bins]}")
 """)
