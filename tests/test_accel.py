@@ -1,0 +1,235 @@
+"""Compiled (numba) and pure-numpy paths of the scheduling analyses agree, and both follow the rules.
+
+The references below are written straight from the rules (paper-map / module docstrings) with plain
+Python lists, independent of either implementation; they are only run on small inputs. The numpy
+functions are called directly, so the pure-numpy path stays tested where numba is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from block_sched import block_sched as bs
+from neutrino_ae import accel
+from warp_sched import warp_sched as ws
+
+needs_numba = pytest.mark.skipif(not accel.HAVE_NUMBA, reason="numba not installed (or NEUTRINO_AE_PURE_NUMPY=1)")
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def path(request, monkeypatch) -> str:
+    """Run a test once through the public functions with numba off, and once with it on."""
+    if request.param == "numba" and not accel.HAVE_NUMBA:
+        pytest.skip("numba not installed")
+    monkeypatch.setattr(accel, "HAVE_NUMBA", request.param == "numba")
+    return request.param
+
+
+# --------------------------------------------------------------------------------------------- references
+
+
+def ref_artifact(lstart, elapse, smid) -> dict[int, tuple[int, int, int]]:
+    """Per SM: (blocks, running, scheduling) with one FIFO list per SM, blocks in index order."""
+    lists: dict[int, list[int]] = defaultdict(list)
+    out: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for b in range(len(lstart)):
+        sm = int(smid[b])
+        fifo = lists[sm]
+        if fifo:
+            p = fifo[0]
+            if lstart[p] + elapse[p] <= lstart[b]:
+                out[sm][2] += int(lstart[b] - (lstart[p] + elapse[p]))
+                fifo.pop(0)
+        fifo.append(b)
+        out[sm][0] += 1
+        out[sm][1] += int(elapse[b])
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def ref_slot_reuse(lstart, elapse, smid) -> dict[int, tuple[int, int]]:
+    """Per SM: (peak resident, sum start_(i) - end_(i-C)); an end at a start's cycle leaves first."""
+    res = {}
+    for sm in set(int(x) for x in smid):
+        idx = [i for i in range(len(smid)) if smid[i] == sm]
+        starts = sorted(int(lstart[i]) for i in idx)
+        ends = sorted(int(lstart[i] + elapse[i]) for i in idx)
+        peak = max(sum(1 for s in starts if s <= t) - sum(1 for e in ends if e <= t) for t in starts)
+        res[sm] = (peak, sum(starts[i] - ends[i - peak] for i in range(peak, len(starts))))
+    return res
+
+
+def ref_lowest_free(group, start, end, tiebreak=None) -> list[int]:
+    """Per group, in (start, tiebreak, input position) order: the lowest slot whose last end <= start."""
+    n = len(start)
+    tb = list(range(n)) if tiebreak is None else [int(x) for x in tiebreak]
+    out = [0] * n
+    for g in set(int(x) for x in group):
+        slot_end: list[int] = []  # per slot, end of its last interval
+        for i in sorted((i for i in range(n) if group[i] == g), key=lambda i: (start[i], tb[i], i)):
+            free = [k for k, e in enumerate(slot_end) if e <= start[i]]
+            k = free[0] if free else len(slot_end)
+            if k == len(slot_end):
+                slot_end.append(0)
+            slot_end[k] = int(end[i])
+            out[i] = k
+    return out
+
+
+def ref_active(start, end) -> tuple[list[int], list[int]]:
+    times = sorted(set(int(x) for x in start) | set(int(x) for x in end))
+    return times, [sum(1 for s, e in zip(start, end, strict=True) if s <= t < e) for t in times]
+
+
+def ref_busy(smid, start, end) -> tuple[list[int], list[int]]:
+    """At every event time: SMs with an interval running over [t, t+1) (s <= t < e)."""
+    times = sorted(set(int(x) for x in start) | set(int(x) for x in end))
+    busy = [len({int(sm) for sm, s, e in zip(smid, start, end, strict=True) if s <= t < e}) for t in times]
+    return times, busy
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+def random_case(seed: int, n: int, n_sms: int, spread: int = 200, max_len: int = 40):
+    """Random intervals with ties, zero lengths, non-contiguous SM ids, unsorted input order."""
+    rng = np.random.default_rng(seed)
+    sm_ids = rng.choice(np.arange(0, 5000, 7), size=n_sms, replace=False)
+    smid = sm_ids[rng.integers(0, n_sms, n)]
+    start = rng.integers(0, spread, n) // 3 * 3  # coarse grid: many equal starts
+    elapse = rng.integers(0, max_len, n) // 2 * 2  # zero-length intervals and end == other start ties
+    return start.astype(np.int64), elapse.astype(np.int64), smid.astype(np.int64)
+
+
+CASES = [(seed, n, sms) for seed, (n, sms) in enumerate([(1, 1), (5, 1), (40, 1), (60, 3), (200, 7), (300, 13),
+                                                           (150, 40)])]
+
+
+# --------------------------------------------------------------------------------------------- block_sched
+
+
+@pytest.mark.parametrize("seed,n,sms", CASES)
+def test_artifact_metric_matches_reference(path, seed, n, sms):
+    lstart, elapse, smid = random_case(seed, n, sms)
+    df = bs.artifact_metric(lstart, elapse, smid)
+    ref = ref_artifact(lstart, elapse, smid)
+    assert df["smid"].tolist() == sorted(ref)
+    got = {int(r.smid): (int(r.blocks), int(r.running_cycles), int(r.scheduling_cycles)) for r in df.itertuples()}
+    assert got == ref
+    pd.testing.assert_frame_equal(df, bs.artifact_metric_numpy(lstart, elapse, smid), check_dtype=False)
+
+
+@pytest.mark.parametrize("seed,n,sms", CASES)
+def test_slot_reuse_matches_reference(path, seed, n, sms):
+    lstart, elapse, smid = random_case(seed, n, sms)
+    df = bs.slot_reuse_metric(lstart, elapse, smid)
+    got = {int(r.smid): (int(r.peak_resident), int(r.slot_reuse_cycles)) for r in df.itertuples()}
+    assert got == ref_slot_reuse(lstart, elapse, smid)
+    pd.testing.assert_frame_equal(df, bs.slot_reuse_metric_numpy(lstart, elapse, smid), check_dtype=False)
+
+
+def test_slot_reuse_wide_clock_span_takes_the_lexsort_path(path):
+    # A span too wide to pack with the SM index: both paths must fall back and still agree.
+    lstart, elapse, smid = random_case(3, 80, 5)
+    lstart[7] += 1 << 60  # one late block: gaps stay far from int64 overflow
+    df = bs.slot_reuse_metric(lstart, elapse, smid)
+    got = {int(r.smid): (int(r.peak_resident), int(r.slot_reuse_cycles)) for r in df.itertuples()}
+    assert got == ref_slot_reuse(lstart, elapse, smid)
+
+
+def test_analyze_records_same_table_on_both_paths(monkeypatch):
+    lstart, elapse, smid = random_case(11, 500, 9)
+    rec = bs.BlockRecords(lstart, elapse, smid, 500, 128, 0)
+    tables = []
+    for flag in ([False, True] if accel.HAVE_NUMBA else [False]):
+        monkeypatch.setattr(accel, "HAVE_NUMBA", flag)
+        res = bs.analyze_records("t", None, rec)
+        tables.append((res.per_sm, res.line, res.mean_slot_reuse))
+    for per_sm, line, reuse in tables[1:]:
+        pd.testing.assert_frame_equal(per_sm, tables[0][0])
+        assert (line, reuse) == tables[0][1:]
+
+
+# --------------------------------------------------------------------------------------------- warp_sched
+
+
+@pytest.mark.parametrize("seed,n,sms", CASES)
+@pytest.mark.parametrize("tiebreak", ["none", "monotone", "scrambled"])
+def test_lowest_free_slots_matches_reference(path, seed, n, sms, tiebreak):
+    start, elapse, smid = random_case(seed, n, sms)
+    end = start + elapse
+    rng = np.random.default_rng(seed + 100)
+    tb = {"none": None, "monotone": np.arange(n) // 3, "scrambled": rng.integers(0, 5, n)}[tiebreak]
+    got = ws.lowest_free_slots(smid, start, end, tiebreak=tb)
+    assert got.tolist() == ref_lowest_free(smid, start, end, tb)
+    assert got.tolist() == ws.lowest_free_slots_numpy(smid, start, end, tb).tolist()
+
+
+def test_lowest_free_slot_reused_at_its_end_cycle(path):
+    # [0,5) slot 0, [5,5) zero length reuses 0 and frees it at once, [5,9) takes 0 again, [6,7) -> 1.
+    got = ws.lowest_free_slots(np.zeros(4), np.array([0, 5, 5, 6]), np.array([5, 5, 9, 7]))
+    assert got.tolist() == [0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("seed,n,sms", CASES)
+def test_sweeps_match_reference(path, seed, n, sms):
+    start, elapse, smid = random_case(seed, n, sms)
+    end = start + elapse
+    t, active = ws.active_sweep(start, end)
+    assert (t.tolist(), active.tolist()) == ref_active(start, end)
+    t, busy = ws.busy_sm_sweep(smid, start, end)
+    assert (t.tolist(), busy.tolist()) == ref_busy(smid, start, end)
+    tn, bn = ws.busy_sm_sweep_numpy(smid, start, end)
+    assert t.tolist() == tn.tolist() and busy.tolist() == bn.tolist()
+
+
+@pytest.mark.parametrize("seed,n,sms", CASES)
+def test_align_clocks_per_sm(path, seed, n, sms):
+    start, _, smid = random_case(seed, n, sms)
+    raw = (start + 10**15).astype(np.uint64)  # clock64 magnitudes; only differences matter
+    lo = {int(s): min(int(raw[i]) for i in range(n) if smid[i] == s) for s in set(smid.tolist())}
+    got = ws.align_clocks(raw, smid, "sm")
+    assert got.dtype == np.int64
+    assert got.tolist() == [int(raw[i]) - lo[int(smid[i])] for i in range(n)]
+
+
+def test_count_distinct_and_dense_ids(path):
+    ids = np.array([40, 7, 7, 999, 40, 3])
+    assert accel.count_distinct(ids) == 4
+    uniq, idx = accel.dense_ids(ids)
+    assert uniq.tolist() == [3, 7, 40, 999] and uniq[idx].tolist() == ids.tolist()
+    big = np.array([5, 1 << 40, 5])  # beyond the lookup table: falls back to a sort
+    uniq, idx = accel.dense_ids(big)
+    assert uniq.tolist() == [5, 1 << 40] and idx.tolist() == [0, 1, 0]
+    assert accel.count_distinct(big) == 2
+
+
+def test_empty_inputs(path):
+    e = np.zeros(0, np.int64)
+    assert ws.lowest_free_slots(e, e, e).tolist() == []
+    t, a = ws.active_sweep(e, e)
+    assert t.size == 0 and a.size == 0
+    assert len(bs.artifact_metric(e, e, e)) == 0
+
+
+# --------------------------------------------------------------------------------------------- switch
+
+
+def test_env_var_forces_pure_numpy():
+    code = "from neutrino_ae import accel; print(accel.HAVE_NUMBA)"
+    env = dict(os.environ, NEUTRINO_AE_PURE_NUMPY="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@needs_numba
+def test_kernels_are_compiled_with_disk_cache():
+    for kernel in (accel.artifact_fifo_kernel, accel.lowest_free_kernel, accel.busy_steps_kernel):
+        # cache=True gives the dispatcher a FunctionCache (else a NullCache): compiled once per machine.
+        assert kernel._cache is not None and type(kernel._cache).__name__ == "FunctionCache"
