@@ -1,9 +1,9 @@
 """Trace bundles: the ``bundle.json`` manifest, bundle kind (paper/sample) and ground truth.
 
 A bundle is a directory with the layout of the paper's ``trace.zip``. Its ``bundle.json`` says
-what it is (``kind``: ``paper`` or ``sample``), how it was made and the sha256 of every file. A
-sample bundle also carries the execution model's ground truth per section, so analyses can show
-measured vs injected values.
+what it is (``kind``: ``paper``, ``sample``, or ``dynamic`` for fresh traces), how it was made
+and the sha256 of every file. A sample bundle also carries the execution model's ground truth
+per section, so analyses can show measured vs injected values.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from neutrino_ae.errors import BundleError
 MANIFEST = "bundle.json"
 SAMPLE = "sample"
 PAPER = "paper"
+DYNAMIC = "dynamic"  # traces collected by dynamic.ipynb on this machine
 UNKNOWN = "unknown"
 FORMAT_VERSION = 1
 

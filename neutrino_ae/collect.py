@@ -206,7 +206,7 @@ def write_dynamic_manifest(root: str | os.PathLike[str], **fields: object) -> Pa
 
     No file digests: traces are hundreds of MB and were produced here, not downloaded.
     """
-    from neutrino_ae.bundle import FORMAT_VERSION, MANIFEST
+    from neutrino_ae.bundle import DYNAMIC, FORMAT_VERSION, MANIFEST
 
     path = Path(root) / MANIFEST
     doc: dict[str, object] = {}
@@ -215,7 +215,7 @@ def write_dynamic_manifest(root: str | os.PathLike[str], **fields: object) -> Pa
 
         with contextlib.suppress(ValueError, OSError):
             doc = json.loads(path.read_text(encoding="utf-8"))
-    doc.update({"kind": "dynamic", "format_version": FORMAT_VERSION, "files": {}})
+    doc.update({"kind": DYNAMIC, "format_version": FORMAT_VERSION, "files": {}})
     sections = dict(doc.get("sections", {}))  # type: ignore[arg-type]
     sections.update(fields.pop("sections", {}))  # type: ignore[arg-type]
     doc.update(fields)

@@ -12,7 +12,7 @@ Schema (single source of truth; ``SCHEMA`` names its version)::
          "paper_ref": "Sec. 4.5",            # where the number appears in the paper, or null
          "value": 87713.0,                    # a finite number, or null when it could not be computed
          "unit": "cycles",                    # or null
-         "bundle_kind": "paper",              # "paper" | "sample" | "unknown"
+         "bundle_kind": "paper",              # "paper" | "sample" | "dynamic" (fresh traces) | "unknown"
          "ground_truth": null},               # the sample generator's injected value, or null
         ...
       ]
