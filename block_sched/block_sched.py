@@ -107,13 +107,16 @@ def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
     rec = trace.records(section, BLOCK_SCHED)
     if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
         raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")
-    first = np.asarray(rec[:, 0, 0])
-    lstart = first["lstart"]
+    words = accel.record_words(rec)
+    if words is not None:
+        lstart, elapse, smid = accel.split_records_kernel(words[:, 0, 0:2])
+    else:
+        first = np.asarray(rec[:, 0, 0])
+        lstart, elapse, smid = first["lstart"], first["elapse"].astype(np.int64), first["smid"].astype(np.int64)
     origin = int(lstart.min())
     # Subtracting the earliest clock keeps exact integer arithmetic in int64.
     rel = (lstart - np.uint64(origin)).astype(np.int64)
-    return BlockRecords(rel, first["elapse"].astype(np.int64), first["smid"].astype(np.int64),
-                        trace.header.grid_size, trace.header.block_size, origin)
+    return BlockRecords(rel, elapse, smid, trace.header.grid_size, trace.header.block_size, origin)
 
 
 def _group_by_sm(smid: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -122,10 +122,14 @@ def records_from_trace(trace: BinTrace, section: int = 0, align: str = "sm") -> 
     blocks, units, rpu = rec.shape
     if blocks * units * rpu == 0:
         raise TraceFormatError(trace.path, f"section {section} holds no warp record")
-    flat = np.asarray(rec[:, :, 0]).reshape(-1)
+    words = accel.record_words(rec)
+    if words is not None:
+        lstart, elapse, smid = accel.split_records_kernel(words[:, :, 0:2].reshape(-1, 2))
+    else:
+        flat = np.asarray(rec[:, :, 0]).reshape(-1)
+        lstart, elapse, smid = flat["lstart"], flat["elapse"].astype(np.int64), flat["smid"].astype(np.int64)
     return WarpRecords(
-        trace.path, align_clocks(flat["lstart"], flat["smid"], align), flat["elapse"].astype(np.int64),
-        flat["smid"].astype(np.int64),
+        trace.path, align_clocks(lstart, smid, align), elapse, smid,
         np.repeat(np.arange(blocks, dtype=np.int64), units), np.tile(np.arange(units, dtype=np.int64), blocks),
         trace.header.grid_size, trace.header.block_size,
     )
