@@ -233,3 +233,42 @@ def test_kernels_are_compiled_with_disk_cache():
     for kernel in (accel.artifact_fifo_kernel, accel.lowest_free_kernel, accel.busy_steps_kernel):
         # cache=True gives the dispatcher a FunctionCache (else a NullCache): compiled once per machine.
         assert kernel._cache is not None and type(kernel._cache).__name__ == "FunctionCache"
+
+
+@needs_numba
+def test_adaptive_group_sort_gives_up_on_disorder_and_group_sorted_still_sorts():
+    rng = np.random.default_rng(5)
+    gidx = rng.integers(0, 4, 3000)
+    near = np.arange(3000) + rng.integers(0, 3, 3000)  # nearly sorted: insertion sort finishes
+    wild = rng.integers(0, 10**9, 3000)  # random: the insertion sort must give up
+    counts = np.bincount(gidx, minlength=4)
+    first = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+    _, ok = accel.group_sort_kernel(accel.i64(near), accel.i64(gidx), first)
+    _, bad = accel.group_sort_kernel(accel.i64(wild), accel.i64(gidx), first)
+    assert ok and not bad
+    (a, b), f, c = accel.group_sorted(gidx, 4, near, wild)
+    for g in range(4):
+        assert a[f[g]:f[g] + c[g]].tolist() == sorted(near[gidx == g].tolist())
+        assert b[f[g]:f[g] + c[g]].tolist() == sorted(wild[gidx == g].tolist())
+
+
+def test_trace_readers_same_records_on_both_paths(tmp_path, monkeypatch):
+    from neutrino_ae.formats.bintrace import TraceHeader, open_trace, write_trace
+    from neutrino_ae.formats.records import BLOCK_SCHED
+
+    rng = np.random.default_rng(8)
+    arr = np.zeros((50, 3, 1), dtype=BLOCK_SCHED)  # 3 warps per block: block_sched takes warp 0
+    arr["lstart"] = rng.integers(10**12, 10**12 + 10**6, arr.shape).astype(np.uint64)
+    arr["elapse"] = rng.integers(0, 1000, arr.shape)
+    arr["smid"] = rng.choice([3, 17, 90], arr.shape)
+    path = write_trace(tmp_path / "t.bin", TraceHeader((50, 1, 1), (96, 1, 1)), [("warp", arr)]) or tmp_path / "t.bin"
+    got = {}
+    for flag in ([False, True] if accel.HAVE_NUMBA else [False]):
+        monkeypatch.setattr(accel, "HAVE_NUMBA", flag)
+        b = bs.first_warp_records(open_trace(path))
+        w = ws.records_from_trace(open_trace(path))
+        got[flag] = (b.lstart.tolist(), b.elapse.tolist(), b.smid.tolist(), w.lstart.tolist(), w.smid.tolist())
+    first = arr[:, 0, 0]
+    assert got[False][0] == (first["lstart"] - first["lstart"].min()).astype(np.int64).tolist()
+    assert got[False][2] == first["smid"].tolist()
+    assert all(v == got[False] for v in got.values())
