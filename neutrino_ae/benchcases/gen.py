@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from neutrino_ae.formats.bintrace import Level, SectionSpec, TraceHeader, TraceWriter
-from neutrino_ae.formats.eventlog import EventLogWriter
-from neutrino_ae.sample.device import Device
+
+# The generators' heavy imports (the sample model, the event.log writer and with it pandas) are made
+# inside the functions: every measuring child imports this module, and the raw-read child needs numpy
+# only, so a module-level pandas import would add most of a second to each of them.
 
 MB = 1_000_000
 #: Part of the cache key: which model the inputs came from.
@@ -65,6 +67,7 @@ def make_block_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -
     """The Sec. 4.5 fill kernel (128 threads, 512 fp16 zeroed per block) with a grid of the requested
     size, through the sample model's occupancy, FIFO dispatcher, gap model and clock model."""
     from neutrino_ae.sample.blocksched import BlockSchedParams, simulate_memory_bound
+    from neutrino_ae.sample.device import Device
 
     mb = _mb(size_mb, smoke, BLOCK_SCHED_DEFAULT_MB, BLOCK_SCHED_SMOKE_MB)
     params = BlockSchedParams(numel=0)
@@ -84,6 +87,7 @@ def make_block_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -
 def make_warp_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
     """The Sec. 7 kernel (32 warps per block, unequal warp work) under SHARED scheduling, through the
     sample model's warp scheduler, with as many blocks as the requested size needs."""
+    from neutrino_ae.sample.device import Device
     from neutrino_ae.sample.warps import WarpKernel, WarpSchedParams, simulate
 
     mb = _mb(size_mb, smoke, WARP_SCHED_DEFAULT_MB, WARP_SCHED_SMOKE_MB)
@@ -119,6 +123,8 @@ def make_dmat(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[
 def make_eventlog(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
     """An event.log of about ``size_mb`` written with ``EventLogWriter``: a long benchmark-mode run
     (mem allocs, probed launches with every line kind, a few noise lines the parser must skip)."""
+    from neutrino_ae.formats.eventlog import EventLogWriter
+
     target = int(_mb(size_mb, smoke, EVENTLOG_DEFAULT_MB, EVENTLOG_SMOKE_MB) * MB)
     rng = np.random.default_rng(seed + 3)
     path = out / "event.log"
