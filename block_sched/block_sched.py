@@ -268,7 +268,12 @@ def artifact_line(grid_size: int, per_sm: pd.DataFrame) -> tuple[str, float, flo
 def analyze_records(label: str, path: Path, rec: BlockRecords) -> TraceSched:
     per_sm = artifact_metric(rec.lstart, rec.elapse, rec.smid)
     reuse = slot_reuse_metric(rec.lstart, rec.elapse, rec.smid)
-    per_sm = per_sm.merge(reuse, on="smid", how="left")
+    if np.array_equal(per_sm["smid"].to_numpy(), reuse["smid"].to_numpy()):
+        # Both tables list the same SMs in ascending order: columns line up without a merge's hashing.
+        per_sm["peak_resident"] = reuse["peak_resident"].to_numpy()
+        per_sm["slot_reuse_cycles"] = reuse["slot_reuse_cycles"].to_numpy()
+    else:
+        per_sm = per_sm.merge(reuse, on="smid", how="left")
     with np.errstate(divide="ignore", invalid="ignore"):
         per_sm["ratio"] = per_sm["scheduling_cycles"] / per_sm["running_cycles"].where(per_sm["running_cycles"] > 0)
         per_sm["slot_reuse_ratio"] = per_sm["slot_reuse_cycles"] / per_sm["running_cycles"].where(
