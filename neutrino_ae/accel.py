@@ -322,40 +322,6 @@ def group_min_offset_kernel(values: np.ndarray, gidx: np.ndarray, n_groups: int)
 
 
 @_jit
-def group_spans_kernel(key: np.ndarray, start: np.ndarray, end: np.ndarray,
-                       limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per distinct key in ``[0, limit)`` (ascending): min start, max end and the first element's index."""
-    lo = np.full(limit, np.iinfo(np.int64).max, np.int64)
-    hi = np.full(limit, np.iinfo(np.int64).min, np.int64)
-    at = np.full(limit, -1, np.int64)
-    for i in range(key.size):
-        k = key[i]
-        if at[k] < 0:
-            at[k] = i
-        if start[i] < lo[k]:
-            lo[k] = start[i]
-        if end[i] > hi[k]:
-            hi[k] = end[i]
-    m = 0
-    for k in range(limit):
-        if at[k] >= 0:
-            m += 1
-    keys = np.empty(m, np.int64)
-    s = np.empty(m, np.int64)
-    e = np.empty(m, np.int64)
-    idx = np.empty(m, np.int64)
-    m = 0
-    for k in range(limit):
-        if at[k] >= 0:
-            keys[m] = k
-            s[m] = lo[k]
-            e[m] = hi[k]
-            idx[m] = at[k]
-            m += 1
-    return keys, s, e, idx
-
-
-@_jit
 def group_sort_kernel(values: np.ndarray, gidx: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, bool]:
     """``values`` sorted within each group (group g occupies ``[first[g], first[g+1])`` of the result).
 
