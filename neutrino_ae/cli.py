@@ -118,7 +118,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel)
     print(executed)
+    _print_outputs(Path(output_dir))
     return 0
+
+
+def _print_outputs(output_dir: Path) -> None:
+    """Tell a batch user where the results are (only when the notebook wrote a summary)."""
+    from neutrino_ae.summary import SUMMARY_NAME, read_summary
+
+    if not (output_dir / SUMMARY_NAME).is_file():
+        return
+    rows = read_summary(output_dir).get("results", [])
+    kinds = sorted({str(r.get("bundle_kind")) for r in rows})
+    note = " (SYNTHETIC sample data)" if "sample" in kinds else ""
+    pngs = sorted(output_dir.rglob("*.png"))
+    print(f"summary: {output_dir / SUMMARY_NAME} ({len(rows)} results, bundle kind {', '.join(kinds) or 'n/a'}){note}")
+    print(f"figures: {len(pngs)} PNG files under {output_dir}")
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

@@ -134,3 +134,22 @@ def test_python_dash_m_help() -> None:
                               text=True, timeout=60, env=env)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith("usage: neutrino-ae")
+
+
+def test_run_points_at_summary_and_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    writes = (
+        "import pathlib\n"
+        "from neutrino_ae.summary import summary_row, write_summary\n"
+        "out = pathlib.Path(output_dir)\n"
+        "(out / 'dmat').mkdir()\n"
+        "(out / 'dmat' / 'fig1.png').write_bytes(b'png')\n"
+        "write_summary(out, [summary_row('dmat', 'fig1.accesses', 3, bundle_kind='sample'),\n"
+        "                    summary_row('dmat', 'fig1.pages', 1, bundle_kind='sample')])\n"
+    )
+    nb = make_notebook(tmp_path / "nb.ipynb", writes)
+    out = tmp_path / "out"
+    assert cli.main(["run", "static", "--notebook", str(nb), "--output-dir", str(out)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines == [str(out / "nb.executed.ipynb"),
+                     f"summary: {out / 'summary.json'} (2 results, bundle kind sample) (SYNTHETIC sample data)",
+                     f"figures: 1 PNG files under {out}"]
