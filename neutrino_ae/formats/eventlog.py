@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,12 +141,18 @@ class EventLogWriter:
 
 
 # --------------------------------------------------------------------------------------------------
-# Parsing, vectorised. The log is handled as bytes (ASCII tags and numbers; undecodable bytes only
-# matter inside free text, which is decoded with replacement). Each launch-line kind has a unique
-# prefix. numpy finds the byte offset of every line carrying that prefix (the "candidates"), and
-# one ``findall`` (C speed, no match objects) extracts the fields of the lines that fully match.
-# Every match starts at a candidate, so equal counts mean they are the same lines in the same order;
-# only when some candidate is malformed do we pay for ``finditer`` to learn which ones matched.
+# Parsing. The regexes below specify every line kind; ``vectorised=False`` runs them over the whole
+# log and is the reference. The default path reaches the same result without running them:
+#  * one newline scan gives every line; a kind's candidate lines are those starting with its tag
+#    (two uint64 compares per line);
+#  * a kind's candidates are copied into a (lines x width) byte matrix, each row padded with newlines.
+#    Deleting the number characters with ``bytes.translate`` leaves each line's "skeleton". When every
+#    skeleton is a canonical one (single spaces, the kind's keywords, nothing else) the lines match the
+#    regex, and all their numbers are read by one ``np.fromstring`` over the matrix with everything but
+#    the number characters turned into spaces;
+#  * any line of unexpected shape sends its whole kind to the regex (exact, slower).
+# A line's position is the offset of the newline before it, which is where a regex match starts, so
+# both paths group lines into launches identically.
 
 _INT = rb"(\d{1,19})"  # 20+ digits cannot be a 64-bit value: such lines are skipped as malformed
 _NUM = rb"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf))"
@@ -215,120 +222,225 @@ def _decode(b: bytes) -> str:
     return b.decode("utf-8", errors="replace")
 
 
-_HEX_LUT = np.full(256, 255, dtype=np.uint8)
-_HEX_LUT[np.frombuffer(b"0123456789", np.uint8)] = np.arange(10)
-_HEX_LUT[np.frombuffer(b"abcdef", np.uint8)] = np.arange(10, 16)
-_HEX_LUT[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16)
+# The log sits in a buffer of its own: _FRONT before it gives right-aligned windows room to look back
+# from the first line (it is one line of spaces, which no regex matches); the zero tail lets a window
+# or a candidate matrix row read past the last line without running off the end.
+_FRONT = b" " * 31 + b"\n"
+_MAX_W = 1024  # a candidate line longer than this sends its kind to the regex path
+_TAIL = _MAX_W + 64
+_CHUNK = 1 << 24  # newline scan in chunks: a whole-log boolean temporary would cost as much as the log
+
+_DIGITS = b"0123456789"
+_WS = b" \t\n\r\x0b\x0c"  # what ``\s`` matches in a bytes regex
+
+
+def _table(keep: bytes) -> bytes:
+    """A translate table that keeps ``keep`` and turns every other byte into a space."""
+    return bytes(c if c in keep else 32 for c in range(256))
+
+
+_ONLY_DIGITS = _table(_DIGITS)
+_ONLY_DECIMALS = _table(_DIGITS + b".")
+_DIGIT_TO_0 = bytes(48 if c in _DIGITS else c for c in range(256))
+_DECIMAL_SHAPE = bytes(48 if c in _DIGITS else c if c == 46 else 32 for c in range(256))
+_HEX_CHARS = b"0123456789abcdefABCDEF"
 _INT64_MAX = np.iinfo(np.int64).max
-_SEP_LUT = np.zeros(256, dtype=bool)
-_SEP_LUT[[10, 32]] = True
-_PAD = 64
 
 
-class _Lines:
-    """Line and token offsets of the whole buffer, for vectorised field extraction.
+def _skeletons(examples: list[bytes], delete: bytes) -> list[bytes]:
+    return [e.translate(None, delete) for e in examples]
 
-    Separators are spaces and newlines; token ``t`` is the bytes between separator ``t`` and ``t+1``
-    (empty when two separators touch, which the fast path treats as "unexpected shape"). A line is
-    named by the index ``L`` of the newline before it (the buffer starts with one); its tokens are
-    ``first[L] .. first[L+1]-1``.
-    """
 
-    def __init__(self, buf: bytes) -> None:
-        # ``buf`` ends with _PAD zero bytes so fixed-width reads never run off the end. Big temporaries
-        # are kept few: first-touch page faults dominate on some sandboxes.
-        self.padded = np.frombuffer(buf, dtype=np.uint8)
-        self.size = self.padded.size - _PAD
-        arr = self.padded[: self.size]
-        self._win = {w: np.lib.stride_tricks.sliding_window_view(self.padded, w) for w in (16, 19, 32)}
-        seps = np.flatnonzero(_SEP_LUT[arr])
-        is_nl = arr[seps] == 10
-        self.seps = np.r_[seps, self.size]
-        self.first = np.r_[np.flatnonzero(is_nl), seps.size]  # token id of each line's first token
-        self.nl = seps[is_nl]
-        self._cache: dict[bytes, np.ndarray] = {b"": np.arange(self.nl.size)}
+# Canonical skeletons per kind; where a kind has several, their lengths differ, which tells the
+# lines apart. Number of values each shape carries alongside.
+_GRID_SHAPES = _skeletons([b"[exec] grid 1 1 1 block 1 1 1 shared 1", b"[exec] grid 1 warp 1 probe 1 total 1",
+                           b"[exec] grid 1 block 1 probe 1 total 1"], _DIGITS)
+_GRID_COUNTS = (7, 4, 4)
+_PROBE_MEM_SHAPES = _skeletons([b"[exec] probe-mem 1 (bytes)", b"[exec] probe-mem 1"], _DIGITS)
+_TIMING_SHAPES = _skeletons([b"[exec] prologue 1 kernel 1 epilogue 1 ratio 1"], _DIGITS + b".")
+_BENCH_SHAPES = _skeletons([b"[benchmark] prologue 1 kernel 1 epilogue 1 original 1 impact 1 1",
+                            b"[benchmark] prologue 1 kernel 1 epilogue 1 original 1 impact 1"], _DIGITS + b".")
+
+
+def _void_view(arr: np.ndarray, width: int) -> np.ndarray:
+    """Every ``width``-byte run of the uint8 array ``arr`` as one void item (item i starts at byte i)."""
+    return np.ndarray((arr.size - width + 1,), dtype=f"V{width}", buffer=arr, strides=(1,))
+
+
+class _Log:
+    """The log's lines (offsets of the newline before each, start, length) over a padded buffer."""
+
+    def __init__(self, buf: bytearray, end: int) -> None:
+        self.text = memoryview(buf)[:end]  # what the regexes read
+        self.arr = np.frombuffer(buf, dtype=np.uint8)
+        first = len(_FRONT) - 1
+        parts = [np.flatnonzero(self.arr[a : min(a + _CHUNK, end)] == 10) + a for a in range(first, end, _CHUNK)]
+        self.nl = np.concatenate(parts).astype(np.int64)
+        self.start = self.nl[:-1] + 1
+        self.length = np.diff(self.nl) - 1
+        self._views: dict[int, np.ndarray] = {}
+        self._head = self.window(self.start, 8).view("<u8").ravel()  # each line's first 8 bytes
+
+    def window(self, pos: np.ndarray, width: int) -> np.ndarray:
+        """Copy of the ``width`` bytes from each of ``pos``, as an (n, width) uint8 matrix."""
+        # Gathering width-byte void items copies each row with one memcpy, several times faster than
+        # indexing a sliding_window_view byte by byte.
+        return _void_view(self.arr, width)[pos].view(np.uint8).reshape(-1, width)
+
+    def joined(self, lines: np.ndarray) -> bytes:
+        """The ``lines``, each with its newline, concatenated in order."""
+        return self.spans(self.start[lines], self.length[lines])
+
+    def spans(self, starts: np.ndarray, length: np.ndarray) -> bytes:
+        """The byte spans (``starts``, ``length``), each followed by a newline, concatenated in order."""
+        size = length + 1
+        ends = np.cumsum(size)
+        out = np.empty(int(ends[-1]) if size.size else 0, np.uint8)
+        # One memcpy per span through void views, one group per span size.
+        sizes = np.flatnonzero(np.bincount(size)) if size.size else []
+        if len(sizes) > 32:  # many sizes: one sort beats a scan per size
+            order = np.argsort(size, kind="stable")
+            groups = np.split(order, np.flatnonzero(np.diff(size[order])) + 1)
+        else:
+            groups = [np.flatnonzero(size == w) for w in sizes]
+        for group in groups:
+            w = int(size[group[0]])
+            _void_view(out, w)[ends[group] - w] = _void_view(self.arr, w)[starts[group]]
+        if size.size:
+            out[ends - 1] = 10
+        return out.tobytes()
 
     def with_prefix(self, prefix: bytes) -> np.ndarray:
-        """Indices of the lines starting with ``prefix``."""
-        if prefix in self._cache:
-            return self._cache[prefix]
-        # Narrow the parent prefix's lines by one byte: most of the work is shared between kinds.
-        parent = self.with_prefix(prefix[:-1])
-        out = parent[self.padded[self.nl[parent] + len(prefix)] == prefix[-1]]
-        self._cache[prefix] = out
-        return out
+        """Indices of the lines that start with ``prefix``. A shorter line cannot match: its newline
+        sits where the prefix still has a character."""
+        k = min(len(prefix), 8)
+        want = int.from_bytes(prefix[:k], "little")
+        if k == 8:
+            lines = np.flatnonzero(self._head == np.uint64(want))
+        else:
+            lines = np.flatnonzero(self._head & np.uint64((1 << 8 * k) - 1) == np.uint64(want))
+        for j in range(8, len(prefix), 8):  # the rest 8 bytes at a time, on the few lines left
+            part = prefix[j : j + 8]
+            k = len(part)
+            word = self.window(self.start[lines] + j, 8).view("<u8").ravel()
+            lines = lines[word & np.uint64((1 << 8 * k) - 1) == np.uint64(int.from_bytes(part, "little"))]
+        return lines
 
-    def param_lines(self) -> np.ndarray:
-        cand = self.with_prefix(_P_PARAM)
-        d = self.padded[self.nl[cand] + len(_P_PARAM) + 1]
-        return cand[(d >= ord("0")) & (d <= ord("9"))]
-
-    def offsets(self, lines: np.ndarray) -> np.ndarray:
-        return self.nl[lines]
-
-    def tokens(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(token id of each line's first token, number of tokens on the line)."""
-        first = self.first[lines]
-        return first, self.first[lines + 1] - first
-
-    def span(self, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.seps[tok] + 1, self.seps[tok + 1]
-
-    def keyword(self, tok: np.ndarray, word: bytes) -> np.ndarray:
-        s, e = self.span(tok)
-        ok = (e - s) == len(word)
-        for j, ch in enumerate(word):
-            ok &= self.padded[s + j] == ch
-        return ok
-
-    def _window(self, tok: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """Token bytes left-aligned in an (n, width) matrix zero-filled past each token's end."""
-        s, e = self.span(tok)
-        length = e - s
-        ok = (length > 0) & (length <= cap)
-        width = cap
-        inside = np.arange(width)[None, :] < length[:, None]
-        m = self._win[width][s]
-        m = np.where(inside, m, 0).astype(np.uint8)
-        return m, inside, ok, width
-
-    def decimal(self, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(int64 values, ok) of decimal tokens; ok is False for non-digits or values beyond int64."""
-        m, inside, ok, width = self._window(tok, 19)
-        ok &= np.all(((m >= 48) & (m <= 57)) | ~inside, axis=1)
-        m[~ok] = 0
-        m[~ok, 0] = 48
-        wide = np.ascontiguousarray(m).view(f"S{width}").ravel().astype(np.uint64)
-        ok &= wide <= _INT64_MAX
-        return np.where(ok, wide, 0).astype(np.int64), ok
-
-    def floats(self, tok: np.ndarray) -> np.ndarray | None:
-        """float64 values, or None when any token is not a number (the caller falls back)."""
-        m, _, ok, width = self._window(tok, 32)
-        if not ok.all():
+    def matrix(self, lines: np.ndarray, filler: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lines x width) bytes of ``lines``, each row the line, its newline, then ``filler`` bytes,
+        and the line lengths; None when a line is too long for this (its kind then takes the regex path)."""
+        length = self.length[lines]
+        width = int(length.max()) + 1 if lines.size else 1
+        if width > _MAX_W:
             return None
+        m = self.window(self.start[lines], width)
+        np.putmask(m, np.arange(width) > length[:, None], filler)
+        return m, length
+
+    def subset(self, prefix: bytes) -> bytes | memoryview:
+        """Text holding just the lines with ``prefix`` (each after a newline); a line-anchored regex
+        finds the same matches in it as in the whole log."""
+        r = self.matrix(self.with_prefix(prefix), filler=10)
+        return self.text if r is None else b"\n" + r[0].tobytes()
+
+    def decimal(self, end: np.ndarray, length: np.ndarray) -> np.ndarray | None:
+        """int64 values of the decimal tokens of 1..19 digits ending (exclusive) at byte ``end``;
+        None when a token is empty, longer, not all digits or beyond int64."""
+        if end.size == 0:
+            return np.zeros(0, np.int64)
+        if length.min() < 1 or length.max() > 19:
+            return None
+        win = self.window(end - 19, 19)
+        np.putmask(win, np.arange(19) < 19 - length[:, None], 32)
+        text = win.tobytes()
+        if text.translate(None, _DIGITS + b" "):
+            return None
+        vals = _fromstring(text, np.int64, end.size)
+        return None if vals is None or vals.max() == _INT64_MAX else vals
+
+
+def _parse_numbers(text: bytes, length: np.ndarray, shapes: list[bytes], counts: tuple[int, ...],
+                   decimals: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """Numbers of the lines in ``text`` (``_Log.joined``; ``length``: the line lengths) when every
+    line is one of ``shapes`` once its number characters are removed (digits; also "." when
+    ``decimals`` gives the decimal tokens per shape); None otherwise.
+
+    Returns (shape index per line, the ``counts[shape]`` numbers of every line in line order, scaled):
+    int64 values; with ``decimals`` either float64 values, or (``scaled``) int64 values of which the
+    decimal tokens are 10**6 times the number."""
+    n = length.size
+    if n == 0:
+        return np.zeros(0, np.intp), np.zeros(0, np.int64), False
+    delete = _DIGITS if decimals is None else _DIGITS + b"."
+    skel = text.translate(None, delete)  # each line's skeleton followed by its newline
+    if len(shapes) == 1:
+        code = np.zeros(n, np.intp)
+        expected = (shapes[0] + b"\n") * n
+        skel_len = np.full(n, len(shapes[0]))
+    else:
+        ends = np.flatnonzero(np.frombuffer(skel, np.uint8) == 10)
+        skel_len = np.diff(np.r_[-1, ends]) - 1
+        by_len = np.full(max(len(s) for s in shapes) + 1, -1, np.intp)
+        by_len[[len(s) for s in shapes]] = np.arange(len(shapes))
+        if skel_len.max() >= by_len.size:
+            return None
+        code = by_len[skel_len]
+        if code.min() < 0:
+            return None
+        expected = b"".join(np.array([s + b"\n" for s in shapes], dtype=object)[code].tolist())
+    if skel != expected:
+        return None
+    want = int(np.asarray(counts)[code].sum())
+    if decimals is None:
+        nums = text.translate(_ONLY_DIGITS)
+        # The regex reads at most 19 digits; only a line with 20 digits in all can hold such a token.
+        if (length - skel_len).max() >= 20 and b"0" * 20 in nums.translate(_DIGIT_TO_0):
+            return None
+        vals = _fromstring(nums, np.int64, want)
+        if vals is None or vals.max() == _INT64_MAX:
+            return None  # saturated (19 digits beyond int64): the regex path reports it
+        return code, vals, False
+    vals = _fixed_point(text, int(np.asarray(decimals)[code].sum()), want)
+    if vals is not None:
+        return code, vals, True
+    vals = _fromstring(text.translate(_ONLY_DECIMALS), np.float64, want)
+    return None if vals is None else (code, vals, False)
+
+
+def _fromstring(nums: bytes, dtype: type, want: int) -> np.ndarray | None:
+    """The ``want`` space-separated numbers of ``nums``, or None when there are others."""
+    with warnings.catch_warnings():
+        # A token strtod cannot read to its end ("1.2.3", ".") stops the parse: a short result.
+        warnings.simplefilter("error", DeprecationWarning)
         try:
-            return np.ascontiguousarray(m).view(f"S{width}").ravel().astype(np.float64)
-        except ValueError:
+            vals = np.fromstring(nums, dtype=dtype, sep=" ")
+        except (ValueError, DeprecationWarning):
             return None
-
-    def hex(self, tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(uint64 values, ok) of hexadecimal tokens of 1..16 digits."""
-        s, e = self.span(tok)
-        length = e - s
-        ok = (length > 0) & (length <= 16)
-        cols = np.arange(16) - 16
-        live = cols[None, :] >= -length[:, None]  # right-aligned: positions before the token are 0
-        d = _HEX_LUT[self._win[16][np.maximum(e - 16, 0)]]
-        bad = live & (d == 255)
-        ok &= ~bad.any(axis=1)
-        d[~live | bad] = 0
-        # Two nibbles per byte, then the 8 bytes read as one big-endian uint64.
-        packed = np.ascontiguousarray((d[:, 0::2] << 4) | d[:, 1::2])
-        return packed.view(">u8").ravel().astype(np.uint64), ok
+    return vals if vals.size == want else None
 
 
-def _scan(pattern: re.Pattern[bytes], buf: bytes) -> tuple[np.ndarray, list]:
+def _fixed_point(text: bytes, n_decimal: int, want: int) -> np.ndarray | None:
+    """When every decimal token has exactly six decimals ("%f", what Neutrino and the writer print):
+    all ``want`` values as int64, the decimal ones times 10**6; else None. ``value / 1e6`` is then the
+    correctly rounded double, as strtod gives: both operands are exact doubles (value < 2**53) and IEEE
+    division rounds correctly. Reading integers is several times faster than reading floats."""
+    shape = text.translate(_DECIMAL_SHAPE)
+    # Each "." followed by exactly six digits and a separator; no token can hold two.
+    if shape.count(b".") != n_decimal or shape.count(b".000000 ") != n_decimal:
+        return None
+    vals = _fromstring(text.translate(_ONLY_DIGITS, b"."), np.int64, want)
+    if vals is None or vals.max() >= 1 << 53:
+        return None
+    return vals
+
+
+def _split_rows(vals: np.ndarray, code: np.ndarray, counts: tuple[int, ...], which: int) -> np.ndarray:
+    """The values of the lines of shape ``which``, one row each."""
+    per = np.asarray(counts)[code]
+    return vals[np.repeat(code == which, per)].reshape(-1, counts[which])
+
+
+def _scan(pattern: re.Pattern[bytes], buf: bytes | memoryview) -> tuple[np.ndarray, list]:
     """(byte offsets, group tuples) of the lines that fully match ``pattern`` (slow exact path)."""
     pos, groups = [], []
     for m in pattern.finditer(buf):
@@ -337,56 +449,109 @@ def _scan(pattern: re.Pattern[bytes], buf: bytes) -> tuple[np.ndarray, list]:
     return np.asarray(pos, dtype=np.int64), groups
 
 
-# Each _fast_* returns the kind's fields for every candidate line, or None when some line does not
-# have the exact expected shape; the caller then uses the regex for that kind. Keeping the two
-# paths equivalent is tested (tests/test_formats_eventlog.py).
+# Each _fast_* returns its kind's fields, or None when some candidate line does not have the exact
+# canonical shape; the caller then uses the _slow_* regex version. The two are checked equal in
+# tests/test_formats_eventlog.py.
 
 
-def _fast_params(lines: _Lines, cand: np.ndarray):
-    first, count = lines.tokens(cand)
-    if cand.size and (count.min() < 3 or not lines.keyword(first + 2, b"param").all()):
+def _fast_params(log: _Log):
+    cand = log.with_prefix(_P_PARAM)
+    d = log.arr[log.start[cand] + len(_P_PARAM)]
+    cand = cand[(d >= ord("0")) & (d <= ord("9"))]
+    r = log.matrix(cand)
+    if r is None:
         return None
-    ns, ok = lines.decimal(first + 1)
-    if not ok.all():
+    m, length = r
+    n = cand.size
+    if n == 0:
+        return log.nl[cand], np.zeros(0, np.int64), []
+    # Tokens from the spaces: "[exec]" SP time SP "param" (SP pointer)*, single spaces only.
+    width = m.shape[1]
+    text = m.tobytes()
+    at = np.flatnonzero(np.frombuffer(text, np.uint8) == 32)
+    rows = at // width
+    cols = at - rows * width
+    n_sp = np.bincount(rows, minlength=n)
+    if n_sp.min() < 2:
         return None
-    n_ptr = count - 3
-    ptr_tok = np.repeat(first + 3, n_ptr) + (np.arange(n_ptr.sum()) - np.repeat(np.cumsum(n_ptr) - n_ptr, n_ptr))
-    vals, ok = lines.hex(ptr_tok)
-    if not ok.all():
+    first = np.cumsum(n_sp) - n_sp  # index of each line's first space (the one after "[exec]")
+    same = np.r_[rows[1:] == rows[:-1], False]
+    tok_end = np.where(same, np.r_[cols[1:], 0], length[rows])
+    tok_len = tok_end - cols - 1
+    if tok_len.min() < 1:
         return None
-    values = vals.tolist()
-    bounds = np.r_[0, np.cumsum(n_ptr)].tolist()
-    params = [tuple(values[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    return lines.offsets(cand), ns, params
+    kw = first + 1
+    if not np.all(tok_len[kw] == 5):
+        return None
+    row = np.arange(n)
+    for j, ch in enumerate(b"param"):
+        if not np.all(m[row, cols[kw] + 1 + j] == ch):
+            return None
+    is_ptr = np.ones(rows.size, dtype=bool)
+    is_ptr[first] = False
+    is_ptr[kw] = False
+    ptr_len = tok_len[is_ptr]
+    if ptr_len.size and ptr_len.max() > 16:
+        return None
+    # Every byte of a line except "[exec]" (3 hex letters), spaces and "param" (2) must be a hex digit:
+    # a line can hold at most that many, so equal totals mean every line does.
+    n_hex = len(text) - len(text.translate(None, _HEX_CHARS))
+    if n_hex != 5 * n + int(tok_len[first].sum()) + int(ptr_len.sum()):
+        return None
+    starts = log.start[cand]
+    ns = log.decimal(starts + tok_end[first], tok_len[first])
+    if ns is None:
+        return None
+    # Pointers right-aligned in 16 hex digits (zero-filled on the left): one bytes.fromhex for all.
+    ptr_start = starts[rows[is_ptr]] + cols[is_ptr] + 1
+    digits = np.full((ptr_len.size, 16), ord("0"), np.uint8)
+    for k in np.flatnonzero(np.bincount(ptr_len)).tolist():
+        group = np.flatnonzero(ptr_len == k) if ptr_len.min() != ptr_len.max() else slice(None)
+        digits[group, 16 - k :] = log.window(ptr_start[group], k)
+    values = np.frombuffer(bytes.fromhex(digits.tobytes().decode("ascii")), ">u8").astype(np.uint64)
+    n_ptr = n_sp - 2
+    ptr_first = np.cumsum(n_ptr) - n_ptr
+    params: list[tuple[int, ...]] = [()] * n
+    # Tuples built by zip in C (k references to one iterator take k items per tuple), one group of
+    # lines per pointer count.
+    for k in np.flatnonzero(np.bincount(n_ptr)).tolist():
+        if k == 0:
+            continue
+        if k == n_ptr[0] and n_ptr.min() == n_ptr.max():
+            params = list(zip(*[iter(values.tolist())] * k, strict=True))
+            break
+        group = np.flatnonzero(n_ptr == k)
+        flat = iter(values[(ptr_first[group][:, None] + np.arange(k)).ravel()].tolist())
+        for r, t in zip(group.tolist(), zip(*[flat] * k, strict=True), strict=True):
+            params[r] = t
+    return log.nl[cand], ns, params
 
 
-def _slow_params(buf: bytes):
+def _slow_params(buf: bytes | memoryview):
     pos, groups = _scan(_RE_PARAM, buf)
     ns = _ints([g[0] for g in groups])
     params = [tuple(int(x, 16) for x in g[1].split()) for g in groups]
     return pos, ns, params
 
 
-def _fast_grid(lines: _Lines, cand: np.ndarray):
-    first, count = lines.tokens(cand)
-    dims = (count == 11) & lines.keyword(first + 5, b"block") & lines.keyword(first + 9, b"shared")
-    is_warp = lines.keyword(first + 3, b"warp")
-    probe = ((count == 9) & (is_warp | lines.keyword(first + 3, b"block")) & lines.keyword(first + 5, b"probe")
-             & lines.keyword(first + 7, b"total"))
-    if not np.all(dims | probe):
+def _fast_grid(log: _Log):
+    lines = log.with_prefix(_P_GRID)
+    r = _parse_numbers(log.joined(lines), log.length[lines], _GRID_SHAPES, _GRID_COUNTS)
+    if r is None:
         return None
-    dtok = first[dims][:, None] + np.array([2, 3, 4, 6, 7, 8, 10])
-    dvals, ok1 = lines.decimal(dtok.ravel())
-    ptok = first[probe][:, None] + np.array([2, 4, 6, 8])
-    pvals, ok2 = lines.decimal(ptok.ravel())
-    if not (ok1.all() and ok2.all()):
-        return None
-    level = np.where(is_warp[probe], "warp", "thread")
-    return (lines.offsets(cand[dims]), dvals.reshape(-1, 7), lines.offsets(cand[probe]), level,
-            pvals.reshape(-1, 4)[:, 1:])
+    code, vals, _ = r
+    pos = log.nl[lines]
+    dims = code == 0
+    probe = _split_rows(vals, code, _GRID_COUNTS, 1), _split_rows(vals, code, _GRID_COUNTS, 2)
+    # Lines of the two probe shapes interleave: put their rows back in line order.
+    pvals = np.empty((int((~dims).sum()), 4), np.int64)
+    is_warp = code[~dims] == 1
+    pvals[is_warp], pvals[~is_warp] = probe
+    level = np.where(is_warp, "warp", "thread")
+    return pos[dims], _split_rows(vals, code, _GRID_COUNTS, 0), pos[~dims], level, pvals[:, 1:]
 
 
-def _slow_grid(buf: bytes):
+def _slow_grid(buf: bytes | memoryview):
     pos, groups = _scan(_RE_GRID, buf)
     tab = np.asarray(groups, dtype=np.bytes_).reshape(-1, 12)
     dims = tab[:, 0] != b""
@@ -394,43 +559,95 @@ def _slow_grid(buf: bytes):
     return pos[dims], _ints(tab[dims, :7]).reshape(-1, 7), pos[~dims], level, _ints(tab[~dims, 9:]).reshape(-1, 3)
 
 
-def _fast_fixed(lines: _Lines, cand: np.ndarray, counts: tuple[int, ...], keywords: dict[int, bytes],
-                fields: list[int], kind: str):
-    """Lines of a fixed token shape: returns (offsets, values (n, len(fields)), n_tokens) or None."""
-    first, count = lines.tokens(cand)
-    if not np.isin(count, counts).all():
+def _fast_probe_mem(log: _Log):
+    lines = log.with_prefix(_P_PROBE_MEM)
+    r = _parse_numbers(log.joined(lines), log.length[lines], _PROBE_MEM_SHAPES, (1, 1))
+    return None if r is None else (log.nl[lines], r[1])
+
+
+def _slow_probe_mem(buf: bytes | memoryview):
+    pos, groups = _scan(_RE_PROBE_MEM, buf)
+    return pos, _ints([g[0] for g in groups])
+
+
+def _fast_save(log: _Log):
+    lines = log.with_prefix(_P_SAVE)
+    n = lines.size
+    if n == 0:
+        return log.nl[lines], [], np.zeros(0, np.int64)
+    starts = log.start[lines]
+    end = starts + log.length[lines]
+    # "save " path " size " digits, the path free text: the size is the token after the last space,
+    # found in the line's last 21 bytes (a space before the line's start fails the path checks).
+    is_sp = log.window(end - 21, 21) == 32
+    if not is_sp.any(axis=1).all():
         return None
-    for j, word in keywords.items():
-        if not lines.keyword(first + j, word).all():
-            return None
-    tok = (first[:, None] + np.asarray(fields)).ravel()
-    if kind == "int":
-        vals, ok = lines.decimal(tok)
-        if not ok.all():
-            return None
-    else:
-        vals = lines.floats(tok)
-        if vals is None:
-            return None
-    return lines.offsets(cand), vals.reshape(-1, len(fields)), count
-
-
-def _fast_save(lines: _Lines, buf: bytes, cand: np.ndarray):
-    first, count = lines.tokens(cand)
-    last = first + count - 1
-    if cand.size and (count.min() < 5 or not lines.keyword(last - 1, b"size").all()):
+    last = end - 1 - np.argmax(is_sp[:, ::-1], axis=1)
+    path_end = last - 5
+    if np.any(path_end <= starts + len(_P_SAVE)):
         return None
-    size, ok = lines.decimal(last)
-    if not ok.all():
+    if not np.all(log.window(path_end, 5) == np.frombuffer(b" size", np.uint8)):
         return None
-    s, e = lines.span(first + 2)[0].tolist(), lines.span(last - 2)[1].tolist()
-    paths = [_decode(buf[a:b]) for a, b in zip(s, e, strict=True)]
-    return lines.offsets(cand), paths, size
+    ws = np.zeros(256, dtype=bool)
+    ws[np.frombuffer(_WS, np.uint8)] = True
+    if ws[log.arr[starts + len(_P_SAVE)]].any() or ws[log.arr[path_end - 1]].any():
+        return None  # the regex wants the path to start and end with a non-space
+    size = log.decimal(end, end - last - 1)
+    if size is None:
+        return None
+    # All paths in one decode: each ends with a newline (which no path holds) and decoding stops
+    # any invalid sequence at an ASCII byte, so this equals decoding each path alone.
+    paths = _decode(log.spans(starts + len(_P_SAVE), path_end - starts - len(_P_SAVE))).split("\n")[:-1]
+    return log.nl[lines], paths, size
 
 
-def _slow_save(buf: bytes):
+def _slow_save(buf: bytes | memoryview):
     pos, groups = _scan(_RE_SAVE, buf)
     return pos, [_decode(g[0]) for g in groups], _ints([g[1] for g in groups])
+
+
+def _fast_timing(log: _Log):
+    lines = log.with_prefix(_P_TIMING)
+    r = _parse_numbers(log.joined(lines), log.length[lines], _TIMING_SHAPES, (4,), (4,))
+    if r is None:
+        return None
+    vals = r[1].reshape(-1, 4)
+    return log.nl[lines], vals / 1e6 if r[2] else vals
+
+
+def _slow_timing(buf: bytes | memoryview):
+    pos, groups = _scan(_RE_TIMING, buf)
+    return pos, _floats(groups).reshape(-1, 4)
+
+
+def _fast_bench(log: _Log):
+    lines = log.with_prefix(_P_BENCH)
+    r = _parse_numbers(log.joined(lines), log.length[lines], _BENCH_SHAPES, (6, 5), (5, 5))
+    if r is None:
+        return None
+    code, vals, scaled = r
+    has = code == 0
+    # The rc must be an integer of at most 9 digits: the token after the line's last space.
+    end = log.start[lines[has]] + log.length[lines[has]]
+    win = log.window(end - 10, 10)
+    is_sp = win == 32
+    if not is_sp.any(axis=1).all():
+        return None
+    last = 9 - np.argmax(is_sp[:, ::-1], axis=1)
+    if np.any((win == ord(".")) & (np.arange(10) > last[:, None])):
+        return None
+    with_rc = _split_rows(vals, code, (6, 5), 0)
+    floats = np.empty((lines.size, 5))
+    floats[has] = with_rc[:, :5]
+    floats[~has] = _split_rows(vals, code, (6, 5), 1)
+    return log.nl[lines], floats / 1e6 if scaled else floats, has, with_rc[:, 5].astype(np.int64)
+
+
+def _slow_bench(buf: bytes | memoryview):
+    pos, groups = _scan(_RE_BENCH, buf)
+    tab = np.asarray(groups, dtype=np.bytes_).reshape(-1, 6)
+    has = tab[:, 5] != b""
+    return pos, _floats(tab[:, :5]).reshape(-1, 5), has, tab[has, 5].astype(np.int64)
 
 
 def _first_per_launch(starts: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -438,6 +655,9 @@ def _first_per_launch(starts: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, 
     owner = np.searchsorted(starts, pos, side="right") - 1
     keep = owner >= 0
     owner, idx = owner[keep], np.flatnonzero(keep)
+    if owner.size and np.all(owner[1:] >= owner[:-1]):  # lines in log order: no sort needed
+        first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        return owner[first], idx[first]
     uniq, first = np.unique(owner, return_index=True)
     return uniq, idx[first]
 
@@ -465,21 +685,34 @@ def _object_column(n: int, rows: np.ndarray, values: list | np.ndarray) -> pd.Se
     return pd.Series(out, dtype=object)
 
 
+def _buffer(data: bytes | bytearray | memoryview) -> bytearray:
+    buf = bytearray(len(_FRONT) + len(data) + _TAIL)
+    buf[: len(_FRONT)] = _FRONT
+    buf[len(_FRONT) : len(_FRONT) + len(data)] = data
+    return buf
+
+
 def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = True) -> EventLog:
     """Parse event.log content (see module docstring). ``vectorised=False`` forces the regex path
     everywhere (slower, same result; used to cross-check the fast path)."""
+    return _parse(_buffer(data), len(data), path, vectorised)
+
+
+def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True) -> EventLog:
+    """Parse the ``size`` log bytes held in ``buf`` after _FRONT (followed by _TAIL spare bytes)."""
+    end = len(_FRONT) + size
     truncated = None
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        truncated, data = _decode(data[cut:]), data[:cut]
-    buf = b"\n" + data + b"\0" * _PAD
-    lines = _Lines(buf)
+    if size and buf[end - 1] != 10:
+        cut = buf.rfind(b"\n", len(_FRONT) - 1, end) + 1
+        truncated, end = _decode(bytes(buf[cut:end])), cut
+    log = _Log(buf, end)
+    text = log.text
     fast = vectorised
 
-    r = _fast_params(lines, lines.param_lines()) if fast else None
-    p_pos, p_ns, p_params = r if r is not None else _slow_params(buf)
-    r = _fast_grid(lines, lines.with_prefix(_P_GRID)) if fast else None
-    gd_pos, gd_vals, pr_pos, pr_level, pr_vals = r if r is not None else _slow_grid(buf)
+    r = _fast_params(log) if fast else None
+    p_pos, p_ns, p_params = r if r is not None else _slow_params(text)
+    r = _fast_grid(log) if fast else None
+    gd_pos, gd_vals, pr_pos, pr_level, pr_vals = r if r is not None else _slow_grid(text)
 
     # A grid/block line opens a launch unless the line of those two kinds just before it is a param line.
     allpos = np.r_[p_pos, gd_pos]
@@ -493,9 +726,12 @@ def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = Tru
     cols: dict[str, object] = {"launch": np.arange(n, dtype=np.int64)}
     rows, which = _first_per_launch(starts, p_pos)
     cols["time_ns"] = _int_column(n, rows, p_ns[which])
-    params: list[tuple[int, ...]] = [()] * n
-    for row, i in zip(rows.tolist(), which.tolist(), strict=True):
-        params[row] = p_params[i]
+    if rows.size == n and np.array_equal(which, np.arange(n)):
+        params: list[tuple[int, ...]] = p_params  # the usual log: one param line per launch
+    else:
+        params = [()] * n
+        for row, i in zip(rows.tolist(), which.tolist(), strict=True):
+            params[row] = p_params[i]
     cols["params"] = params
 
     rows, which = _first_per_launch(starts, gd_pos)
@@ -506,48 +742,21 @@ def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = Tru
     for k, name in enumerate(("probe_units", "probe_bytes", "total_bytes")):
         cols[name] = _int_column(n, rows, pr_vals[which, k])
 
-    cand = lines.with_prefix(_P_PROBE_MEM)
-    r = _fast_fixed(lines, cand, (3, 4), {}, [2], "int") if fast else None
-    if r is not None and np.any(r[2] == 4) and not lines.keyword(lines.tokens(cand[r[2] == 4])[0] + 3,
-                                                                   b"(bytes)").all():
-        r = None
-    if r is not None:
-        pm_pos, pm_vals = r[0], r[1][:, 0]
-    else:
-        pm_pos, pm_groups = _scan(_RE_PROBE_MEM, buf)
-        pm_vals = _ints([g[0] for g in pm_groups])
+    r = _fast_probe_mem(log) if fast else None
+    pm_pos, pm_vals = r if r is not None else _slow_probe_mem(text)
     rows, which = _first_per_launch(starts, pm_pos)
     cols["probe_mem"] = _int_column(n, rows, pm_vals[which])
 
-    r = _fast_save(lines, buf, lines.with_prefix(_P_SAVE)) if fast else None
-    s_pos, s_paths, s_size = r if r is not None else _slow_save(buf)
+    r = _fast_save(log) if fast else None
+    s_pos, s_paths, s_size = r if r is not None else _slow_save(text)
     rows, which = _first_per_launch(starts, s_pos)
     cols["save_path"] = _object_column(n, rows, [s_paths[i] for i in which.tolist()])
     cols["save_size"] = _int_column(n, rows, s_size[which])
 
-    r = (_fast_fixed(lines, lines.with_prefix(_P_TIMING), (9,),
-                     {3: b"kernel", 5: b"epilogue", 7: b"ratio"}, [2, 4, 6, 8], "float") if fast else None)
-    if r is not None:
-        t_pos, t_vals = r[0], r[1]
-    else:
-        t_pos, t_groups = _scan(_RE_TIMING, buf)
-        t_vals = _floats(t_groups).reshape(-1, 4)
-    r = (_fast_fixed(lines, lines.with_prefix(_P_BENCH), (11, 12),
-                     {3: b"kernel", 5: b"epilogue", 7: b"original", 9: b"impact"}, [2, 4, 6, 8, 10], "float")
-         if fast else None)
-    if r is not None:
-        b_pos, b_vals = r[0], r[1]
-        has = r[2] == 12
-        rc_tok = lines.tokens(lines.with_prefix(_P_BENCH)[has])[0] + 11
-        rc_vals, ok = lines.decimal(rc_tok)
-        if not ok.all():  # negative or odd return codes: let the regex read them
-            r = None
-    if r is None:
-        b_pos, b_groups = _scan(_RE_BENCH, buf)
-        b_tab = np.asarray(b_groups, dtype=np.bytes_).reshape(-1, 6)
-        b_vals = _floats(b_tab[:, :5]).reshape(-1, 5)
-        has = b_tab[:, 5] != b""
-        rc_vals = b_tab[has, 5].astype(np.int64)
+    r = _fast_timing(log) if fast else None
+    t_pos, t_vals = r if r is not None else _slow_timing(text)
+    r = _fast_bench(log) if fast else None
+    b_pos, b_vals, has, rc_vals = r if r is not None else _slow_bench(text)
     rows, which = _first_per_launch(starts, t_pos)
     brows, bwhich = _first_per_launch(starts, b_pos)
     # Normal mode gives prologue/kernel/epilogue on the [exec] line; benchmark mode on its own line.
@@ -565,13 +774,17 @@ def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = Tru
     cols["rc"] = _int_column(n, brows[keep], rc_full[bwhich][keep])
 
     failed = np.zeros(n, dtype=bool)
-    frows, _ = _first_per_launch(starts, lines.offsets(lines.with_prefix(_P_FAILED)))
+    frows, _ = _first_per_launch(starts, log.nl[log.with_prefix(_P_FAILED)])
     failed[frows] = True
     cols["failed"] = failed
 
     launches = pd.DataFrame({c: cols[c] for c in LAUNCH_COLUMNS})
 
-    m_tab = np.asarray(_RE_MEM.findall(buf), dtype=np.bytes_).reshape(-1, 4)
+    # The rare kinds: their regexes run over just the lines with their tag.
+    def lines_of(prefix: bytes) -> bytes | memoryview:
+        return log.subset(prefix) if fast else text
+
+    m_tab = np.asarray(_RE_MEM.findall(lines_of(b"[mem] ")), dtype=np.bytes_).reshape(-1, 4)
     has_size = m_tab[:, 3] != b""
     mem = pd.DataFrame({
         "op": pd.Series([_decode(b) for b in m_tab[:, 0]], dtype=object),
@@ -580,9 +793,10 @@ def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = Tru
         "bytesize": _int_column(len(m_tab), np.flatnonzero(has_size), _ints(m_tab[has_size, 3])),
     })
 
-    pid = _RE_PID.search(buf)
-    cmd = _RE_CMD.search(buf)
-    l2 = _RE_L2.search(buf)
+    pid = _RE_PID.search(lines_of(b"[pid] "))
+    cmd = _RE_CMD.search(lines_of(b"[cmd] "))
+    l2 = _RE_L2.search(lines_of(b"[benchmark] ENABLED L2 Flush Size "))
+    analyze = [_decode(a).rstrip() for a in _RE_ANALYZE.findall(lines_of(b"[analyze] "))]
     return EventLog(
         path=path,
         pid=int(pid.group(1)) if pid else None,
@@ -590,7 +804,7 @@ def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = Tru
         l2_flush_bytes=int(l2.group(1)) if l2 else None,
         launches=launches,
         mem=mem,
-        analyze=[_decode(a).rstrip() for a in _RE_ANALYZE.findall(buf)],
+        analyze=analyze,
         truncated_tail=truncated,
     )
 
@@ -604,12 +818,24 @@ def parse_event_log(path: str | os.PathLike[str]) -> EventLog:
     """Parse an ``event.log`` file. Missing file → :class:`InputError`; garbage lines are skipped."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with open(p, "rb") as fh:
+            # Read straight into the parse buffer: no second copy of a log that can be 100s of MB.
+            size = os.fstat(fh.fileno()).st_size
+            buf = bytearray(len(_FRONT) + size + _TAIL)
+            buf[: len(_FRONT)] = _FRONT
+            view = memoryview(buf)[len(_FRONT) : len(_FRONT) + size]
+            got = 0
+            while got < size:
+                k = fh.readinto(view[got:])
+                if not k:
+                    break
+                got += k
+            view.release()
     except FileNotFoundError:
         raise InputError(p, "no such event.log file") from None
     except IsADirectoryError:
         raise InputError(p, "is a directory, expected an event.log file") from None
     try:
-        return parse_bytes(raw, p)
+        return _parse(buf, got, p)
     except _TooBig as e:
         raise InputError(p, f"malformed event.log: {e}") from None
