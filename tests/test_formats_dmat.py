@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from neutrino_ae.errors import TraceFormatError
+from neutrino_ae.formats import dmat as dmat_mod
 from neutrino_ae.formats import records
 from neutrino_ae.formats.dmat import DmatData, from_pairs, page_of, read_dmat, sparsify, write_dmat
 
@@ -111,3 +112,76 @@ def test_impossible_pair_count(tmp_path: Path) -> None:
 def test_trailing_bytes(tmp_path: Path) -> None:
     good = struct.pack("<QQQ", 1, 1, 0x10000) + struct.pack("<QQ", 3, 1) + struct.pack("<QI", 0x10000, 1)
     _bad(tmp_path, good + b"\0\0\0", "trailing bytes")
+
+
+def _reference_read(blob: bytes) -> tuple[list, list, list] | str:
+    """An independent struct walk of a .dmat body: (clocks, pair counts, pairs), or the error text
+    read_dmat must give (after the path)."""
+    end = len(blob)
+    if end < 16:
+        return f"truncated: {end} bytes, the .dmat header needs 16"
+    num_pages, num_clocks = struct.unpack_from("<QQ", blob)
+    if num_pages > (end - 16) // 8:
+        return f"impossible header: {num_pages} pages do not fit in {end} bytes"
+    off = 16 + 8 * num_pages
+    if num_clocks > (end - off) // 16:
+        return f"impossible header: {num_clocks} clock entries do not fit in {end} bytes"
+    clocks, counts, pairs = [], [], []
+    for i in range(num_clocks):
+        if off + 16 > end:
+            return f"truncated: clock entry {i} of {num_clocks} starts past the end of the file"
+        clock, n = struct.unpack_from("<QQ", blob, off)
+        off += 16
+        if off + 12 * n > end:
+            return f"truncated: clock entry {i} declares {n} pages, past the end of the file"
+        clocks.append(clock)
+        counts.append(n)
+        pairs += [struct.unpack_from("<QI", blob, off + 12 * j) for j in range(n)]
+        off += 12 * n
+    if off != end:
+        return f"{end - off} trailing bytes after the last clock entry (corrupt file?)"
+    return clocks, counts, pairs
+
+
+def _random_dmat(rng: np.random.Generator, n_clocks: int, max_pairs: int) -> bytes:
+    """A well-formed file with entries of 0..max_pairs pairs and values that look like counts."""
+    out = [struct.pack("<QQ", 1, n_clocks), struct.pack("<Q", 0x10000)]
+    for _ in range(n_clocks):
+        n = int(rng.integers(0, max_pairs + 1))
+        out.append(struct.pack("<QQ", int(rng.integers(0, 2**20)), n))
+        for _ in range(n):
+            # Small "pages" and counts are the worst case for the speculative walk: they read as counts.
+            page = int(rng.integers(0, 64)) if rng.random() < 0.5 else int(rng.integers(0, 2**63)) * 2
+            out.append(struct.pack("<QI", page, int(rng.integers(0, 2**32))))
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("window", [16, 64, 1000, 1 << 22])
+def test_chain_walk_matches_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int) -> None:
+    # Small windows make the chain cross many window edges.
+    monkeypatch.setattr(dmat_mod, "_WALK_WINDOW", window)
+    rng = np.random.default_rng(window)
+    p = tmp_path / "w.dmat"
+    for trial in range(40):
+        blob = _random_dmat(rng, int(rng.integers(0, 60)), int(rng.choice([0, 1, 3, 20])))
+        if trial % 2:  # corrupt it: cut, extend, or overwrite one count field with a random value
+            kind = trial % 3
+            if kind == 0:
+                blob = blob[: int(rng.integers(0, len(blob) + 1))]
+            elif kind == 1:
+                blob += bytes(int(rng.integers(1, 30)))
+            else:
+                at = 24 + 4 * int(rng.integers(0, max(1, (len(blob) - 32) // 4)))
+                blob = blob[:at] + struct.pack("<Q", int(rng.integers(0, 40))) + blob[at + 8 :]
+        p.write_bytes(blob)
+        expected = _reference_read(blob)
+        if isinstance(expected, str):
+            with pytest.raises(TraceFormatError) as info:
+                read_dmat(p)
+            assert str(info.value) == f"{p}: {expected}"
+            continue
+        got = read_dmat(p)
+        clocks, counts, pairs = expected
+        assert got.clocks.tolist() == clocks
+        assert np.diff(got.indptr).tolist() == counts
+        assert list(zip(got.pair_page.tolist(), got.pair_count.tolist(), strict=True)) == pairs

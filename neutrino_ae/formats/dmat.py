@@ -223,9 +223,100 @@ def read_dmat(path: str | os.PathLike[str]) -> DmatData:
     if num_clocks > (size - pos) // 16:
         raise TraceFormatError(p, f"impossible header: {num_clocks} clock entries do not fit in {size} bytes")
     body = raw[pos:]
-    # The body is variable length; walk it with numpy on the n fields (one Python step per clock,
-    # which is the file's own granularity). Clock counts are bounded by the file size check above.
-    clocks = np.empty(num_clocks, np.uint64)
+    starts, counts = _walk_body(p, body, num_clocks)
+    # Every head and pair with one memcpy each, through views of the body as overlapping fixed-size items.
+    clocks = _items(body, "V8", 8)[starts].view("<u8") if num_clocks else np.zeros(0, np.uint64)
+    indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    total = int(indptr[-1])
+    within = np.arange(total, dtype=np.int64) - np.repeat(indptr[:-1], counts)
+    pair_off = np.repeat(starts + 16, counts) + 12 * within
+    pairs = _items(body, "V12", 12)[pair_off].view(PAIR_DTYPE) if total else np.zeros(0, PAIR_DTYPE)
+    return DmatData(pages, clocks.astype(np.uint64), indptr, pairs["page"].astype(np.uint64),
+                    pairs["count"].astype(np.uint32))
+
+
+def _items(body: np.ndarray, dtype: np.dtype | str, size: int) -> np.ndarray:
+    """``body`` as items of ``dtype`` starting at every byte (item i = bytes i .. i+size-1)."""
+    if body.size < size:
+        return np.zeros(0, dtype)
+    return np.ndarray((body.size - size + 1,), dtype=dtype, buffer=body, strides=(1,))
+
+
+_WALK_WINDOW = 1 << 22  # bytes of body examined per round of the chain walk
+_PRUNE_ROUNDS = 3
+
+
+def _walk_body(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offset in ``body``, pair count) of each of the ``num_clocks`` clock entries.
+
+    Entry i+1 starts at ``offset_i + 16 + 12 n_i``: a chain that a loop follows one clock at a time.
+    Instead, per window of the body, every 4-byte-aligned position (all entry offsets are: 16 + 12 n
+    is a multiple of 4) is taken as a possible entry with a successor. Positions whose count does not
+    fit, or whose successor's does not (a few rounds), are dropped: entries of a well-formed file
+    always survive, and few others do. Pointer doubling over the survivors (successor after 1, 2,
+    4, ... steps) lists the chain from the window's first entry in O(log) numpy passes. A file whose
+    chain does not come out whole (truncated, impossible count, trailing bytes) is walked by the
+    loop, which names the first bad entry."""
+    blen = body.size
+    found_starts: list[np.ndarray] = []
+    found_counts: list[np.ndarray] = []
+    done = 0
+    off = 0
+    huge = np.uint64(blen // 12)  # a larger count cannot fit anywhere in the body
+    while done < num_clocks:
+        hi = min(off + _WALK_WINDOW, blen - 15)  # candidates need their 16-byte head in the body
+        if hi <= off:
+            return _walk_loop(p, body, num_clocks)
+        size = (hi - off + 3) // 4
+        n_raw = _items(body[off + 8 :], "<u8", 8)[: 4 * size : 4].copy()
+        # Offsets relative to the window in int32 (counts clamped: anything past the window leaves it).
+        n_win = np.minimum(n_raw, np.uint64(_WALK_WINDOW // 12 + 1)).astype(np.int32)
+        succ = np.arange(16, 16 + 4 * size, 4, dtype=np.int32)
+        succ += 12 * n_win
+        nxt = np.minimum(succ >> 2, size)  # candidate index of the successor; ``size``: left the window
+        valid = np.ones(size + 1, dtype=bool)
+        valid[:size] = n_raw <= huge
+        for _ in range(_PRUNE_ROUNDS):
+            valid[:size] &= valid[nxt]
+        if not valid[0]:
+            return _walk_loop(p, body, num_clocks)
+        keep = np.flatnonzero(valid[:size])
+        m = keep.size
+        remap = np.full(size + 1, m, np.int32)
+        remap[keep] = np.arange(m, dtype=np.int32)
+        # Index m is "left the window or dropped": it maps to itself.
+        jump = np.r_[remap[nxt[keep]], m].astype(np.int32)
+        need = num_clocks - done
+        tables = [jump]
+        while tables[-1][0] != m and (1 << len(tables)) <= need:
+            tables.append(tables[-1][tables[-1]])
+        # The chain from index 0: at each level from the top, insert the 2**k-th successor of every
+        # node found so far (it falls between that node and the next, so order is kept).
+        chain = np.zeros(1, np.int32)
+        for table in reversed(tables[:-1] if tables[-1][0] == m else tables):
+            chain = np.column_stack([chain, table[chain]]).ravel()
+            chain = chain[chain != m]
+        chain = keep[chain[:need]]
+        done += chain.size
+        last = int(chain[-1])
+        # Successors inside the window are within the body; the last one's is checked here.
+        n_last = int(n_raw[last])
+        at = off + 4 * last
+        if n_last > (blen - at - 16) // 12 or (done < num_clocks and nxt[last] != size):
+            return _walk_loop(p, body, num_clocks)
+        found_starts.append(off + 4 * chain.astype(np.int64))
+        found_counts.append(n_raw[chain].astype(np.int64))
+        off = at + 16 + 12 * n_last
+    if off != blen:
+        return _walk_loop(p, body, num_clocks)
+    if not found_starts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(found_starts), np.concatenate(found_counts)
+
+
+def _walk_loop(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The entries walked one at a time; raises for the first bad one (or trailing bytes)."""
+    starts = np.empty(num_clocks, np.int64)
     counts = np.empty(num_clocks, np.int64)
     buf = body.tobytes()
     off = 0
@@ -233,23 +324,12 @@ def read_dmat(path: str | os.PathLike[str]) -> DmatData:
     for i in range(num_clocks):
         if off + 16 > blen:
             raise TraceFormatError(p, f"truncated: clock entry {i} of {num_clocks} starts past the end of the file")
-        clocks[i] = int.from_bytes(buf[off : off + 8], "little")
         n = int.from_bytes(buf[off + 8 : off + 16], "little")
-        off += 16
-        if n > (blen - off) // 12:
+        if n > (blen - off - 16) // 12:
             raise TraceFormatError(p, f"truncated: clock entry {i} declares {n} pages, past the end of the file")
+        starts[i] = off
         counts[i] = n
-        off += 12 * n
+        off += 16 + 12 * n
     if off != blen:
         raise TraceFormatError(p, f"{blen - off} trailing bytes after the last clock entry (corrupt file?)")
-    # Gather all pairs in one vectorised pass: pair j of clock i sits at body[start_i + 16 + 12 j].
-    starts = np.cumsum(np.r_[0, 16 + 12 * counts[:-1]]) + 16 if num_clocks else np.zeros(0, np.int64)
-    indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
-    total = int(indptr[-1])
-    within = np.arange(total, dtype=np.int64) - np.repeat(indptr[:-1], counts)
-    pair_off = np.repeat(starts, counts) + 12 * within
-    idx8 = pair_off[:, None] + np.arange(8)
-    idx4 = pair_off[:, None] + 8 + np.arange(4)
-    pair_page = body[idx8].reshape(-1).view("<u8") if total else np.zeros(0, np.uint64)
-    pair_count = body[idx4].reshape(-1).view("<u4") if total else np.zeros(0, np.uint32)
-    return DmatData(pages, clocks, indptr, pair_page.astype(np.uint64), pair_count.astype(np.uint32))
+    return starts, counts
