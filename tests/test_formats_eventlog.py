@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neutrino_ae.errors import InputError
+from neutrino_ae.formats import eventlog
 from neutrino_ae.formats.eventlog import LAUNCH_COLUMNS, EventLogWriter, parse_bytes, parse_event_log
 
 
@@ -157,3 +159,115 @@ def test_property_round_trip(launches) -> None:
             assert row["impact"] == pytest.approx(float(f"{kern / orig:.6f}"))
         else:
             assert np.isnan(row["kernel_ms"])
+
+
+# ---- the vectorised path against the regex path on generated logs -------------------------------
+
+def _num(r: random.Random) -> str:
+    return r.choice([f"{r.random() * 10 ** r.randint(-3, 6):.6f}", f"{r.random() * 100:.6f}",
+                     f"{r.random():.3f}", f"{r.randint(0, 999)}", f"{r.randint(0, 9)}.", f".{r.randint(0, 99)}",
+                     "nan", "-1.500000", "1e-05", f"{r.random():.7f}", "123456789012345678.000001",
+                     f"{r.randint(0, 9)}.{r.randint(0, 9)}.{r.randint(0, 9)}", "."])
+
+
+def _int(r: random.Random) -> str:
+    return r.choice([str(r.randint(0, 9)), str(r.randint(0, 2**40)), str(r.randint(0, 2**63 - 1)),
+                     str(2**63 - 1), str(2**63 + r.randint(0, 10**18)), "0" * 19 + "7", "0" * 20 + "7",
+                     str(r.randint(0, 10**19 - 1)), "-3", "1a", ""])
+
+
+def _canonical_line(r: random.Random, odd: bool, noise: bool = True) -> str:
+    """One line of a random kind; with ``odd`` its numbers may take forms the fast path must reject."""
+    i = (lambda: _int(r)) if odd else (lambda: str(r.randint(0, 2**40)))
+    f = (lambda: _num(r)) if odd else (lambda: f"{r.random() * 10 ** r.randint(0, 4):.6f}")
+    h = (lambda: r.choice([f"{r.getrandbits(48):x}", f"{r.getrandbits(64):X}", f"{r.getrandbits(68):x}", "0",
+                           "g1", ""])) if odd else (lambda: f"{r.getrandbits(r.randint(1, 64)):x}")
+    kind = r.randrange(12 if noise else 10)
+    if kind == 0:
+        return f"[exec] {i()} param" + "".join(f" {h()}" for _ in range(r.choice([0, 1, 3, 6, 6, 6])))
+    if kind == 1:
+        return f"[exec] grid {i()} {i()} {i()} block {i()} {i()} {i()} shared {i()}"
+    if kind == 2:
+        return f"[exec] grid {i()} {r.choice(['warp', 'block'])} {i()} probe {i()} total {i()}"
+    if kind == 3:
+        return f"[exec] probe-mem {i()}" + r.choice([" (bytes)", ""])
+    if kind == 4:
+        path = r.choice(["./t/r/0.1.bin", "a b size 3.bin", "\udcff\udcfe.bin", "x", "./ü/1.bin", "\udce2\udc82"]
+                        + ([" lead", "t ", "x size 1 size"] if odd else []))
+        return f"[exec] save {path} size {i()}"
+    if kind == 5:
+        return f"[exec] prologue {f()} kernel {f()} epilogue {f()} ratio {f()}"
+    if kind == 6:
+        rc = r.choice(["", " 0", " 1", " 123456789", " 1234567890", " -1", " 1.0", " 1."]) if odd else " 0"
+        return f"[benchmark] prologue {f()} kernel {f()} epilogue {f()} original {f()} impact {f()}{rc}"
+    if kind == 7:
+        return "[exec] failed to launch probed kernel"
+    if kind == 8:
+        return f"[mem] cuMemAlloc_v2 {r.choice(['0', '-1', '2'])} dptr {h()} bytesize {i()}"
+    if kind == 9:
+        return r.choice([f"[pid] {i()}", "[cmd] 12 python x.py", f"[benchmark] ENABLED L2 Flush Size {i()}",
+                         "[analyze] subproc python a.py ./b.bin "])
+    return r.choice(["[info] init", "[jit] find", "", "[exec]", "[exec] grid", "[exec] 12x param 1",
+                     "\udcff\udc80garbage", "[benchmark] prologue"])
+
+
+def _mutate(r: random.Random, line: str) -> str:
+    if not line:
+        return line
+    k = r.randrange(len(line) + 1)
+    return r.choice([
+        line + r.choice([" ", "\r", "\t", " \r"]),  # trailing whitespace the regexes allow
+        line[:k] + " " + line[k:],  # a doubled or split token
+        line[:k] + r.choice(["\udcff", "\x00", ".", "-", "e", "a", "9", "\t", "\x0b", "["]) + line[k + 1:],
+        line[:k] + line[k + 1:],
+        line.replace(" ", "  ", 1),
+    ])
+
+
+def _generated_log(seed: int) -> bytes:
+    r = random.Random(seed)
+    # Half the logs only have well-formed lines (the fast path must take them); in the others a
+    # few odd lines among good ones are what the fast path's checks must catch.
+    p_odd = r.choice([0.0, 0.0, 0.02, 0.1, 0.3])
+    lines = []
+    for _ in range(r.randint(0, 60)):
+        line = _canonical_line(r, r.random() < p_odd)
+        if r.random() < p_odd / 2:
+            line = _mutate(r, line)
+        lines.append(line)
+    data = "\n".join(lines).encode("utf-8", errors="surrogateescape")
+    return data + r.choice([b"\n", b"\n", b"", b"\n[exec] 9 param 7f"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, 2**32))
+def test_vectorised_equals_regex_on_generated_logs(seed: int) -> None:
+    data = _generated_log(seed)
+    try:
+        slow = parse_bytes(data, vectorised=False)
+    except ValueError as e:  # a 19-digit number beyond int64: both paths refuse the log
+        with pytest.raises(type(e)):
+            parse_bytes(data)
+        return
+    _frames_equal(parse_bytes(data), slow)
+
+
+def test_fast_path_taken_on_writer_logs() -> None:
+    # Guard against a fast path that silently always falls back to the regexes.
+    r = random.Random(1)
+    lines = [_canonical_line(r, odd=False, noise=False) for _ in range(400)] + ["[info] x", "[jit] y"]
+    data = ("\n".join(lines) + "\n").encode("utf-8", errors="surrogateescape")
+    log = eventlog._Log(eventlog._buffer(data), len(eventlog._FRONT) + len(data))
+    for fast in (eventlog._fast_params, eventlog._fast_grid, eventlog._fast_probe_mem, eventlog._fast_save,
+                 eventlog._fast_timing, eventlog._fast_bench):
+        assert fast(log) is not None, fast.__name__
+    _frames_equal(parse_bytes(data), parse_bytes(data, vectorised=False))
+
+
+def test_lines_with_blank_numbers_agree() -> None:
+    # np.fromstring reads a blank string as [0]: a kind whose only line has no number must not get one.
+    for text in ["[exec] probe-mem \n", "[exec] probe-mem  (bytes)\n", "[exec] 5 param 1\n[exec] save x size \n",
+                 "[exec] prologue  kernel  epilogue  ratio \n", "[exec] grid  warp  probe  total \n"]:
+        data = text.encode()
+        _frames_equal(parse_bytes(data), parse_bytes(data, vectorised=False))
+    assert parse_bytes(b"[exec] 1 param\n[exec] probe-mem \n").launches["probe_mem"].isna().all()

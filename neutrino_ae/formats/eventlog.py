@@ -409,6 +409,9 @@ def _parse_numbers(text: bytes, length: np.ndarray, shapes: list[bytes], counts:
 
 def _fromstring(nums: bytes, dtype: type, want: int) -> np.ndarray | None:
     """The ``want`` space-separated numbers of ``nums``, or None when there are others."""
+    if not nums.strip():
+        # np.fromstring reads a blank string as one 0.
+        return np.zeros(0, dtype) if want == 0 else None
     with warnings.catch_warnings():
         # A token strtod cannot read to its end ("1.2.3", ".") stops the parse: a short result.
         warnings.simplefilter("error", DeprecationWarning)
