@@ -250,6 +250,9 @@ def test_vectorised_equals_regex_on_generated_logs(seed: int) -> None:
             parse_bytes(data)
         return
     _frames_equal(parse_bytes(data), slow)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(eventlog, "_BLOCK_LINES", 3)  # kinds spread over many blocks
+        _frames_equal(parse_bytes(data), slow)
 
 
 def test_fast_path_taken_on_writer_logs() -> None:
@@ -258,9 +261,14 @@ def test_fast_path_taken_on_writer_logs() -> None:
     lines = [_canonical_line(r, odd=False, noise=False) for _ in range(400)] + ["[info] x", "[jit] y"]
     data = ("\n".join(lines) + "\n").encode("utf-8", errors="surrogateescape")
     log = eventlog._Log(eventlog._buffer(data), len(eventlog._FRONT) + len(data))
-    for fast in (eventlog._fast_params, eventlog._fast_grid, eventlog._fast_probe_mem, eventlog._fast_save,
-                 eventlog._fast_timing, eventlog._fast_bench):
-        assert fast(log) is not None, fast.__name__
+    kinds = [(eventlog._param_lines(log), eventlog._fast_params)] + [
+        (log.with_prefix(prefix), fast) for prefix, fast in [
+            (eventlog._P_GRID, eventlog._fast_grid), (eventlog._P_PROBE_MEM, eventlog._fast_probe_mem),
+            (eventlog._P_SAVE, eventlog._fast_save), (eventlog._P_TIMING, eventlog._fast_timing),
+            (eventlog._P_BENCH, eventlog._fast_bench)]]
+    for lines, fast in kinds:
+        assert lines.size > 10, fast.__name__
+        assert eventlog._in_blocks(log, lines, fast) is not None, fast.__name__
     _frames_equal(parse_bytes(data), parse_bytes(data, vectorised=False))
 
 
@@ -271,3 +279,19 @@ def test_lines_with_blank_numbers_agree() -> None:
         data = text.encode()
         _frames_equal(parse_bytes(data), parse_bytes(data, vectorised=False))
     assert parse_bytes(b"[exec] 1 param\n[exec] probe-mem \n").launches["probe_mem"].isna().all()
+
+
+@pytest.mark.parametrize("width", [2, 12, 16])
+def test_params_of_one_width_agree(width: int) -> None:
+    # Pointers all of one even width take the bytes.fromhex-per-line path; lines without pointers too.
+    r = random.Random(width)
+    lines = []
+    for i in range(50):
+        ptrs = [f"{r.getrandbits(4 * width) | 1 << (4 * width - 1):x}" for _ in range(r.choice([0, 1, 6]))]
+        if i % 7 == 0:
+            ptrs = [p.upper() for p in ptrs]
+        lines.append(f"[exec] {r.randint(0, 10**12)} param" + "".join(" " + p for p in ptrs))
+    data = ("\n".join(lines) + "\n").encode()
+    fast = parse_bytes(data)
+    _frames_equal(fast, parse_bytes(data, vectorised=False))
+    assert fast.launches["params"].map(len).sum() > 50

@@ -32,11 +32,12 @@ bytes saved per unit summed over saving probes and ``total = gridSize * units * 
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -373,10 +374,14 @@ def _parse_numbers(text: bytes, length: np.ndarray, shapes: list[bytes], counts:
         return np.zeros(0, np.intp), np.zeros(0, np.int64), False
     delete = _DIGITS if decimals is None else _DIGITS + b"."
     skel = text.translate(None, delete)  # each line's skeleton followed by its newline
-    if len(shapes) == 1:
-        code = np.zeros(n, np.intp)
-        expected = (shapes[0] + b"\n") * n
-        skel_len = np.full(n, len(shapes[0]))
+    # Most logs have every line of a kind in one shape: try that before telling lines apart.
+    single = [i for i, s in enumerate(shapes) if len(skel) == (len(s) + 1) * n and skel == (s + b"\n") * n]
+    if single:
+        # Lines begin with '[', which a skeleton holds only at its start, so equal concatenations
+        # mean every line's skeleton is this shape.
+        code = np.full(n, single[0], np.intp)
+        expected = skel
+        skel_len = np.full(n, len(shapes[single[0]]))
     else:
         ends = np.flatnonzero(np.frombuffer(skel, np.uint8) == 10)
         skel_len = np.diff(np.r_[-1, ends]) - 1
@@ -457,10 +462,23 @@ def _scan(pattern: re.Pattern[bytes], buf: bytes | memoryview) -> tuple[np.ndarr
 # tests/test_formats_eventlog.py.
 
 
-def _fast_params(log: _Log):
+def _hex_values(log: _Log, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """uint64 values of the hex tokens (1..16 digits, already checked) at ``start``: right-aligned in
+    16 digits, zero-filled on the left, then one bytes.fromhex for all."""
+    digits = np.full((length.size, 16), ord("0"), np.uint8)
+    for k in np.flatnonzero(np.bincount(length)).tolist():
+        group = np.flatnonzero(length == k)
+        digits[group, 16 - k :] = log.window(start[group], k)
+    return np.frombuffer(bytes.fromhex(digits.tobytes().decode("ascii")), ">u8").astype(np.uint64)
+
+
+def _param_lines(log: _Log) -> np.ndarray:
     cand = log.with_prefix(_P_PARAM)
     d = log.arr[log.start[cand] + len(_P_PARAM)]
-    cand = cand[(d >= ord("0")) & (d <= ord("9"))]
+    return cand[(d >= ord("0")) & (d <= ord("9"))]
+
+
+def _fast_params(log: _Log, cand: np.ndarray):
     r = log.matrix(cand)
     if r is None:
         return None
@@ -505,13 +523,18 @@ def _fast_params(log: _Log):
     ns = log.decimal(starts + tok_end[first], tok_len[first])
     if ns is None:
         return None
-    # Pointers right-aligned in 16 hex digits (zero-filled on the left): one bytes.fromhex for all.
-    ptr_start = starts[rows[is_ptr]] + cols[is_ptr] + 1
-    digits = np.full((ptr_len.size, 16), ord("0"), np.uint8)
-    for k in np.flatnonzero(np.bincount(ptr_len)).tolist():
-        group = np.flatnonzero(ptr_len == k) if ptr_len.min() != ptr_len.max() else slice(None)
-        digits[group, 16 - k :] = log.window(ptr_start[group], k)
-    values = np.frombuffer(bytes.fromhex(digits.tobytes().decode("ascii")), ">u8").astype(np.uint64)
+    if ptr_len.size and ptr_len.min() == ptr_len.max() and ptr_len[0] % 2 == 0:
+        # One even width (the usual: 12-digit pointers): bytes.fromhex reads each line's pointer list
+        # as it is, as it skips the whitespace between byte pairs.
+        k = int(ptr_len[0]) // 2
+        has = n_sp > 2
+        sec = cols[kw[has]] + 7  # after "param "
+        raw = bytes.fromhex(log.spans(starts[has] + sec, length[has] - sec).decode("ascii"))
+        wide = np.zeros((ptr_len.size, 8), np.uint8)
+        wide[:, 8 - k :] = np.frombuffer(raw, np.uint8).reshape(-1, k)
+        values = wide.view(">u8").ravel().astype(np.uint64)
+    else:
+        values = _hex_values(log, starts[rows[is_ptr]] + cols[is_ptr] + 1, ptr_len)
     n_ptr = n_sp - 2
     ptr_first = np.cumsum(n_ptr) - n_ptr
     params: list[tuple[int, ...]] = [()] * n
@@ -530,6 +553,25 @@ def _fast_params(log: _Log):
     return log.nl[cand], ns, params
 
 
+_BLOCK_LINES = 1 << 16
+
+
+def _in_blocks(log: _Log, lines: np.ndarray, fast: Callable) -> tuple | None:
+    """``fast(log, block)`` over blocks of ``lines``, results concatenated; None if any block is.
+    Blocks keep every temporary a few MB: cache-sized, and reused by the allocator instead of
+    page-faulted in afresh for each kind."""
+    parts = []
+    for lo in range(0, max(lines.size, 1), _BLOCK_LINES):
+        r = fast(log, lines[lo : lo + _BLOCK_LINES])
+        if r is None:
+            return None
+        parts.append(r)
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(list(itertools.chain.from_iterable(col)) if isinstance(col[0], list) else np.concatenate(col)
+                 for col in zip(*parts, strict=True))
+
+
 def _slow_params(buf: bytes | memoryview):
     pos, groups = _scan(_RE_PARAM, buf)
     ns = _ints([g[0] for g in groups])
@@ -537,8 +579,7 @@ def _slow_params(buf: bytes | memoryview):
     return pos, ns, params
 
 
-def _fast_grid(log: _Log):
-    lines = log.with_prefix(_P_GRID)
+def _fast_grid(log: _Log, lines: np.ndarray):
     r = _parse_numbers(log.joined(lines), log.length[lines], _GRID_SHAPES, _GRID_COUNTS)
     if r is None:
         return None
@@ -550,7 +591,7 @@ def _fast_grid(log: _Log):
     pvals = np.empty((int((~dims).sum()), 4), np.int64)
     is_warp = code[~dims] == 1
     pvals[is_warp], pvals[~is_warp] = probe
-    level = np.where(is_warp, "warp", "thread")
+    level = np.array(["thread", "warp"], dtype=object)[is_warp.astype(np.intp)]
     return pos[dims], _split_rows(vals, code, _GRID_COUNTS, 0), pos[~dims], level, pvals[:, 1:]
 
 
@@ -562,8 +603,7 @@ def _slow_grid(buf: bytes | memoryview):
     return pos[dims], _ints(tab[dims, :7]).reshape(-1, 7), pos[~dims], level, _ints(tab[~dims, 9:]).reshape(-1, 3)
 
 
-def _fast_probe_mem(log: _Log):
-    lines = log.with_prefix(_P_PROBE_MEM)
+def _fast_probe_mem(log: _Log, lines: np.ndarray):
     r = _parse_numbers(log.joined(lines), log.length[lines], _PROBE_MEM_SHAPES, (1, 1))
     return None if r is None else (log.nl[lines], r[1])
 
@@ -573,8 +613,7 @@ def _slow_probe_mem(buf: bytes | memoryview):
     return pos, _ints([g[0] for g in groups])
 
 
-def _fast_save(log: _Log):
-    lines = log.with_prefix(_P_SAVE)
+def _fast_save(log: _Log, lines: np.ndarray):
     n = lines.size
     if n == 0:
         return log.nl[lines], [], np.zeros(0, np.int64)
@@ -609,8 +648,7 @@ def _slow_save(buf: bytes | memoryview):
     return pos, [_decode(g[0]) for g in groups], _ints([g[1] for g in groups])
 
 
-def _fast_timing(log: _Log):
-    lines = log.with_prefix(_P_TIMING)
+def _fast_timing(log: _Log, lines: np.ndarray):
     r = _parse_numbers(log.joined(lines), log.length[lines], _TIMING_SHAPES, (4,), (4,))
     if r is None:
         return None
@@ -623,8 +661,7 @@ def _slow_timing(buf: bytes | memoryview):
     return pos, _floats(groups).reshape(-1, 4)
 
 
-def _fast_bench(log: _Log):
-    lines = log.with_prefix(_P_BENCH)
+def _fast_bench(log: _Log, lines: np.ndarray):
     r = _parse_numbers(log.joined(lines), log.length[lines], _BENCH_SHAPES, (6, 5), (5, 5))
     if r is None:
         return None
@@ -712,9 +749,9 @@ def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True
     text = log.text
     fast = vectorised
 
-    r = _fast_params(log) if fast else None
+    r = _in_blocks(log, _param_lines(log), _fast_params) if fast else None
     p_pos, p_ns, p_params = r if r is not None else _slow_params(text)
-    r = _fast_grid(log) if fast else None
+    r = _in_blocks(log, log.with_prefix(_P_GRID), _fast_grid) if fast else None
     gd_pos, gd_vals, pr_pos, pr_level, pr_vals = r if r is not None else _slow_grid(text)
 
     # A grid/block line opens a launch unless the line of those two kinds just before it is a param line.
@@ -735,30 +772,32 @@ def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True
         params = [()] * n
         for row, i in zip(rows.tolist(), which.tolist(), strict=True):
             params[row] = p_params[i]
-    cols["params"] = params
+    # An object array, not a list: pandas would otherwise inspect every tuple.
+    cols["params"] = np.fromiter(params, dtype=object, count=n)
 
     rows, which = _first_per_launch(starts, gd_pos)
     for k, name in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared")):
         cols[name] = _int_column(n, rows, gd_vals[which, k])
     rows, which = _first_per_launch(starts, pr_pos)
-    cols["probe_level"] = _object_column(n, rows, pr_level[which].tolist())
+    cols["probe_level"] = _object_column(n, rows, pr_level[which])
     for k, name in enumerate(("probe_units", "probe_bytes", "total_bytes")):
         cols[name] = _int_column(n, rows, pr_vals[which, k])
 
-    r = _fast_probe_mem(log) if fast else None
+    r = _in_blocks(log, log.with_prefix(_P_PROBE_MEM), _fast_probe_mem) if fast else None
     pm_pos, pm_vals = r if r is not None else _slow_probe_mem(text)
     rows, which = _first_per_launch(starts, pm_pos)
     cols["probe_mem"] = _int_column(n, rows, pm_vals[which])
 
-    r = _fast_save(log) if fast else None
+    r = _in_blocks(log, log.with_prefix(_P_SAVE), _fast_save) if fast else None
     s_pos, s_paths, s_size = r if r is not None else _slow_save(text)
     rows, which = _first_per_launch(starts, s_pos)
-    cols["save_path"] = _object_column(n, rows, [s_paths[i] for i in which.tolist()])
+    same = rows.size == n and which.size == len(s_paths) and np.array_equal(which, np.arange(n))
+    cols["save_path"] = _object_column(n, rows, s_paths if same else [s_paths[i] for i in which.tolist()])
     cols["save_size"] = _int_column(n, rows, s_size[which])
 
-    r = _fast_timing(log) if fast else None
+    r = _in_blocks(log, log.with_prefix(_P_TIMING), _fast_timing) if fast else None
     t_pos, t_vals = r if r is not None else _slow_timing(text)
-    r = _fast_bench(log) if fast else None
+    r = _in_blocks(log, log.with_prefix(_P_BENCH), _fast_bench) if fast else None
     b_pos, b_vals, has, rc_vals = r if r is not None else _slow_bench(text)
     rows, which = _first_per_launch(starts, t_pos)
     brows, bwhich = _first_per_launch(starts, b_pos)
