@@ -244,6 +244,10 @@ _ONLY_DIGITS = _table(_DIGITS)
 _ONLY_DECIMALS = _table(_DIGITS + b".")
 _DIGIT_TO_0 = bytes(48 if c in _DIGITS else c for c in range(256))
 _DECIMAL_SHAPE = bytes(48 if c in _DIGITS else c if c == 46 else 32 for c in range(256))
+# Keyword characters, deleted before np.fromstring: it skips runs of separators slowly, and a line
+# that passed its skeleton check has them only in keywords, away from the numbers.
+_NOT_NUMBER = bytes(c for c in range(256) if c not in _DIGITS + b" \n")
+_NOT_DECIMAL = bytes(c for c in range(256) if c not in _DIGITS + b". \n")
 _HEX_CHARS = b"0123456789abcdefABCDEF"
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -351,10 +355,13 @@ class _Log:
             return np.zeros(0, np.int64)
         if length.min() < 1 or length.max() > 19:
             return None
-        win = self.window(end - 19, 19)
-        np.putmask(win, np.arange(19) < 19 - length[:, None], 32)
+        # Each token zero-filled to 19 digits and followed by one space: no separator runs to skip.
+        win = np.empty((end.size, 20), np.uint8)
+        win[:, :19] = self.window(end - 19, 19)
+        np.putmask(win[:, :19], np.arange(19) < 19 - length[:, None], 48)
+        win[:, 19] = 32
         text = win.tobytes()
-        if text.translate(None, _DIGITS + b" "):
+        if text.translate(None, _DIGITS + b" ") or not text:
             return None
         vals = _fromstring(text, np.int64, end.size)
         return None if vals is None or vals.max() == _INT64_MAX else vals
@@ -397,7 +404,7 @@ def _parse_numbers(text: bytes, length: np.ndarray, shapes: list[bytes], counts:
         return None
     want = int(np.asarray(counts)[code].sum())
     if decimals is None:
-        nums = text.translate(_ONLY_DIGITS)
+        nums = text.translate(_ONLY_DIGITS, _NOT_NUMBER)
         # The regex reads at most 19 digits; only a line with 20 digits in all can hold such a token.
         if (length - skel_len).max() >= 20 and b"0" * 20 in nums.translate(_DIGIT_TO_0):
             return None
@@ -408,7 +415,7 @@ def _parse_numbers(text: bytes, length: np.ndarray, shapes: list[bytes], counts:
     vals = _fixed_point(text, int(np.asarray(decimals)[code].sum()), want)
     if vals is not None:
         return code, vals, True
-    vals = _fromstring(text.translate(_ONLY_DECIMALS), np.float64, want)
+    vals = _fromstring(text.translate(_ONLY_DECIMALS, _NOT_DECIMAL), np.float64, want)
     return None if vals is None else (code, vals, False)
 
 
@@ -436,7 +443,7 @@ def _fixed_point(text: bytes, n_decimal: int, want: int) -> np.ndarray | None:
     # Each "." followed by exactly six digits and a separator; no token can hold two.
     if shape.count(b".") != n_decimal or shape.count(b".000000 ") != n_decimal:
         return None
-    vals = _fromstring(text.translate(_ONLY_DIGITS, b"."), np.int64, want)
+    vals = _fromstring(text.translate(_ONLY_DIGITS, _NOT_NUMBER), np.int64, want)
     if vals is None or vals.max() >= 1 << 53:
         return None
     return vals
