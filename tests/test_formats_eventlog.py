@@ -295,3 +295,15 @@ def test_params_of_one_width_agree(width: int) -> None:
     fast = parse_bytes(data)
     _frames_equal(fast, parse_bytes(data, vectorised=False))
     assert fast.launches["params"].map(len).sum() > 50
+
+
+def test_very_long_lines_agree() -> None:
+    long_path = "./" + "d/" * 1500 + "0.1.bin"
+    text = (f"[exec] 1 param 7f\n[exec] save {long_path} size 9\n[exec] 2 param 80\n[exec] save ./x.bin size 3\n"
+            f"[exec] grid 1 1 1 block 32 1 1 shared 0 {'7 ' * 2000}\n[exec] prologue 1.000000 kernel 2.000000 "
+            f"epilogue 3.000000 ratio {'1' * 3000}.000000\n")
+    data = text.encode()
+    fast = parse_bytes(data)
+    _frames_equal(fast, parse_bytes(data, vectorised=False))
+    assert fast.launches["save_path"].tolist() == [long_path, "./x.bin"]
+    assert fast.launches["save_size"].tolist() == [9, 3]
