@@ -572,7 +572,7 @@ def _fast_params(log: _Log, cand: np.ndarray):
     return log.nl[cand], ns, params
 
 
-_BLOCK_LINES = 1 << 16
+_BLOCK_LINES = 1 << 15
 
 
 def _in_blocks(log: _Log, lines: np.ndarray, fast: Callable) -> tuple | None:
