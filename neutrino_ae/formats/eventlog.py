@@ -145,15 +145,17 @@ class EventLogWriter:
 # Parsing. The regexes below specify every line kind; ``vectorised=False`` runs them over the whole
 # log and is the reference. The default path reaches the same result without running them:
 #  * one newline scan gives every line; a kind's candidate lines are those starting with its tag
-#    (two uint64 compares per line);
-#  * a kind's candidates are copied into a (lines x width) byte matrix, each row padded with newlines.
-#    Deleting the number characters with ``bytes.translate`` leaves each line's "skeleton". When every
-#    skeleton is a canonical one (single spaces, the kind's keywords, nothing else) the lines match the
-#    regex, and all their numbers are read by one ``np.fromstring`` over the matrix with everything but
-#    the number characters turned into spaces;
+#    (compared on each line's first 16 bytes, read once as two uint64 words);
+#  * a kind's candidates, in blocks of lines, are copied into one text (one memcpy per line). Deleting
+#    the number characters with ``bytes.translate`` leaves each line's "skeleton". When every skeleton
+#    is a canonical one (single spaces, the kind's keywords, nothing else) the lines match the regex,
+#    and all their numbers are read by one ``np.fromstring`` over the text with the keywords deleted;
+#    decimals printed with six digits are read as integers and divided by 1e6 (exactly rounded);
+#  * free-form kinds (pointer lists, save paths) use token positions from the spaces instead;
 #  * any line of unexpected shape sends its whole kind to the regex (exact, slower).
 # A line's position is the offset of the newline before it, which is where a regex match starts, so
-# both paths group lines into launches identically.
+# both paths group lines into launches identically. Rare kinds (mem, pid, cmd, ...) run their regex
+# over just their candidate lines.
 
 _INT = rb"(\d{1,19})"  # 20+ digits cannot be a 64-bit value: such lines are skipped as malformed
 _NUM = rb"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf))"
@@ -334,22 +336,21 @@ class _Log:
             lines = np.flatnonzero(hit) if lines is None else lines[hit]
         return lines
 
-    def matrix(self, lines: np.ndarray, filler: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
-        """(lines x width) bytes of ``lines``, each row the line, its newline, then ``filler`` bytes,
+    def matrix(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lines x width) bytes of ``lines``, each row the line, its newline, then zero bytes,
         and the line lengths; None when a line is too long for this (its kind then takes the regex path)."""
         length = self.length[lines]
         width = int(length.max()) + 1 if lines.size else 1
         if width > _MAX_W:
             return None
         m = self.window(self.start[lines], width)
-        np.putmask(m, np.arange(width) > length[:, None], filler)
+        np.putmask(m, np.arange(width) > length[:, None], 0)
         return m, length
 
-    def subset(self, prefix: bytes) -> bytes | memoryview:
+    def subset(self, prefix: bytes) -> bytes:
         """Text holding just the lines with ``prefix`` (each after a newline); a line-anchored regex
         finds the same matches in it as in the whole log."""
-        r = self.matrix(self.with_prefix(prefix), filler=10)
-        return self.text if r is None else b"\n" + r[0].tobytes()
+        return b"\n" + self.joined(self.with_prefix(prefix))
 
     def decimal(self, end: np.ndarray, length: np.ndarray) -> np.ndarray | None:
         """int64 values of the decimal tokens of 1..19 digits ending (exclusive) at byte ``end``;
