@@ -267,3 +267,79 @@ def test_uninferable_level(tmp_path: Path) -> None:
     p = _valid(tmp_path)
     p.write_bytes(p.read_bytes() + b"\0" * 16)  # region neither warp- nor thread-sized
     _expect(p, "cannot infer the level")
+
+
+# --------------------------------------------------------------------------------------------------
+# v1 files whose size field holds the section's total bytes (Neutrino's src/cuda.c writes
+# section.size = gridSize x units x bytes per unit).
+
+
+def _hook_driver_bytes(grid: tuple[int, int, int], block: tuple[int, int, int],
+                       sections: list[bytes]) -> bytes:
+    """A v1 trace laid out as the hook driver writes it: size = total bytes, offsets consecutive."""
+    out = struct.pack("<8I", *grid, *block, 0, len(sections))
+    offset = 32 + 16 * len(sections)
+    for data in sections:
+        out += struct.pack("<QQ", len(data), offset)
+        offset += len(data)
+    return out + b"".join(sections)
+
+
+def test_v1_total_size_field_is_read_per_unit(tmp_path):
+    # grid 3, block 48 -> 2 warps per block: a warp-level block_sched section of 3*2 records of 16 B.
+    recs = [(1000 + 10 * u, 7 + u, 5) for u in range(6)]
+    data = b"".join(struct.pack("<QII", *r) for r in recs)
+    path = tmp_path / "t.bin"
+    path.write_bytes(_hook_driver_bytes((3, 1, 1), (48, 1, 1), [data]))
+    trace = open_trace(path)
+    sec = trace.sections[0]
+    assert (sec.level, sec.size, sec.size_field, sec.units_per_block) == (Level.WARP, 16, "total", 2)
+    got = trace.records(0, records.BLOCK_SCHED)
+    assert got.shape == (3, 2, 1)
+    assert got["lstart"].ravel().tolist() == [r[0] for r in recs]
+    assert got["elapse"].ravel().tolist() == [r[1] for r in recs]
+
+
+def test_v1_total_size_two_sections_thread_and_warp(tmp_path):
+    # grid 2, block 40: thread section 2*40*8 B (gmem_bytes), warp section 2*2*16 B.
+    thread = np.arange(2 * 40 * 2, dtype="<u4").tobytes()
+    warp = np.arange(2 * 2 * 4, dtype="<u4").tobytes()
+    path = tmp_path / "two.bin"
+    path.write_bytes(_hook_driver_bytes((2, 1, 1), (40, 1, 1), [thread, warp]))
+    # A thread-level total also splits evenly over warps (640 B = 80 x 8 = 4 x 160): without
+    # probe.toml that section is ambiguous, and the reader says so instead of guessing.
+    with pytest.raises(TraceFormatError, match="cannot infer the level of section 0"):
+        open_trace(path)
+    trace = open_trace(path, levels=["thread", "warp"])
+    assert [(s.level, s.size, s.size_field) for s in trace.sections] == [
+        (Level.THREAD, 8, "total"), (Level.WARP, 16, "total")]
+    assert trace.records(0, records.GMEM_BYTES)["sync_bytes"].ravel().tolist() == list(range(0, 160, 2))
+
+
+def test_writer_can_write_the_hook_driver_layout(tmp_path):
+    header = TraceHeader((3, 1, 1), (48, 1, 1))
+    arr = np.zeros((3, 2, 1), records.BLOCK_SCHED)
+    arr["lstart"] = np.arange(6).reshape(3, 2, 1)
+    path = write_trace(tmp_path / "w.bin", header, [("warp", arr)], v1_size="total")
+    expected = _hook_driver_bytes((3, 1, 1), (48, 1, 1), [arr.tobytes()])
+    assert path.read_bytes() == expected
+    assert (open_trace(path).records(0, records.BLOCK_SCHED) == arr).all()
+
+
+def test_ambiguous_total_needs_probe_toml_and_takes_it_from_the_trace_dir(tmp_path):
+    # grid 1, block 64: a 256-byte total splits evenly over 64 threads (4 B) and over 2 warps (128 B).
+    data = bytes(range(256))
+    loose = tmp_path / "loose.bin"
+    loose.write_bytes(_hook_driver_bytes((1, 1, 1), (64, 1, 1), [data]))
+    ambiguous = r"cannot infer the level of section 0: .*a total that splits over thread or warp.*probe\.toml"
+    with pytest.raises(TraceFormatError, match=ambiguous):
+        open_trace(loose)
+    # The same file inside a trace directory: probe.toml says warp:128, so no hint has to be passed.
+    result = tmp_path / "Apr24_231539_1" / "result"
+    result.mkdir(parents=True)
+    (result.parent / "probe.toml").write_text('[p]\nposition = "kernel:start"\ndatamodel = "warp:128"\n'
+                                              'before = "mov.u64 %r, 0;"\n')
+    (result / "0.5.bin").write_bytes(loose.read_bytes())
+    sec = open_trace(result / "0.5.bin").sections[0]
+    assert (sec.level, sec.size, sec.size_field) == (Level.WARP, 128, "total")
+    assert open_trace(result / "0.5.bin", levels=["thread"]).sections[0].size == 4

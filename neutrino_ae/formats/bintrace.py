@@ -12,6 +12,11 @@ Layout (little-endian)::
 one ceil(blockSize/32). v1 does not store the level: it comes from ``probe.toml`` (pass
 ``levels=``) or is inferred from the region length.
 
+Some v1 writers store the section's *total* bytes in ``size`` instead (Neutrino's hook driver
+at github.com/open-neutrino/neutrino ``src/cuda.c`` writes ``section.size = gridSize x units x
+bytes``). The reader accepts both: a v1 ``size`` that equals its whole region is read as a total
+and divided by the section's units (``Section.size_field`` says which one the file used).
+
 Readers never allocate from header fields: every size is checked against the file length first,
 and records come back as ``np.memmap`` views (or bounded chunks from :meth:`BinTrace.iter_chunks`).
 """
@@ -29,7 +34,7 @@ from typing import BinaryIO, Literal
 import numpy as np
 
 from neutrino_ae.atomic import atomic_open
-from neutrino_ae.errors import TraceFormatError
+from neutrino_ae.errors import InputError, TraceFormatError
 
 HEADER_DTYPE = np.dtype(
     [
@@ -103,6 +108,7 @@ class Section:
     level: Level
     blocks: int
     units_per_block: int
+    size_field: str = "unit"  # what the descriptor's size meant: "unit" (bytes per unit) or "total" (v1 only)
 
     @property
     def nbytes(self) -> int:
@@ -235,12 +241,15 @@ def open_trace(path: str | os.PathLike[str],
                levels: Sequence[Level | str | int | None] | None = None) -> BinTrace:
     """Open and validate a binary trace.
 
-    ``levels`` gives each section's level (from ``probe.toml``) for v1 files; ``None`` entries (or
-    no list) are inferred from the region lengths. For v2 files the stored ``warpDiv`` wins, and a
-    conflicting hint is an error.
+    ``levels`` gives each section's level (from ``probe.toml``) for v1 files; ``None`` entries are
+    inferred from the region lengths. With no list at all, a file inside a trace directory
+    (``<tracedir>/result/<t>.bin``) takes the levels of that directory's ``probe.toml`` when it has
+    one per section. For v2 files the stored ``warpDiv`` wins, and a conflicting hint is an error.
     """
     p = Path(path)
     header, nprobes = read_header(p)
+    if levels is None:
+        levels = _levels_beside(p, nprobes)
     file_size = p.stat().st_size
     table_end = HEADER_BYTES + nprobes * DESCRIPTOR_BYTES
     if file_size < table_end:
@@ -279,19 +288,26 @@ def open_trace(path: str | os.PathLike[str],
 
     grid = header.grid_size
     resolved: list[Level] = []
+    size_field = ["unit"] * nprobes
     for i in range(nprobes):
         if stored[i] is not None:
             if hints[i] is not None and hints[i] != stored[i]:
                 raise _fail(p, f"section {i} is {stored[i].name.lower()}-level in the file but "
                                f"{hints[i].name.lower()}-level in probe.toml")
             resolved.append(stored[i])
+            continue
+        total = _total_size_level(header, sizes[i], region[i], hints[i])
+        if total is not None:
+            resolved.append(total)
+            size_field[i] = "total"
+            sizes[i] //= grid * header.units_per_block(total)
         elif hints[i] is not None:
             resolved.append(hints[i])
         else:
             resolved.append(_infer_level(p, i, header, sizes[i], region[i]))
 
     sections = tuple(
-        Section(i, sizes[i], offsets[i], resolved[i], grid, header.units_per_block(resolved[i]))
+        Section(i, sizes[i], offsets[i], resolved[i], grid, header.units_per_block(resolved[i]), size_field[i])
         for i in range(nprobes)
     )
     for k, i in enumerate(order):
@@ -308,6 +324,38 @@ def open_trace(path: str | os.PathLike[str],
     return BinTrace(p, header, layout, sections, file_size)
 
 
+def _total_size_level(header: TraceHeader, size: int, region: int, hint: Level | None) -> Level | None:
+    """The level of a v1 section whose ``size`` holds its total bytes, or None if ``size`` is per unit.
+
+    ``size`` is read as a total only when it fills its region exactly and the per-unit reading does
+    not (the two agree only for one unit per grid, where they mean the same bytes), and it splits
+    evenly over the units of exactly one candidate level (the probe.toml level when given).
+    """
+    if size != region or size == 0:
+        return None
+    levels = [hint] if hint is not None else [Level.WARP, Level.THREAD]
+    if any(header.grid_size * header.units_per_block(lv) * size == region for lv in levels):
+        return None
+    fits = [lv for lv in levels if size % (header.grid_size * header.units_per_block(lv)) == 0]
+    if len(fits) == 2 and header.units_per_block(Level.WARP) == header.units_per_block(Level.THREAD):
+        fits = fits[:1]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _levels_beside(path: Path, nprobes: int) -> list[Level] | None:
+    """Section levels from the enclosing trace directory's probe.toml, if it describes this file."""
+    probe_toml = path.parent.parent / "probe.toml"
+    if path.parent.name != "result" or not probe_toml.is_file():
+        return None
+    from neutrino_ae.formats.probe import read_probe_toml  # probe.py imports this module
+
+    try:
+        found = read_probe_toml(probe_toml).levels
+    except InputError:
+        return None  # a broken probe.toml only loses the hint; lengths are still checked
+    return found if len(found) == nprobes else None
+
+
 def _infer_level(path: Path, index: int, header: TraceHeader, size: int, region: int) -> Level:
     thread_len = header.grid_size * header.block_size * size
     warp_len = header.grid_size * header.warps_per_block * size
@@ -315,6 +363,11 @@ def _infer_level(path: Path, index: int, header: TraceHeader, size: int, region:
         return Level.WARP
     if region == thread_len:
         return Level.THREAD
+    if size == region and size:
+        # _total_size_level found the total splitting evenly over both thread and warp units.
+        raise _fail(path, f"cannot infer the level of section {index}: its size field equals its whole "
+                          f"{region}-byte region, a total that splits over thread or warp units alike; "
+                          "pass the levels from probe.toml")
     if region < warp_len:
         raise _fail(path, f"truncated: section {index} region is {region} bytes, but even warp-level data "
                           f"needs {warp_len} ({size} B/unit)")
@@ -335,18 +388,22 @@ class SectionSpec:
     size: int  # bytes per unit
 
 
-def _descriptor_table(header: TraceHeader, specs: Sequence[SectionSpec], layout: Layout) -> tuple[bytes, list[int]]:
+def _descriptor_table(header: TraceHeader, specs: Sequence[SectionSpec], layout: Layout,
+                      v1_size: str = "unit") -> tuple[bytes, list[int]]:
     if layout not in ("v1", "v2"):
         raise ValueError(f"layout must be 'v1' or 'v2', got {layout!r}")
+    if v1_size not in ("unit", "total"):
+        raise ValueError(f"v1_size must be 'unit' or 'total', got {v1_size!r}")
     offset = HEADER_BYTES + len(specs) * DESCRIPTOR_BYTES
     rows, offsets = [], []
     for spec in specs:
         offsets.append(offset)
+        nbytes = header.grid_size * header.units_per_block(spec.level) * spec.size
         if layout == "v1":
-            rows.append(np.array([(spec.size, offset)], dtype=DESCRIPTOR_V1).tobytes())
+            rows.append(np.array([(spec.size if v1_size == "unit" else nbytes, offset)], dtype=DESCRIPTOR_V1).tobytes())
         else:
             rows.append(np.array([(spec.size, int(spec.level), offset)], dtype=DESCRIPTOR_V2).tobytes())
-        offset += header.grid_size * header.units_per_block(spec.level) * spec.size
+        offset += nbytes
     head = np.array(
         [(*header.grid, *header.block, header.shared_mem, len(specs))], dtype=HEADER_DTYPE
     ).tobytes()
@@ -362,14 +419,14 @@ class TraceWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], header: TraceHeader, specs: Sequence[SectionSpec],
-                 layout: Layout = "v1") -> None:
+                 layout: Layout = "v1", v1_size: str = "unit") -> None:
         if not specs:
             raise ValueError("a trace needs at least one section")
         self.path = Path(path)
         self.header = header
         self.specs = [SectionSpec(Level.parse(s.level), int(s.size)) for s in specs]
         self.layout = layout
-        self._table, _ = _descriptor_table(header, self.specs, layout)
+        self._table, _ = _descriptor_table(header, self.specs, layout, v1_size)
         self._ctx = None
         self._fh: BinaryIO | None = None
         self._section = 0
@@ -420,9 +477,12 @@ class TraceWriter:
 
 
 def write_trace(path: str | os.PathLike[str], header: TraceHeader,
-                sections: Sequence[tuple[Level | str | int, np.ndarray]], layout: Layout = "v1") -> Path:
+                sections: Sequence[tuple[Level | str | int, np.ndarray]], layout: Layout = "v1",
+                v1_size: str = "unit") -> Path:
     """Write a whole trace at once. Each section is ``(level, array)`` with the array shaped
-    ``(grid_size, units_per_block, ...)``; its bytes per unit are taken from the array."""
+    ``(grid_size, units_per_block, ...)``; its bytes per unit are taken from the array.
+    ``v1_size="total"`` stores each section's total bytes in the v1 size field, as Neutrino's hook
+    driver does."""
     specs = []
     for level, arr in sections:
         lv = Level.parse(level)
@@ -430,7 +490,7 @@ def write_trace(path: str | os.PathLike[str], header: TraceHeader,
         if arr.ndim < 2 or arr.shape[0] != header.grid_size or arr.shape[1] != units:
             raise ValueError(f"section array shape {arr.shape}, expected ({header.grid_size}, {units}, ...)")
         specs.append(SectionSpec(lv, arr.nbytes // (header.grid_size * units) if arr.size else 0))
-    with TraceWriter(path, header, specs, layout) as w:
+    with TraceWriter(path, header, specs, layout, v1_size) as w:
         for _, arr in sections:
             w.write(arr)
     return Path(path)
