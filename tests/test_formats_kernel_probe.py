@@ -25,8 +25,12 @@ NAME = "_ZN2at6native29vectorized_elementwise_kernelILi4EEEviT0_T1_"
 def test_kernel_info_round_trip_and_text(tmp_path: Path) -> None:
     info = KernelInfo(NAME, 3, [(Level.WARP, 16), (Level.THREAD, 8)], "block_sched.py")
     p = write_kernel_info(tmp_path / "kernel.info", info)
-    assert p.read_text() == f"{NAME}\n3\n2\n1 16\n0 8\nblock_sched.py\n"
+    # Probe lines as the hook driver parses them: sscanf("%d,%d").
+    assert p.read_text() == f"{NAME}\n3\n2\n1,16\n0,8\nblock_sched.py\n"
     assert read_kernel_info(p) == info
+    spaced = tmp_path / "spaced.info"
+    spaced.write_text(f"{NAME}\n3\n2\n1 16\n0 8\nblock_sched.py\n")
+    assert read_kernel_info(spaced) == info
     no_hook = KernelInfo(NAME, 1, [], None)
     assert read_kernel_info(write_kernel_info(tmp_path / "k2.info", no_hook)) == no_hook
 

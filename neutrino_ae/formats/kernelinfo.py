@@ -5,7 +5,8 @@
     <kernel name>
     <number of original params>
     <n = number of saving probes>
-    n x "<type> <bytes>"        type 0 = thread-level, 1 = warp-level; bytes saved per unit
+    n x "<type>,<bytes>"        type 0 = thread-level, 1 = warp-level; bytes saved per unit
+                                (the hook driver parses "%d,%d"; "<type> <bytes>" is read too)
     [<analyze hook file name>]  optional
 
 ``process.log`` is the probe engine's human log. The assembler (``ptxas -v``) prints one resource
@@ -82,9 +83,10 @@ def read_kernel_info(path: str | os.PathLike[str]) -> KernelInfo:
     probes: list[tuple[Level, int]] = []
     for k in range(n):
         text = lines[3 + k]
-        m = re.fullmatch(r"\s*(\d+)\s+(\d+)\s*", text)
+        # The hook driver reads these lines with sscanf("%d,%d"); a space is accepted as well.
+        m = re.fullmatch(r"\s*(\d+)\s*(?:,|\s)\s*(\d+)\s*", text)
         if not m or int(m.group(1)) not in _TYPE_TO_LEVEL:
-            raise TraceFormatError(p, f"line {4 + k}: expected '<type 0|1> <bytes>', got {text[:80]!r}")
+            raise TraceFormatError(p, f"line {4 + k}: expected '<type 0|1>,<bytes>', got {text[:80]!r}")
         probes.append((_TYPE_TO_LEVEL[int(m.group(1))], int(m.group(2))))
     rest = [ln.strip() for ln in lines[3 + n:]]
     if len(rest) > 1 or (rest and (not rest[0] or " " in rest[0])):
@@ -105,7 +107,7 @@ def format_kernel_info(info: KernelInfo) -> str:
         lv = Level.parse(level)
         if lv not in _LEVEL_TO_TYPE:
             raise ValueError(f"kernel.info can only store thread or warp levels, got {lv.name}")
-        lines.append(f"{_LEVEL_TO_TYPE[lv]} {int(nbytes)}")
+        lines.append(f"{_LEVEL_TO_TYPE[lv]},{int(nbytes)}")
     if info.analyze_hook:
         lines.append(info.analyze_hook)
     return "\n".join(lines) + "\n"
