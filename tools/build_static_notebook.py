@@ -41,7 +41,7 @@ def _header(i: int, name: str) -> str:
     return (f"## {i}. {s.title}\n\n"
             f"* Paper: **{s.paper_ref}**\n"
             f"* Reads (inside the bundle): {', '.join(f'`{p}`' for p in s.inputs)}\n"
-            f"* Estimated runtime: {s.runtime}")
+            f"* Runtime (measured, 2-core machine): {s.runtime}")
 
 
 INTRO = md("""
@@ -64,8 +64,9 @@ INTRO = md("""
       keeps them: running a section again reuses them unless `force = True`. After the set-up cell,
       each section can be run on its own.
     * The last section collects every number into `summary.json` / `summary.md` in `output_dir`.
-    * Runtime: a full Run All on the small sample bundle took about a minute on two shared CPU cores,
-      including generating the bundle; a second run that reuses the cached results, under 10 s.
+    * Runtime on a 2-core machine: a full Run All on the small sample bundle takes about 25 s including
+      generating the bundle (3 s when re-run on cached results); on the paper-scale sample bundle
+      (475 MB) about 35 s. The paper's own bundle (~1.5 GB) has not been timed here.
 """) + "\n\n" + _runtime_table() + "\n\n" + md("""
     ### What to expect
 
