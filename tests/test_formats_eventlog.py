@@ -78,7 +78,7 @@ def test_fast_path_equals_regex_path() -> None:
 
 
 def test_odd_lines_fall_back_to_regex_and_agree() -> None:
-    # Double spaces (as in the format doc's "warp  <warps>"), a trailing \r, an rc < 0.
+    # A trailing \r on a param line (its kind falls back), "warp  <warps>", an rc < 0.
     text = ("[exec] 10 param 7f 80\r\n[exec] grid 2 1 1 block 33 1 1 shared 0\n"
             "[exec] grid 2 warp  2 probe 16 total 64\n"
             "[benchmark] prologue 1 kernel 2 epilogue 3 original 4 impact 0.5 -1\n")
@@ -145,6 +145,7 @@ def test_property_round_trip(launches) -> None:
     data = w.text().encode()
     el = parse_bytes(data)
     _frames_equal(el, parse_bytes(data, vectorised=False))
+    _frames_equal(el, parse_bytes(_old_shapes(w.text()).encode()))
     df = el.launches
     assert len(df) == len(launches)
     for i, (ns, params, grid, block, level, nbytes, failed, kern, orig) in enumerate(launches):
@@ -159,6 +160,152 @@ def test_property_round_trip(launches) -> None:
             assert row["impact"] == pytest.approx(float(f"{kern / orig:.6f}"))
         else:
             assert np.isnan(row["kernel_ms"])
+
+
+def _old_shapes(text: str) -> str:
+    """The writer's log in the shapes earlier writers printed: no space after the last pointer, one
+    space after "warp", no "succeed" line, "failed to launch probed kernel"."""
+    out = []
+    for line in text.splitlines():
+        if line == "[exec] succeed 0":
+            continue
+        if line.startswith("[exec] failed "):
+            line = "[exec] failed to launch probed kernel"
+        elif line.startswith("[exec] grid "):
+            line = line.replace(" warp  ", " warp ")
+        elif line.startswith("[exec] ") and line[7:8].isdigit():
+            assert line.endswith(" ")
+            line = line[:-1]
+        out.append(line)
+    return "".join(line + "\n" for line in out)
+
+
+# Lines as Neutrino's hook driver (neutrino/src/cuda.c) prints them, written out by hand from its
+# fprintf formats: "[exec] %lld param " + "%llx " per argument, "grid %zu warp  %zu probe %d total %zu"
+# (one line per probe), "[exec] succeed %d" / "[exec] failed %d", "%f" times. A real run prints either
+# "[exec] prologue" (normal mode) or "[benchmark] prologue" lines; both kinds are here to check both.
+_REAL_LOG = "".join(line + "\n" for line in [
+    "[benchmark] ENABLED L2 Flush Size 50331648",
+    "[info] init success",
+    "[mem] cuMemAlloc_v2 0 dptr 7f3a5c000000 bytesize 4194304",
+    "[jit] find 0x55d0c3a0 name _Z6kernelPfS_i bin 0x55d0c400 size 4096",
+    "[exec] funcmap-find 0x55d0c3a0 success",
+    "[exec] 1737613657268336123 param 7f3a5c000000 7f3a5c200000 400 ",
+    "[exec] grid 64 2 1 block 256 1 1 shared 49152",
+    "[exec] grid 128 warp  8 probe 16 total 16384",
+    "[exec] grid 128 warp  8 probe 8 total 8192",
+    "[exec] probe-mem 24576 (bytes)",
+    "[exec] succeed 0",
+    "[exec] save ./trace/Jan_23_06_27_37_268336/result/0.486795.bin size 24640",
+    "[benchmark] prologue 0.012288 kernel 0.034816 epilogue 0.101376 original 0.030720 impact 1.133333 0",
+    "[exec] funcmap-find 0x55d0c3b0 success",
+    "[exec] 1737613657301000456 param 7f3a5c400000 ",
+    "[exec] grid 3 1 1 block 100 1 1 shared 0",
+    "[exec] grid 3 block 100 probe 4 total 1200",
+    "[exec] probe-mem 1200 (bytes)",
+    "[exec] succeed 0",
+    "[exec] save ./trace/Jan_23_06_27_37_268336/result/0.512001.bin size 1248",
+    "[exec] prologue 0.008192 kernel 0.010240 epilogue 0.050176 ratio 6.700000",
+    "[exec] funcmap-find 0x55d0c3c0 fail",
+    "[exec] funcmap-find 0x55d0c3d0 success",
+    "[exec] 1737613657350000789 param ",
+    "[exec] grid 1 1 1 block 32 1 1 shared 0",
+    "[exec] grid 1 warp  1 probe 16 total 16",
+    "[exec] probe-mem 16 (bytes)",
+    "[exec] failed 701",
+])
+
+
+def _fast_kinds(log: eventlog._Log) -> list:
+    return [(eventlog._param_lines(log), eventlog._fast_params)] + [
+        (log.with_prefix(prefix), fast) for prefix, fast in [
+            (eventlog._P_GRID, eventlog._fast_grid), (eventlog._P_PROBE_MEM, eventlog._fast_probe_mem),
+            (eventlog._P_SAVE, eventlog._fast_save), (eventlog._P_TIMING, eventlog._fast_timing),
+            (eventlog._P_BENCH, eventlog._fast_bench)]]
+
+
+def _assert_fast_path_taken(data: bytes, min_lines: int = 1) -> None:
+    """Every kind's vectorised parse accepts all its lines (no fallback to the regexes)."""
+    log = eventlog._Log(eventlog._buffer(data), len(eventlog._FRONT) + len(data))
+    for lines, fast in _fast_kinds(log):
+        assert lines.size >= min_lines, fast.__name__
+        assert eventlog._in_blocks(log, lines, fast) is not None, fast.__name__
+
+
+def test_real_neutrino_lines() -> None:
+    data = _REAL_LOG.encode()
+    el = parse_bytes(data)
+    _frames_equal(el, parse_bytes(data, vectorised=False))
+    _assert_fast_path_taken(data)
+    assert (el.pid, el.cmd, el.l2_flush_bytes, el.truncated_tail) == (None, None, 50331648, None)
+    assert el.mem.to_dict("records") == [{"op": "cuMemAlloc_v2", "rc": 0, "dptr": 0x7F3A5C000000,
+                                          "bytesize": 4194304}]
+    df = el.launches
+    nan, na = float("nan"), None
+    expected = {
+        "launch": [0, 1, 2],
+        "time_ns": [1737613657268336123, 1737613657301000456, 1737613657350000789],
+        "params": [(0x7F3A5C000000, 0x7F3A5C200000, 0x400), (0x7F3A5C400000,), ()],
+        "grid_x": [64, 3, 1], "grid_y": [2, 1, 1], "grid_z": [1, 1, 1],
+        "block_x": [256, 100, 32], "block_y": [1, 1, 1], "block_z": [1, 1, 1], "shared": [49152, 0, 0],
+        # two probe lines in launch 0: the first one is kept
+        "probe_level": ["warp", "thread", "warp"], "probe_units": [8, 100, 1], "probe_bytes": [16, 4, 16],
+        "total_bytes": [16384, 1200, 16], "probe_mem": [24576, 1200, 16],
+        "save_path": ["./trace/Jan_23_06_27_37_268336/result/0.486795.bin",
+                      "./trace/Jan_23_06_27_37_268336/result/0.512001.bin", None],
+        "save_size": [24640, 1248, na],
+        "prologue_ms": [0.012288, 0.008192, nan], "kernel_ms": [0.034816, 0.010240, nan],
+        "epilogue_ms": [0.101376, 0.050176, nan], "ratio": [nan, 6.7, nan],
+        "original_ms": [0.030720, nan, nan], "impact": [1.133333, nan, nan], "rc": [0, na, na],
+        "failed": [False, False, True],
+    }
+    assert list(expected) == LAUNCH_COLUMNS
+    for col, want in expected.items():
+        got = [None if v is pd.NA else v for v in df[col].tolist()]
+        if col.endswith("_ms") or col in ("ratio", "impact"):
+            assert np.array_equal(np.array(got, dtype=float), np.array(want), equal_nan=True), col
+        else:
+            assert got == want, col
+    # The same launches in the shapes earlier writers printed (and no funcmap/succeed lines) parse the same.
+    old = "".join(line.replace(" warp  ", " warp ").rstrip(" ") + "\n" for line in _REAL_LOG.splitlines()
+                  if not line.startswith(("[exec] succeed", "[exec] funcmap-find")))
+    assert old != _REAL_LOG and "warp  " not in old
+    _frames_equal(el, parse_bytes(old.encode()))
+    _frames_equal(el, parse_bytes(old.encode(), vectorised=False))
+
+
+def test_writer_prints_neutrino_shapes() -> None:
+    w = EventLogWriter().l2_flush(50331648)
+    w.launch(1737613657268336123, [0x7F3A5C000000, 0x7F3A5C200000, 0x400], (64, 2, 1), (256, 1, 1), 49152,
+             probe_bytes=24, probe_mem=24576, save=("./r/0.486795.bin", 24640),
+             benchmark=(0.012288, 0.034816, 0.101376, 0.030720))
+    w.launch(1737613657301000456, [0x7F3A5C400000], (3, 1, 1), (100, 1, 1), probe_bytes=4, probe_mem=1200,
+             save=("./r/0.512001.bin", 1248), timing=(0.008192, 0.010240, 0.050176), probe_level="thread")
+    w.launch(1737613657350000789, [], (1, 1, 1), (32, 1, 1), probe_bytes=16, probe_mem=16, failed=True,
+             save=("./r/never.bin", 1), timing=(1.0, 1.0, 1.0))
+    assert w.text() == "".join(line + "\n" for line in [
+        "[benchmark] ENABLED L2 Flush Size 50331648",
+        "[exec] 1737613657268336123 param 7f3a5c000000 7f3a5c200000 400 ",
+        "[exec] grid 64 2 1 block 256 1 1 shared 49152",
+        "[exec] grid 128 warp  8 probe 24 total 24576",
+        "[exec] probe-mem 24576 (bytes)",
+        "[exec] succeed 0",
+        "[exec] save ./r/0.486795.bin size 24640",
+        "[benchmark] prologue 0.012288 kernel 0.034816 epilogue 0.101376 original 0.030720 impact 1.133333 0",
+        "[exec] 1737613657301000456 param 7f3a5c400000 ",
+        "[exec] grid 3 1 1 block 100 1 1 shared 0",
+        "[exec] grid 3 block 100 probe 4 total 1200",
+        "[exec] probe-mem 1200 (bytes)",
+        "[exec] succeed 0",
+        "[exec] save ./r/0.512001.bin size 1248",
+        "[exec] prologue 0.008192 kernel 0.010240 epilogue 0.050176 ratio 6.700000",
+        "[exec] 1737613657350000789 param ",
+        "[exec] grid 1 1 1 block 32 1 1 shared 0",
+        "[exec] grid 1 warp  1 probe 16 total 16",
+        "[exec] probe-mem 16 (bytes)",
+        "[exec] failed 701",
+    ])
+    _assert_fast_path_taken(w.text().encode())
 
 
 # ---- the vectorised path against the regex path on generated logs -------------------------------
@@ -183,12 +330,13 @@ def _canonical_line(r: random.Random, odd: bool, noise: bool = True) -> str:
     h = (lambda: r.choice([f"{r.getrandbits(48):x}", f"{r.getrandbits(64):X}", f"{r.getrandbits(68):x}", "0",
                            "g1", ""])) if odd else (lambda: f"{r.getrandbits(r.randint(1, 64)):x}")
     kind = r.randrange(12 if noise else 10)
-    if kind == 0:
-        return f"[exec] {i()} param" + "".join(f" {h()}" for _ in range(r.choice([0, 1, 3, 6, 6, 6])))
+    if kind == 0:  # Neutrino's shape ends with a space; earlier writers' did not
+        return (f"[exec] {i()} param" + "".join(f" {h()}" for _ in range(r.choice([0, 1, 3, 6, 6, 6])))
+                + r.choice(["", " "]))
     if kind == 1:
         return f"[exec] grid {i()} {i()} {i()} block {i()} {i()} {i()} shared {i()}"
     if kind == 2:
-        return f"[exec] grid {i()} {r.choice(['warp', 'block'])} {i()} probe {i()} total {i()}"
+        return f"[exec] grid {i()} {r.choice(['warp ', 'warp', 'block'])} {i()} probe {i()} total {i()}"
     if kind == 3:
         return f"[exec] probe-mem {i()}" + r.choice([" (bytes)", ""])
     if kind == 4:
@@ -201,7 +349,8 @@ def _canonical_line(r: random.Random, odd: bool, noise: bool = True) -> str:
         rc = r.choice(["", " 0", " 1", " 123456789", " 1234567890", " -1", " 1.0", " 1."]) if odd else " 0"
         return f"[benchmark] prologue {f()} kernel {f()} epilogue {f()} original {f()} impact {f()}{rc}"
     if kind == 7:
-        return "[exec] failed to launch probed kernel"
+        return r.choice(["[exec] failed to launch probed kernel", f"[exec] failed {r.choice([1, 701])}",
+                         "[exec] succeed 0"])
     if kind == 8:
         return f"[mem] cuMemAlloc_v2 {r.choice(['0', '-1', '2'])} dptr {h()} bytesize {i()}"
     if kind == 9:
@@ -259,16 +408,10 @@ def test_fast_path_taken_on_writer_logs() -> None:
     # Guard against a fast path that silently always falls back to the regexes.
     r = random.Random(1)
     lines = [_canonical_line(r, odd=False, noise=False) for _ in range(400)] + ["[info] x", "[jit] y"]
+    assert any(x.endswith("param ") for x in lines) and any(" warp  " in x for x in lines)
+    assert any(" warp " in x and " warp  " not in x for x in lines)
     data = ("\n".join(lines) + "\n").encode("utf-8", errors="surrogateescape")
-    log = eventlog._Log(eventlog._buffer(data), len(eventlog._FRONT) + len(data))
-    kinds = [(eventlog._param_lines(log), eventlog._fast_params)] + [
-        (log.with_prefix(prefix), fast) for prefix, fast in [
-            (eventlog._P_GRID, eventlog._fast_grid), (eventlog._P_PROBE_MEM, eventlog._fast_probe_mem),
-            (eventlog._P_SAVE, eventlog._fast_save), (eventlog._P_TIMING, eventlog._fast_timing),
-            (eventlog._P_BENCH, eventlog._fast_bench)]]
-    for lines, fast in kinds:
-        assert lines.size > 10, fast.__name__
-        assert eventlog._in_blocks(log, lines, fast) is not None, fast.__name__
+    _assert_fast_path_taken(data, min_lines=11)
     _frames_equal(parse_bytes(data), parse_bytes(data, vectorised=False))
 
 

@@ -8,13 +8,20 @@ Lines the analyses read (anything else, e.g. ``[info]``, ``[mod]``, ``[jit]``, i
     [mem] cuMemAlloc_v2 0 dptr 7fdf78000000 bytesize 33554432      op, return code, pointer (hex), bytes
     [exec] <launch-ns> param 7fdf78000000 7fdf7a000000 ...          starts a launch
     [exec] grid 32768 1 1 block 128 1 1 shared 0
-    [exec] grid <gridSize> warp <warps> probe <bytes> total <bytes>  ("block <blockSize>" for thread level)
+    [exec] grid <gridSize> warp  <warps> probe <bytes> total <bytes>  ("block <blockSize>" for thread level)
     [exec] probe-mem <bytes> (bytes)
+    [exec] succeed 0                                                 (skipped: the probed launch worked)
     [exec] save <path>.bin size <bytes>
     [exec] prologue <ms> kernel <ms> epilogue <ms> ratio <r>
     [benchmark] prologue <ms> kernel <ms> epilogue <ms> original <ms> impact <r> <rc>
-    [exec] failed ...                                               the probed launch failed
+    [exec] failed <CUresult>                                         the probed launch failed
     [analyze] subproc <python> <hook.py> <trace.bin>
+
+The hook driver (open-neutrino/neutrino, ``neutrino/src/cuda.c``) prints these with ``fprintf``: the
+param line as ``"[exec] %lld param "`` then ``"%llx "`` per argument, so it ends with a space (``param \n``
+with no arguments); the warp-level probe line as ``"grid %zu warp  %zu ..."``, two spaces after ``warp``;
+``%f`` (six decimals) for times. The writer prints exactly that; the parser also reads the same lines
+with single spaces and no trailing space (what earlier versions of the writer printed).
 
 Grouping rule: a launch starts at a ``param`` line, or at a ``grid .. block .. shared`` line when the
 current launch already has one (or none is open). Every other launch line belongs to the latest
@@ -26,8 +33,10 @@ numbers are skipped; a final line without its newline is treated as truncated an
 is kept in :attr:`EventLog.truncated_tail`, so the loss is visible).
 
 Writer conventions (our choice where the log does not say): ``probe`` in the grid/warp line is the
-bytes saved per unit summed over saving probes and ``total = gridSize * units * probe``;
-``ratio = (prologue + kernel + epilogue) / kernel``; ``impact = kernel / original``.
+bytes saved per unit summed over saving probes and ``total = gridSize * units * probe`` (Neutrino prints
+one such line per probe); ``ratio = (prologue + kernel + epilogue) / kernel``; ``impact = kernel /
+original``; a failed launch prints ``[exec] failed 701`` (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, what a
+probed kernel's extra registers can cause) and no save or timing lines.
 """
 
 from __future__ import annotations
@@ -57,6 +66,9 @@ MEM_COLUMNS = ["op", "rc", "dptr", "bytesize"]
 
 def _fmt_ms(x: float) -> str:
     return f"{float(x):.6f}"
+
+
+_FAILED_RC = 701  # CUresult printed for a failed launch: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
 
 
 class EventLogWriter:
@@ -103,12 +115,13 @@ class EventLogWriter:
         """Lines of one probed launch. ``probe_bytes`` = bytes per unit (``probe_level`` unit)."""
         gx, gy, gz = (int(v) for v in grid)
         bx, by, bz = (int(v) for v in block)
-        self.line(f"[exec] {int(time_ns)} param" + "".join(f" {int(p):x}" for p in params))
+        # As Neutrino prints it: "%lld param " then "%llx " per argument, so the line ends with a space.
+        self.line(f"[exec] {int(time_ns)} param " + "".join(f"{int(p):x} " for p in params))
         self.line(f"[exec] grid {gx} {gy} {gz} block {bx} {by} {bz} shared {int(shared)}")
         if probe_bytes is not None:
             grid_size, block_size = gx * gy * gz, bx * by * bz
             if probe_level == "warp":
-                units, word = math.ceil(block_size / 32), "warp"
+                units, word = math.ceil(block_size / 32), "warp "  # Neutrino's "warp  %zu": two spaces
             elif probe_level == "thread":
                 units, word = block_size, "block"
             else:
@@ -118,8 +131,9 @@ class EventLogWriter:
         if probe_mem is not None:
             self.line(f"[exec] probe-mem {int(probe_mem)} (bytes)")
         if failed:
-            self.line("[exec] failed to launch probed kernel")
+            self.line(f"[exec] failed {_FAILED_RC}")
             return self
+        self.line("[exec] succeed 0")
         if save is not None:
             self.line(f"[exec] save {save[0]} size {int(save[1])}")
         if timing is not None:
@@ -148,10 +162,12 @@ class EventLogWriter:
 #    (compared on each line's first 16 bytes, read once as two uint64 words);
 #  * a kind's candidates, in blocks of lines, are copied into one text (one memcpy per line). Deleting
 #    the number characters with ``bytes.translate`` leaves each line's "skeleton". When every skeleton
-#    is a canonical one (single spaces, the kind's keywords, nothing else) the lines match the regex,
-#    and all their numbers are read by one ``np.fromstring`` over the text with the keywords deleted;
-#    decimals printed with six digits are read as integers and divided by 1e6 (exactly rounded);
-#  * free-form kinds (pointer lists, save paths) use token positions from the spaces instead;
+#    is a canonical one (the kind's keywords spaced as Neutrino or our earlier writer print them, nothing
+#    else) the lines match the regex, and all their numbers are read by one ``np.fromstring`` over the
+#    text with the keywords deleted; decimals printed with six digits are read as integers and divided
+#    by 1e6 (exactly rounded);
+#  * free-form kinds (pointer lists, save paths) use token positions from the spaces instead (a param
+#    line's one final space, which Neutrino prints, set aside);
 #  * any line of unexpected shape sends its whole kind to the regex (exact, slower).
 # A line's position is the offset of the newline before it, which is where a regex match starts, so
 # both paths group lines into launches identically. Rare kinds (mem, pid, cmd, ...) run their regex
@@ -253,19 +269,44 @@ _HEX_CHARS = b"0123456789abcdefABCDEF"
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-def _skeletons(examples: list[bytes], delete: bytes) -> list[bytes]:
-    return [e.translate(None, delete) for e in examples]
+@dataclass(frozen=True)
+class _Shapes:
+    """A kind's canonical skeletons, and how a line's skeleton tells which one it can be: by its
+    length and, among the shapes of that length, by its byte at ``at[length]`` (the first place where
+    they differ; 0 where the length has one shape). The whole skeleton is compared afterwards."""
+
+    skel: tuple[bytes, ...]
+    at: np.ndarray  # skeleton length -> offset of the telling byte
+    code: np.ndarray  # (skeleton length, telling byte) -> shape index; -1: none
 
 
-# Canonical skeletons per kind; where a kind has several, their lengths differ, which tells the
-# lines apart. Number of values each shape carries alongside.
-_GRID_SHAPES = _skeletons([b"[exec] grid 1 1 1 block 1 1 1 shared 1", b"[exec] grid 1 warp 1 probe 1 total 1",
-                           b"[exec] grid 1 block 1 probe 1 total 1"], _DIGITS)
-_GRID_COUNTS = (7, 4, 4)
-_PROBE_MEM_SHAPES = _skeletons([b"[exec] probe-mem 1 (bytes)", b"[exec] probe-mem 1"], _DIGITS)
-_TIMING_SHAPES = _skeletons([b"[exec] prologue 1 kernel 1 epilogue 1 ratio 1"], _DIGITS + b".")
-_BENCH_SHAPES = _skeletons([b"[benchmark] prologue 1 kernel 1 epilogue 1 original 1 impact 1 1",
-                            b"[benchmark] prologue 1 kernel 1 epilogue 1 original 1 impact 1"], _DIGITS + b".")
+def _shapes(examples: list[bytes], delete: bytes) -> _Shapes:
+    skel = tuple(e.translate(None, delete) for e in examples)
+    size = max(len(s) for s in skel) + 1
+    at = np.zeros(size, np.intp)
+    code = np.full((size, 256), -1, np.intp)
+    for n in sorted({len(s) for s in skel}):
+        group = [i for i, s in enumerate(skel) if len(s) == n]
+        p = next((j for j in range(n) if len({skel[i][j] for i in group}) > 1), 0)
+        if len({skel[i][p] for i in group}) != len(group):
+            raise ValueError(f"skeletons of length {n} are not told apart by one byte")
+        at[n] = p
+        for i in group:
+            code[n, skel[i][p]] = i
+    return _Shapes(skel, at, code)
+
+
+# Canonical skeletons per kind, and the number of values each shape carries alongside. Grid lines:
+# the launch's dims, then the probe line at warp level (Neutrino's "warp  %zu", and with one space),
+# and at thread level.
+_GRID_SHAPES = _shapes([b"[exec] grid 1 1 1 block 1 1 1 shared 1", b"[exec] grid 1 warp  1 probe 1 total 1",
+                        b"[exec] grid 1 warp 1 probe 1 total 1", b"[exec] grid 1 block 1 probe 1 total 1"], _DIGITS)
+_GRID_COUNTS = (7, 4, 4, 4)
+_GRID_LEVELS = np.array([None, "warp", "warp", "thread"], dtype=object)
+_PROBE_MEM_SHAPES = _shapes([b"[exec] probe-mem 1 (bytes)", b"[exec] probe-mem 1"], _DIGITS)
+_TIMING_SHAPES = _shapes([b"[exec] prologue 1 kernel 1 epilogue 1 ratio 1"], _DIGITS + b".")
+_BENCH_SHAPES = _shapes([b"[benchmark] prologue 1 kernel 1 epilogue 1 original 1 impact 1 1",
+                         b"[benchmark] prologue 1 kernel 1 epilogue 1 original 1 impact 1"], _DIGITS + b".")
 
 
 def _void_view(arr: np.ndarray, width: int) -> np.ndarray:
@@ -371,7 +412,7 @@ class _Log:
         return None if vals is None or vals.max() == _INT64_MAX else vals
 
 
-def _parse_numbers(text: bytes, length: np.ndarray, shapes: list[bytes], counts: tuple[int, ...],
+def _parse_numbers(text: bytes, length: np.ndarray, shapes: _Shapes, counts: tuple[int, ...],
                    decimals: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """Numbers of the lines in ``text`` (``_Log.joined``; ``length``: the line lengths) when every
     line is one of ``shapes`` once its number characters are removed (digits; also "." when
@@ -386,24 +427,23 @@ def _parse_numbers(text: bytes, length: np.ndarray, shapes: list[bytes], counts:
     delete = _DIGITS if decimals is None else _DIGITS + b"."
     skel = text.translate(None, delete)  # each line's skeleton followed by its newline
     # Most logs have every line of a kind in one shape: try that before telling lines apart.
-    single = [i for i, s in enumerate(shapes) if len(skel) == (len(s) + 1) * n and skel == (s + b"\n") * n]
+    single = [i for i, s in enumerate(shapes.skel) if len(skel) == (len(s) + 1) * n and skel == (s + b"\n") * n]
     if single:
         # Lines begin with '[', which a skeleton holds only at its start, so equal concatenations
         # mean every line's skeleton is this shape.
         code = np.full(n, single[0], np.intp)
         expected = skel
-        skel_len = np.full(n, len(shapes[single[0]]))
+        skel_len = np.full(n, len(shapes.skel[single[0]]))
     else:
-        ends = np.flatnonzero(np.frombuffer(skel, np.uint8) == 10)
+        sk = np.frombuffer(skel, np.uint8)
+        ends = np.flatnonzero(sk == 10)
         skel_len = np.diff(np.r_[-1, ends]) - 1
-        by_len = np.full(max(len(s) for s in shapes) + 1, -1, np.intp)
-        by_len[[len(s) for s in shapes]] = np.arange(len(shapes))
-        if skel_len.max() >= by_len.size:
+        if skel_len.max() >= shapes.at.size:
             return None
-        code = by_len[skel_len]
+        code = shapes.code[skel_len, sk[ends - skel_len + shapes.at[skel_len]]]
         if code.min() < 0:
             return None
-        expected = b"".join(np.array([s + b"\n" for s in shapes], dtype=object)[code].tolist())
+        expected = b"".join(np.array([s + b"\n" for s in shapes.skel], dtype=object)[code].tolist())
     if skel != expected:
         return None
     want = int(np.asarray(counts)[code].sum())
@@ -506,12 +546,19 @@ def _fast_params(log: _Log, cand: np.ndarray):
     n = cand.size
     if n == 0:
         return log.nl[cand], np.zeros(0, np.int64), []
-    # Tokens from the spaces: "[exec]" SP time SP "param" (SP pointer)*, single spaces only.
+    # Tokens from the spaces: "[exec]" SP time SP "param" (SP pointer)* [SP], single spaces only; the
+    # optional final space is Neutrino's (it prints "%llx " per pointer), and is set aside first.
     width = m.shape[1]
     text = m.tobytes()
+    row = np.arange(n)
+    trail = m[row, length - 1] == 32
+    length = length - trail
     at = np.flatnonzero(np.frombuffer(text, np.uint8) == 32)
     rows = at // width
     cols = at - rows * width
+    if trail.any():
+        keep = cols < length[rows]
+        rows, cols = rows[keep], cols[keep]
     n_sp = np.bincount(rows, minlength=n)
     if n_sp.min() < 2:
         return None
@@ -524,7 +571,6 @@ def _fast_params(log: _Log, cand: np.ndarray):
     kw = first + 1
     if not np.all(tok_len[kw] == 5):
         return None
-    row = np.arange(n)
     for j, ch in enumerate(b"param"):
         if not np.all(m[row, cols[kw] + 1 + j] == ch):
             return None
@@ -606,13 +652,10 @@ def _fast_grid(log: _Log, lines: np.ndarray):
     code, vals, _ = r
     pos = log.nl[lines]
     dims = code == 0
-    probe = _split_rows(vals, code, _GRID_COUNTS, 1), _split_rows(vals, code, _GRID_COUNTS, 2)
-    # Lines of the two probe shapes interleave: put their rows back in line order.
-    pvals = np.empty((int((~dims).sum()), 4), np.int64)
-    is_warp = code[~dims] == 1
-    pvals[is_warp], pvals[~is_warp] = probe
-    level = np.array(["thread", "warp"], dtype=object)[is_warp.astype(np.intp)]
-    return pos[dims], _split_rows(vals, code, _GRID_COUNTS, 0), pos[~dims], level, pvals[:, 1:]
+    # Every probe shape carries 4 values: the values not of dims lines are the probe rows in line order.
+    of_dims = np.repeat(dims, np.asarray(_GRID_COUNTS)[code])
+    return (pos[dims], vals[of_dims].reshape(-1, 7), pos[~dims], _GRID_LEVELS[code[~dims]],
+            vals[~of_dims].reshape(-1, 4)[:, 1:])
 
 
 def _slow_grid(buf: bytes | memoryview):
