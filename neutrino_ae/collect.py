@@ -194,11 +194,14 @@ def gpu_visible(timeout: float = 20.0) -> str | None:
 
 
 def collection_blocker(neutrino: str = "neutrino") -> str | None:
-    """Why collection cannot run here (no GPU, no CLI), or None."""
+    """Why collection cannot run here, or None. The missing GPU is named first: it is the reason
+    that no install step fixes."""
+    problem = gpu_visible()
+    if problem:
+        return f"no NVIDIA GPU ({problem})"
     if shutil.which(neutrino) is None:
         return f"the Neutrino CLI {neutrino!r} is not on PATH (python prepare_env.py --install)"
-    problem = gpu_visible()
-    return f"no NVIDIA GPU ({problem})" if problem else None
+    return None
 
 
 def write_dynamic_manifest(root: str | os.PathLike[str], **fields: object) -> Path:

@@ -107,10 +107,19 @@ def test_collects_with_fake_neutrino(tmp_path, gpu_bin, monkeypatch):
 
 
 def test_without_neutrino_every_section_skips(tmp_path):
-    nb, summary = _execute(tmp_path, [], "all")
+    # nvidia-smi as it answers on a machine without a working driver (also shadows a real one).
+    no_driver = tmp_path / "no_driver_bin"
+    no_driver.mkdir()
+    smi = no_driver / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+                   "driver.\" >&2\nexit 9\n")
+    smi.chmod(0o755)
+    nb, summary = _execute(tmp_path, [no_driver], "all")
     text = _text(nb)
     for name in ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched"):
         lines = [ln for ln in text.splitlines() if ln.startswith(f"{name}: ")]
         assert len(lines) == 1 and ": skipped: " in lines[0], lines
+        # Neither a GPU nor the CLI here: the GPU is what the line names.
+        assert lines[0].startswith(f"{name}: skipped: no NVIDIA GPU ("), lines
     assert "internals: skipped: no trace directory" in text
     assert summary["results"] == [] and summary["collected"] is False
