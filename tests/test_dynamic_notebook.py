@@ -114,7 +114,7 @@ def test_without_neutrino_every_section_skips(tmp_path):
     smi.write_text("#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
                    "driver.\" >&2\nexit 9\n")
     smi.chmod(0o755)
-    nb, summary = _execute(tmp_path, [no_driver], "all")
+    nb, summary = _execute(tmp_path, [str(no_driver)], "all")
     text = _text(nb)
     for name in ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched"):
         lines = [ln for ln in text.splitlines() if ln.startswith(f"{name}: ")]
