@@ -29,9 +29,18 @@ PURE_NUMPY_ENV = "NEUTRINO_AE_PURE_NUMPY"
 DENSE_ID_LIMIT = 1 << 20
 
 
+def _numba_cache_dir() -> str:
+    """Where compiled kernels are cached: the user's cache, not the package's __pycache__ (which may
+    be read-only, and would otherwise put build products into a source checkout)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "neutrino-ae", "numba")
+
+
 def _numba_available() -> bool:
     if os.environ.get(PURE_NUMPY_ENV, "").strip() not in ("", "0"):
         return False
+    # numba reads NUMBA_CACHE_DIR once, when it is first imported; a value the user set wins.
+    os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_dir())
     try:
         import numba  # noqa: F401
     except ImportError:

@@ -272,3 +272,18 @@ def test_trace_readers_same_records_on_both_paths(tmp_path, monkeypatch):
     assert got[False][0] == (first["lstart"] - first["lstart"].min()).astype(np.int64).tolist()
     assert got[False][2] == first["smid"].tolist()
     assert all(v == got[False] for v in got.values())
+
+
+def test_compiled_kernels_are_cached_outside_the_source_tree(tmp_path):
+    # numba is in the test extra, so the compiled path is what this checks.
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    before = set((repo / "neutrino_ae").rglob("*.nbi"))
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NEUTRINO_AE_PURE_NUMPY")}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    code = ("import numpy as np\nfrom block_sched import block_sched as b\n"
+            "b.artifact_metric(np.arange(4), np.ones(4), np.zeros(4))\n")
+    subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, check=True, timeout=300)
+    assert list((tmp_path / "neutrino-ae" / "numba").rglob("*.nbi"))
+    assert set((repo / "neutrino_ae").rglob("*.nbi")) == before
