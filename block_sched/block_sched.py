@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from neutrino_ae import accel, bundle  # noqa: E402
-from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
+from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import BLOCK_SCHED  # noqa: E402
 from neutrino_ae.results import SectionResult, write_results  # noqa: E402
@@ -75,16 +75,10 @@ class TraceSched:
     mean_slot_reuse: float
 
 
-def refuse_pickle(path: str | os.PathLike[str]) -> None:
-    if Path(path).suffix.lower() in (".pkl", ".pickle"):
-        raise InputError(path, "refusing to unpickle: loading a pickle from a download runs arbitrary code; "
-                               "pass the raw trace .bin (or its trace directory) instead")
-
-
 def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
     """A ``.bin`` trace, or every ``result/*.bin`` of a trace directory (time order, levels from probe.toml)."""
     p = Path(path)
-    refuse_pickle(p)
+    refuse_pickle(p, "Pass the raw trace .bin (or its trace directory) instead.")
     if not p.exists():
         raise InputError(p, "no such file or directory")
     if p.is_dir():

@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from neutrino_ae import bundle  # noqa: E402
-from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
+from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.dmat import PAGE_MASK, DmatData, read_dmat, sparsify, write_dmat  # noqa: E402
 from neutrino_ae.formats.records import DMAT  # noqa: E402
@@ -173,8 +173,7 @@ def sparsify_trace(trace: BinTrace, section: int = 0, chunk_bytes: int = 64 << 2
 
 def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) -> DmatInput:
     p = Path(path)
-    if p.suffix.lower() in (".pkl", ".pickle"):
-        raise InputError(p, "refusing to unpickle (a downloaded pickle runs arbitrary code); pass the .dmat or .bin")
+    refuse_pickle(p, "Pass the .dmat or the raw .bin trace instead.")
     if not p.exists():
         raise InputError(p, "no such file or directory")
     name = figure_name(p)

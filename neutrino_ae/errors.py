@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 
 class NeutrinoAEError(Exception):
@@ -39,3 +40,13 @@ class NoGPUError(EnvironmentProblem):
     """No CUDA device is visible."""
 
     exit_code = 3
+
+
+#: The first half of every refusal: why a bundle's pickle is never loaded.
+PICKLE_REFUSAL = "refusing to load a pickle: unpickling a downloaded file runs arbitrary code"
+
+
+def refuse_pickle(path: str | os.PathLike[str], instead: str) -> None:
+    """Raise, before anything reads it, if ``path`` is a pickle; ``instead`` says what to pass."""
+    if Path(path).suffix.lower() in (".pkl", ".pickle"):
+        raise InputError(path, f"{PICKLE_REFUSAL}. {instead}")

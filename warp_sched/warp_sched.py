@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from neutrino_ae import accel, bundle  # noqa: E402
-from neutrino_ae.errors import InputError, TraceFormatError  # noqa: E402
+from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, refuse_pickle  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import WARP_SCHED  # noqa: E402
 from neutrino_ae.results import SectionResult, write_results  # noqa: E402
@@ -55,12 +55,12 @@ SECTION = "warp_sched"
 PAPER_REF = "Fig. 13"
 DEFAULT_TAIL_THRESHOLD = 0.9
 TABLE_COLUMNS = ("lstart", "elapse", "smid")
-PICKLE_MESSAGE = (
-    "refusing to load a pickle: unpickling a downloaded file runs arbitrary code. Use the raw trace "
-    "(result/*.bin or its trace directory), or convert the table once, in a trusted environment, to "
-    ".npz/.csv with columns lstart, elapse, smid[, block, warp] (one row per warp), e.g. "
+PICKLE_INSTEAD = (
+    "Use the raw trace (result/*.bin or its trace directory), or convert the table once, in a trusted "
+    "environment, to .npz/.csv with columns lstart, elapse, smid[, block, warp] (one row per warp), e.g. "
     "np.savez(out, lstart=..., elapse=..., smid=...) or DataFrame.to_csv(out, index=False)"
 )
+PICKLE_MESSAGE = f"{PICKLE_REFUSAL}. {PICKLE_INSTEAD}"
 
 
 @dataclass
@@ -87,11 +87,6 @@ class WarpRecords:
 
 # --------------------------------------------------------------------------------------------------
 # Loading
-
-
-def refuse_pickle(path: str | os.PathLike[str]) -> None:
-    if Path(path).suffix.lower() in (".pkl", ".pickle"):
-        raise InputError(path, PICKLE_MESSAGE)
 
 
 def align_clocks(lstart: np.ndarray, smid: np.ndarray, align: str = "sm") -> np.ndarray:
@@ -154,7 +149,7 @@ def _table_column(path: Path, cols: dict[str, np.ndarray], name: str, n: int | N
 def records_from_table(path: str | os.PathLike[str], align: str = "sm") -> WarpRecords:
     """Read a ``.npz`` (no pickled objects allowed) or ``.csv`` table of warp records."""
     p = Path(path)
-    refuse_pickle(p)
+    refuse_pickle(p, PICKLE_INSTEAD)
     if not p.is_file():
         raise InputError(p, "no such file")
     if p.suffix.lower() == ".npz":
@@ -191,7 +186,7 @@ def records_from_table(path: str | os.PathLike[str], align: str = "sm") -> WarpR
 def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str = "sm") -> WarpRecords:
     """``.bin`` | trace directory (its newest ``result/*.bin``) | ``.npz``/``.csv`` table; ``.pkl`` refused."""
     p = Path(path)
-    refuse_pickle(p)
+    refuse_pickle(p, PICKLE_INSTEAD)
     if p.is_dir():
         from neutrino_ae.tracedir import TraceDir
 
