@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.scriptutil import run_main
 
 
 def _add_sample(sub: Any) -> None:
@@ -148,20 +149,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``neutrino-ae``; returns the exit code."""
-    from neutrino_ae.notebooks import NotebookError
-
     args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except NotebookError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except NeutrinoAEError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    # Each error carries its exit code: 1 for a failed notebook run, 2 for bad input.
+    return run_main(lambda _: int(args.func(args)))
 
 
 if __name__ == "__main__":

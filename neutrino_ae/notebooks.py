@@ -33,6 +33,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 class NotebookError(NeutrinoAEError):
     """A notebook cell raised (or the kernel died); ``executed`` is the saved executed notebook."""
 
+    exit_code = 1  # a failed run, told apart from bad input (2)
+
     def __init__(self, message: str, executed: Path | None = None) -> None:
         super().__init__(message)
         self.executed = executed
