@@ -185,9 +185,11 @@ def _read_registers(cell: Cell, trace_dir: Path) -> None:
             cell.problems.append(str(exc))
             continue
         cell.registers.append({"kernel_dir": str(kdir), "name": name, "pruned": usage.pruned,
-                               "probed": usage.probed, "extra": usage.extra, "ambiguous": usage.ambiguous})
-        if usage.ambiguous:
-            cell.problems.append(f"{log}: more than two ptxas register lines; used first and last")
+                               "probed": usage.probed, "countd": usage.countd, "extra": usage.extra,
+                               "builds_named": usage.by_name})
+        if not usage.by_name:
+            cell.problems.append(f"{log}: no ptxas command lines; builds taken in the engine's order "
+                                 "(probed, pruned, countd)")
 
 
 def _kernel_name(kdir: Path) -> str | None:

@@ -10,7 +10,9 @@ import pytest
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats.bintrace import Level
 from neutrino_ae.formats.kernelinfo import (
+    COUNT_SIZED,
     KernelInfo,
+    format_ptxas_command,
     format_ptxas_line,
     read_kernel_info,
     read_register_usage,
@@ -35,8 +37,19 @@ def test_kernel_info_round_trip_and_text(tmp_path: Path) -> None:
     assert read_kernel_info(write_kernel_info(tmp_path / "k2.info", no_hook)) == no_hook
 
 
+def test_kernel_info_count_sized_probe(tmp_path: Path) -> None:
+    # What the artifact's probe engine writes for dmat (thread:16:count): bytes -1, sized at launch.
+    p = tmp_path / "kernel.info"
+    p.write_text(f"{NAME}\n3\n1\n0,-1\n/usr/lib/python3/site-packages/neutrino/tools/dmat.py\n")
+    info = read_kernel_info(p)
+    assert info.probes == [(Level.THREAD, COUNT_SIZED)] and info.analyze_hook.endswith("tools/dmat.py")
+    assert read_kernel_info(write_kernel_info(tmp_path / "again.info", info)) == info
+
+
 @pytest.mark.parametrize("text, match", [
     ("", "truncated"),
+    (f"{NAME}\n3\n1\n1,-1\n", "count-sized .* must be thread-level"),
+    (f"{NAME}\n3\n1\n0,-2\n", "line 4"),
     (f"{NAME}\nthree\n1\n1 16\n", "line 2"),
     (f"{NAME}\n3\n2\n1 16\n", "declares 2 probes"),
     (f"{NAME}\n3\n1\n5 16\n", "line 4"),
@@ -64,42 +77,67 @@ def _log(tmp_path: Path, body: str) -> Path:
 
 
 def test_format_ptxas_line() -> None:
-    assert format_ptxas_line(40, 392) == "ptxas info    : Used 40 registers, 392 bytes cmem[0]"
+    # CUDA 12/13 ptxas prints the barrier count; older releases do not.
+    assert format_ptxas_line(40, 392) == "ptxas info    : Used 40 registers, used 0 barriers, 392 bytes cmem[0]"
+    assert format_ptxas_line(40, 392, None) == "ptxas info    : Used 40 registers, 392 bytes cmem[0]"
 
 
-def test_register_usage_two_lines(tmp_path: Path) -> None:
-    p = _log(tmp_path, "['']\n[decompile] via cuobjdump -ptx\n" + NAME + "\n"
-             f"ptxas info    : Compiling entry function '{NAME}' for 'sm_80'\n{format_ptxas_line(16, 380)}\n"
-             f"ptxas info    : Compiling entry function '{NAME}' for 'sm_80'\n{format_ptxas_line(22, 388)}\n"
-             "import numpy as np  # generated trace reader\n")
-    r = read_register_usage(p)
-    assert (r.pruned, r.probed, r.extra, r.ambiguous) == (16, 22, 6, False)
+def _build(kind: str, regs: int, name: str = NAME, helper: bool = False) -> str:
+    """One build as the probe engine logs it: its ptxas command line, then ptxas --verbose output."""
+    text = (f"{format_ptxas_command('/t/kernel/0_ab', kind)}\nptxas info    : 0 bytes gmem\n"
+            f"ptxas info    : Compiling entry function '{name}' for 'sm_80'\n"
+            f"ptxas info    : Function properties for {name}\n"
+            "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+            f"{format_ptxas_line(regs, 392)}\nptxas info    : Compile time = 3.1 ms\n")
+    if helper:  # a non-inlined .func: properties of its own; its register line is not the kernel's
+        text += "ptxas info    : Function properties for helper_func\n" + format_ptxas_line(8, 0) + "\n"
+    return text + "\n"
 
 
-def test_register_usage_with_device_functions(tmp_path: Path) -> None:
-    body = ""
-    for regs in (30, 41):
-        body += f"ptxas info    : Compiling entry function '{NAME}' for 'sm_80'\n{format_ptxas_line(regs, 392)}\n"
-        body += "ptxas info    : Function properties for helper_func\n" + format_ptxas_line(8, 0) + "\n"
+def test_register_usage_engine_order_probed_first(tmp_path: Path) -> None:
+    # probe/cuda.py assembles probed, then pruned: the first register line is the PROBED build.
+    p = _log(tmp_path, f"None\nNone\n[objdump] bin is ptx\n{NAME}\n" + _build("probed", 22) + _build("pruned", 16))
+    r = read_register_usage(p, NAME)
+    assert (r.pruned, r.probed, r.extra, r.countd, r.by_name) == (16, 22, 6, None, True)
+
+
+def test_register_usage_named_builds_in_any_order_with_count_kernel(tmp_path: Path) -> None:
+    body = _build("countd", 19) + _build("pruned", 10) + _build("probed", 20, helper=True)
     r = read_register_usage(_log(tmp_path, body), NAME)
-    assert (r.pruned, r.probed, r.ambiguous) == (30, 41, False)
+    assert (r.pruned, r.probed, r.countd, r.extra) == (10, 20, 19, 10)
 
 
-def test_register_usage_unattributable_many(tmp_path: Path) -> None:
-    body = "".join(format_ptxas_line(n, 0) + "\n" for n in (10, 11, 15))
+def test_register_usage_picks_the_named_entry(tmp_path: Path) -> None:
+    # One PTX module with two entries: each build's ptxas output has both; only NAME's line counts.
+    def two_entries(kind: str, mine: int, other: int) -> str:
+        return _build(kind, mine) + "".join(_build(kind, other, "other_kernel").splitlines(True)[1:])
+    body = two_entries("probed", 30, 99) + two_entries("pruned", 24, 77)
+    assert read_register_usage(_log(tmp_path, body), NAME).extra == 6
+    assert read_register_usage(_log(tmp_path, body), "other_kernel").extra == 22
+
+
+def test_register_usage_without_command_lines_uses_engine_order(tmp_path: Path) -> None:
+    body = "".join(f"ptxas info    : Compiling entry function '{NAME}' for 'sm_80'\n{format_ptxas_line(n, 0)}\n"
+                   for n in (18, 10, 16))
     r = read_register_usage(_log(tmp_path, body))
-    assert (r.pruned, r.probed, r.ambiguous) == (10, 15, True)
+    assert (r.probed, r.pruned, r.countd, r.by_name) == (18, 10, 16, False)
 
 
 @pytest.mark.parametrize("body, match", [
     ("Traceback (most recent call last):\nUnboundLocalError: boom\n", "no 'ptxas info"),
-    (format_ptxas_line(10, 0) + "\n", "only one"),
+    (format_ptxas_line(10, 0) + "\n", "cannot tell the probed and pruned builds apart"),
+    ("".join(format_ptxas_line(n, 0) + "\n" for n in (10, 11, 15, 16)), "cannot tell"),
+    (_build("probed", 12), "no register line .*in the pruned build"),
+    (_build("probed", 10) + _build("pruned", 15), "impossible register counts: the probed build uses 10, fewer than "
+                                                  "the pruned build's 15"),
+    (_build("probed", 300) + _build("pruned", 15), "beyond the hardware limit 255"),
 ])
 def test_register_usage_errors(tmp_path: Path, body: str, match: str) -> None:
     p = _log(tmp_path, body)
     with pytest.raises(TraceFormatError, match=match) as info:
-        read_register_usage(p)
+        read_register_usage(p, NAME)
     assert str(info.value).startswith(str(p))
+    assert "\n" not in str(info.value)
 
 
 def test_parse_datamodel() -> None:

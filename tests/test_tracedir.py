@@ -30,7 +30,8 @@ def _make(root: Path, name: str = "Apr24_231539_1860576", stems=("10.1", "0.4867
     for idx in (10, 2, 0):
         k = d / "kernel" / f"{idx}_{'ab' * 20}"
         write_kernel_info(k / "kernel.info", KernelInfo(f"kern{idx}", 2, [(Level.WARP, 16)], None))
-        (k / "process.log").write_text(f"{format_ptxas_line(20, 380)}\n{format_ptxas_line(20 + idx, 388)}\n")
+        # The probe engine's order when the log names no build: probed first, pruned second.
+        (k / "process.log").write_text(f"{format_ptxas_line(20 + idx, 388)}\n{format_ptxas_line(20, 380)}\n")
     return d
 
 

@@ -5,29 +5,25 @@
     <kernel name>
     <number of original params>
     <n = number of saving probes>
-    n x "<type>,<bytes>"        type 0 = thread-level, 1 = warp-level; bytes saved per unit
-                                (the hook driver parses "%d,%d"; "<type> <bytes>" is read too)
-    [<analyze hook file name>]  optional
+    n x "<type>,<bytes>"        type 0 = thread-level, 1 = warp-level; bytes saved per unit, or
+                                -1 for a count-sized probe (``thread:16:count``: the hook driver
+                                sizes it at launch from the count kernel) -- the hook driver
+                                parses "%d,%d"; "<type> <bytes>" is read too
+    [<analyze hook path>]       optional (artifact branch: absolute path of tools/<hook>.py)
 
-``process.log`` is the probe engine's human log. The assembler (``ptxas -v``) prints one resource
-line per compiled build, ``ptxas info    : Used 40 registers, 392 bytes cmem[0]``. The engine
-assembles the *pruned* (original) kernel first and the *probed* kernel second, so:
-
-* first "Used N registers" line = pruned build, second = probed build; extra = probed - pruned.
-* More than two lines happen when the PTX holds device functions (ptxas reports each
-  ``.func`` too) or when a kernel was assembled again. We then keep only the lines that follow a
-  ``Compiling entry function '<name>'`` line (entry kernels, not ``.func`` helpers), filtered by
-  ``kernel_name`` when given; if that still is not exactly two, the first and the *last* entry line
-  are used (first build = pruned, final build = probed) and ``RegisterUsage.ambiguous`` is True so
-  callers can flag the row rather than silently trusting it.
-* No line at all (e.g. probing crashed before assembling) is a :class:`TraceFormatError`.
+``process.log`` is the probe engine's human log. Before each build it prints the assembler command
+(``ptxas -arch=sm_80 -m64 --verbose <dir>/probed.ptx -o <dir>/probed.bin``) and then ptxas's
+output, which holds one resource line per entry kernel,
+``ptxas info    : Used 18 registers, used 0 barriers, 388 bytes cmem[0]``. The engine assembles
+the *probed* kernel first, the *pruned* one second and, for a dynamic (count) probe such as dmat,
+the *countd* kernel third; builds are told apart by the file names on the command lines
+(:func:`read_register_usage`). Extra registers = probed - pruned, never negative.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,13 +35,15 @@ from neutrino_ae.formats.bintrace import Level
 _TYPE_TO_LEVEL = {0: Level.THREAD, 1: Level.WARP}
 _LEVEL_TO_TYPE = {Level.THREAD: 0, Level.WARP: 1}
 MAX_PROBES = 256  # same sanity limit as a trace header's numProbes
+#: ``bytes`` of a count-sized probe in kernel.info: known only at launch (``[count] size: N``).
+COUNT_SIZED = -1
 
 
 @dataclass(frozen=True)
 class KernelInfo:
     name: str
     num_params: int
-    probes: list[tuple[Level, int]]  # (level, bytes per unit) of each saving probe, in order
+    probes: list[tuple[Level, int]]  # (level, bytes per unit or COUNT_SIZED) of each saving probe, in order
     analyze_hook: str | None = None
 
     @property
@@ -84,9 +82,11 @@ def read_kernel_info(path: str | os.PathLike[str]) -> KernelInfo:
     for k in range(n):
         text = lines[3 + k]
         # The hook driver reads these lines with sscanf("%d,%d"); a space is accepted as well.
-        m = re.fullmatch(r"\s*(\d+)\s*(?:,|\s)\s*(\d+)\s*", text)
+        m = re.fullmatch(r"\s*(\d+)\s*(?:,|\s)\s*(\d+|-1)\s*", text)
         if not m or int(m.group(1)) not in _TYPE_TO_LEVEL:
-            raise TraceFormatError(p, f"line {4 + k}: expected '<type 0|1>,<bytes>', got {text[:80]!r}")
+            raise TraceFormatError(p, f"line {4 + k}: expected '<type 0|1>,<bytes or -1>', got {text[:80]!r}")
+        if int(m.group(2)) == COUNT_SIZED and int(m.group(1)) != 0:
+            raise TraceFormatError(p, f"line {4 + k}: a count-sized (-1) probe must be thread-level (type 0)")
         probes.append((_TYPE_TO_LEVEL[int(m.group(1))], int(m.group(2))))
     rest = [ln.strip() for ln in lines[3 + n:]]
     if len(rest) > 1 or (rest and (not rest[0] or " " in rest[0])):
@@ -120,55 +120,104 @@ def write_kernel_info(path: str | os.PathLike[str], info: KernelInfo) -> Path:
 # --------------------------------------------------------------------------------------------------
 # process.log
 
+#: The builds the probe engine assembles, in the order it assembles them (``probe/cuda.py``:
+#: ``assemble(workdir, "probed")``, then ``"pruned"``, then ``"countd"`` for dynamic probes).
+BUILD_ORDER = ("probed", "pruned", "countd")
+MAX_REGISTERS = 255  # per thread, every NVIDIA architecture since sm_35
 
-def format_ptxas_line(registers: int, cmem_bytes: int) -> str:
-    """The assembler's resource line as ptxas -v prints it (no trailing newline)."""
-    return f"ptxas info    : Used {int(registers)} registers, {int(cmem_bytes)} bytes cmem[0]"
+
+def format_ptxas_command(workdir: str, build: str, arch: str = "sm_80") -> str:
+    """The assembler command line the probe engine prints before each build's ptxas output."""
+    return f"ptxas -arch={arch} -m64 --verbose {workdir}/{build}.ptx -o {workdir}/{build}.bin"
+
+
+def format_ptxas_line(registers: int, cmem_bytes: int, barriers: int | None = 0) -> str:
+    """The assembler's resource line as ``ptxas --verbose`` prints it (CUDA 12.x/13.x print the
+    barrier count, older releases do not: ``barriers=None``). No trailing newline."""
+    mid = "" if barriers is None else f"used {int(barriers)} barriers, "
+    return f"ptxas info    : Used {int(registers)} registers, {mid}{int(cmem_bytes)} bytes cmem[0]"
 
 
 @dataclass(frozen=True)
 class RegisterUsage:
     pruned: int
     probed: int
-    ambiguous: bool = False  # more than two candidate lines; see module docstring
+    countd: int | None = None  # the count kernel of a dynamic probe (dmat), when it was built
+    by_name: bool = True  # False: builds told apart by the engine's order, the log names none
 
     @property
     def extra(self) -> int:
         return self.probed - self.pruned
 
 
-_USED_RE = re.compile(r"^ptxas\b.*?\bUsed (\d+) registers", re.MULTILINE)
-_ENTRY_RE = re.compile(r"^ptxas\b.*?Compiling entry function '([^']*)'", re.MULTILINE)
-_FUNC_RE = re.compile(r"^ptxas\b.*?(?:Compiling|Function properties for) ", re.MULTILINE)
+_COMMAND_RE = re.compile(r"^ptxas\b[^\n]*?\s(\S[^\n]*?)\.ptx\s+-o\s[^\n]*$", re.MULTILINE)
+_USED_RE = re.compile(r"^ptxas\b[^\n]*?\bUsed (\d+) registers", re.MULTILINE)
+_ENTRY_RE = re.compile(r"^ptxas\b[^\n]*?Compiling entry function '([^']*)'", re.MULTILINE)
+_FUNC_PROPS_RE = re.compile(r"^ptxas\b[^\n]*?Function properties for (\S+)", re.MULTILINE)
 
 
 def read_register_usage(process_log: str | os.PathLike[str], kernel_name: str | None = None) -> RegisterUsage:
-    """Registers of the pruned and probed builds from a ``process.log`` (rule: module docstring)."""
+    """Registers of the pruned, probed (and count) builds from a ``process.log``.
+
+    The probe engine prints each ``ptxas`` command line before that build's output, so a build
+    is named by the ``.ptx`` file on its command line (``probed``, ``pruned``, ``countd``), not by
+    its position. Within a build, a "Used N registers" line belongs to the entry function named by
+    the latest "Compiling entry function" line (``.func`` helpers have "Function properties" lines
+    of their own and are skipped); with ``kernel_name`` only that entry counts. A log without
+    command lines (older engines) falls back to the engine's assembly order, :data:`BUILD_ORDER`.
+    Impossible counts (probed below pruned, over 255) are a :class:`TraceFormatError`.
+    """
     p = Path(process_log)
     text = _read_text(p, "process.log")
-    used = [(m.start(), int(m.group(1))) for m in _USED_RE.finditer(text)]
-    if not used:
+    if not _USED_RE.search(text):
         raise TraceFormatError(p, "no 'ptxas info : Used N registers' line (probing or assembling failed?)")
-    if len(used) == 1:
-        raise TraceFormatError(p, "only one ptxas register line; need two (pruned and probed builds)")
-    if len(used) == 2:
-        return RegisterUsage(used[0][1], used[1][1])
-    entries = _entry_lines(text, used, kernel_name)
-    if len(entries) == 2:
-        return RegisterUsage(entries[0], entries[1])
-    pick = entries if len(entries) >= 2 else [u for _, u in used]
-    return RegisterUsage(pick[0], pick[-1], ambiguous=True)
+    commands = list(_COMMAND_RE.finditer(text))
+    by_name = bool(commands)
+    builds: dict[str, int] = {}
+    if by_name:
+        for k, m in enumerate(commands):
+            end = commands[k + 1].start() if k + 1 < len(commands) else len(text)
+            regs = _entry_registers(text[m.end():end], kernel_name)
+            name = Path(m.group(1)).name
+            if regs and name in BUILD_ORDER:
+                builds[name] = regs[-1]  # an assembly repeated later wins, like the .bin it overwrote
+    else:
+        regs = _entry_registers(text, kernel_name)
+        if len(regs) not in (2, 3):
+            raise TraceFormatError(p, f"{len(regs)} entry-kernel register lines and no ptxas command lines: "
+                                      "cannot tell the probed and pruned builds apart")
+        builds = dict(zip(BUILD_ORDER, regs, strict=False))
+    missing = [b for b in ("probed", "pruned") if b not in builds]
+    if missing:
+        who = f" for kernel {kernel_name!r}" if kernel_name else ""
+        raise TraceFormatError(p, f"no register line{who} in the {' and '.join(missing)} build(s)")
+    usage = RegisterUsage(builds["pruned"], builds["probed"], builds.get("countd"), by_name)
+    high = max(r for r in (usage.pruned, usage.probed, usage.countd) if r is not None)
+    if high > MAX_REGISTERS:
+        raise TraceFormatError(p, f"a build uses {high} registers per thread, beyond the hardware limit {MAX_REGISTERS}")
+    if usage.extra < 0:
+        raise TraceFormatError(p, f"impossible register counts: the probed build uses {usage.probed}, fewer than "
+                                  f"the pruned build's {usage.pruned} (builds mislabelled?)")
+    return usage
 
 
-def _entry_lines(text: str, used: Sequence[tuple[int, int]], kernel_name: str | None) -> list[int]:
-    """Register counts whose nearest preceding ptxas context line names an entry function."""
-    contexts = [(m.start(), m) for m in _FUNC_RE.finditer(text)]
-    entries = {m.start(): m.group(1) for m in _ENTRY_RE.finditer(text)}
+def _entry_registers(text: str, kernel_name: str | None) -> list[int]:
+    """Register counts of entry functions in ``text`` (one build's ptxas output), in order. Output
+    that names no entry at all (ptxas run without --verbose context) gives every count."""
+    if not _ENTRY_RE.search(text):
+        return [int(m.group(1)) for m in _USED_RE.finditer(text)]
+    marks = sorted([(m.start(), "entry", m.group(1)) for m in _ENTRY_RE.finditer(text)]
+                   + [(m.start(), "props", m.group(1)) for m in _FUNC_PROPS_RE.finditer(text)])
     out = []
-    for pos, regs in used:
-        prior = [c for c, _ in contexts if c < pos]
-        if not prior or prior[-1] not in entries:
-            continue
-        if kernel_name is None or entries[prior[-1]] == kernel_name:
-            out.append(regs)
+    for m in _USED_RE.finditer(text):
+        entry = None
+        for pos, kind, name in marks:
+            if pos > m.start():
+                break
+            if kind == "entry":
+                entry = name
+            elif name != entry:  # properties of a .func helper, not of the entry being compiled
+                entry = None
+        if entry is not None and (kernel_name is None or entry == kernel_name):
+            out.append(int(m.group(1)))
     return out

@@ -14,9 +14,19 @@ from pathlib import Path
 
 from neutrino_ae.atomic import write_text
 from neutrino_ae.formats.eventlog import EventLogWriter
-from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
+from neutrino_ae.formats.kernelinfo import (
+    COUNT_SIZED,
+    KernelInfo,
+    format_ptxas_command,
+    format_ptxas_line,
+    write_kernel_info,
+)
 from neutrino_ae.formats.probe import write_probe_toml
 from neutrino_ae.sample.probes import ProbeDef
+
+
+#: Where a pip-installed Neutrino keeps its built-in tools (kernel.info names the hook by this path).
+INSTALLED_TOOLS = "/usr/local/lib/python3.11/site-packages/neutrino/tools"
 
 
 @dataclass(frozen=True)
@@ -38,20 +48,29 @@ def result_name(seconds: float) -> str:
     return f"{seconds:.6f}.bin"
 
 
-def process_log_text(build: KernelBuild, probe_ptr_bytes: int = 8) -> str:
-    """The probe engine's human log: filter, decompile, name, then one ptxas block per build
-    (pruned first, probed second; the probed build takes one more 8-byte pointer parameter)."""
-    lines = ["['']", "[decompile] via cuobjdump -ptx", build.name]
-    for label, regs, cmem in (("pruned", build.regs_pruned, build.cmem_bytes),
-                              ("probed", build.regs_probed, build.cmem_bytes + probe_ptr_bytes)):
+def process_log_text(build: KernelBuild, workdir: str, dynamic: bool = False, probe_ptr_bytes: int = 8) -> str:
+    """The probe engine's human log as ``probe/cuda.py`` writes it: the -k/--filter lists, how
+    the PTX was obtained, the kernel name, then one ptxas command + output per build in the
+    engine's order -- probed, pruned and, for a dynamic probe, countd. The probed build takes one
+    more 8-byte pointer parameter per probe buffer; the count kernel one counter pointer."""
+    lines = ["None", "None", "[objdump] via cuobjdump -ptx", build.name]
+    builds = [("probed", build.regs_probed, build.cmem_bytes + probe_ptr_bytes),
+              ("pruned", build.regs_pruned, build.cmem_bytes)]
+    if dynamic:
+        builds.append(("countd", build.regs_pruned + (build.regs_probed - build.regs_pruned) // 2,
+                       build.cmem_bytes + 8))
+    for label, regs, cmem in builds:
         lines += [
-            f"[assemble] ptxas -v -arch=sm_80 {label}.ptx -o {label}.bin",
+            format_ptxas_command(workdir, label),
+            "ptxas info    : 0 bytes gmem",
             f"ptxas info    : Compiling entry function '{build.name}' for 'sm_80'",
             f"ptxas info    : Function properties for {build.name}",
             "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
             format_ptxas_line(regs, cmem),
+            "ptxas info    : Compile time = 12.500 ms",
+            "",
         ]
-    lines.append("[info] trace reading code generated")
+    lines.append("# Neutrino Auto-Generated Code for Trace Reading")
     return "\n".join(lines) + "\n"
 
 
@@ -66,13 +85,18 @@ def write_trace_dir(path: Path, probes: Sequence[ProbeDef], events: EventLogWrit
     hooks = [p.analyze_hook for p in probes if p.analyze_hook]
     write_probe_toml(path / "probe.toml", tables, analyze_hook=hooks[0] if hooks else None)
     events.write(path / "event.log")
-    saving = [(p.level, p.bytes) for p in probes]
+    # kernel.info: a count-sized probe's bytes are -1 (sized at launch); the artifact's engine
+    # writes the analyze hook as an absolute path into the installed package's tools/.
+    saving = [(p.level, COUNT_SIZED if p.count else p.bytes) for p in probes]
+    hook = f"{INSTALLED_TOOLS}/{hooks[0]}" if hooks else None
+    dynamic = any(p.count for p in probes)
     for i, k in enumerate(kernels):
         kdir = path / "kernel" / kernel_dir_name(i, k.name)
         kdir.mkdir(parents=True, exist_ok=True)
-        write_text(kdir / "process.log", process_log_text(k))
-        write_kernel_info(kdir / "kernel.info",
-                          KernelInfo(k.name, k.num_params, saving, hooks[0] if hooks else None))
+        # The hook driver runs the engine in ./trace/<dir>/kernel/<i>_<sha1> (NEUTRINO_TRACEDIR's default).
+        workdir = f"./trace/{path.name}/kernel/{kdir.name}"
+        write_text(kdir / "process.log", process_log_text(k, workdir, dynamic))
+        write_kernel_info(kdir / "kernel.info", KernelInfo(k.name, k.num_params, saving, hook))
     (path / "result").mkdir(exist_ok=True)
     return path
 
