@@ -45,7 +45,7 @@ import pandas as pd  # noqa: E402
 from neutrino_ae import bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
-from neutrino_ae.formats.dmat import PAGE_MASK, DmatData, read_dmat, sparsify, write_dmat  # noqa: E402
+from neutrino_ae.formats.dmat import PAGE_MASK, DmatData, drop_unfilled, read_dmat, sparsify, write_dmat  # noqa: E402
 from neutrino_ae.formats.records import DMAT  # noqa: E402
 from neutrino_ae.results import SectionResult, write_results  # noqa: E402
 from neutrino_ae.scriptutil import add_output_args, emit, run_main  # noqa: E402
@@ -431,6 +431,9 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     """One DMAT figure from a ``.bin``, ``.dmat`` or trace directory; PNG path is ``files[<name>.png]``."""
     out = Path(out_dir)
     inp = load_input(path, out, section)
+    # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
+    # a page-0 cell at clock 0 (see formats/dmat.py); they are left out of the plot and reported.
+    inp.data = drop_unfilled(inp.data)
     if name:
         inp.name = name
     labels, names, ranges = tensor_names(inp)
@@ -439,6 +442,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     ref = PAPER_REFS.get(inp.name, "DMAT")
     title = (f"{ref} DMAT [{inp.name}]: {inp.data.num_accesses:,} accesses, {plot.n_pages} pages, "
              f"clock 0-{plot.max_clock:,} cycles")
+    if inp.data.unfilled:
+        title += f"\n({inp.data.unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"
     fig = _draw(plot, title, synthetic)
     png, svg = save_figure(fig, out, inp.name)
     files: dict[str, Path] = {f"{inp.name}.png": png, f"{inp.name}.svg": svg}
@@ -467,6 +472,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
                    "tensor_trace": str(inp.naming.tensor_trace) if inp.naming.tensor_trace else None},
         "tensor_ranges": [{"name": r.name, "start": hex(r.start), "nbytes": r.nbytes} for r in ranges],
         "accesses": inp.data.num_accesses, "pages": plot.n_pages, "clock_entries": int(inp.data.clocks.size),
+        "unfilled_slots_excluded": inp.data.unfilled,
         "max_clock": plot.max_clock, "xbins": int(plot.hist.shape[2]), "ybins": int(plot.hist.shape[1]),
         "tensors": tensors.to_dict(orient="records"), "ground_truth": truth,
     }
@@ -484,7 +490,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
                                tables={f"dmat_{inp.name}_tensors": tensors}))
     named = ", ".join(f"{n} ({a:,})" for n, a in zip(names, plot.accesses_per_label.astype(np.int64), strict=True))
     text = (f"{inp.name}: {inp.data.num_accesses:,} accesses over {plot.n_pages} pages, clock up to "
-            f"{plot.max_clock:,}; tensors: {named}\n{png}")
+            f"{plot.max_clock:,}; tensors: {named}"
+            + (f"; {inp.data.unfilled:,} unfilled count slots excluded" if inp.data.unfilled else "") + f"\n{png}")
     result = SectionResult(SECTION, data, files, {f"dmat_{inp.name}_tensors": tensors}, summary, text)
     result.plot = plot  # type: ignore[attr-defined]  # the binned arrays, for tests and notebooks
     return result

@@ -1,6 +1,6 @@
 """Fig. 1 workload: Triton FlashAttention-2, BLOCK_M 128, BLOCK_N 64, 2 stages, 8 warps.
 
-Collect with ``neutrino -t dmat -k attn python dmat/fig1.py``.
+Collect with ``neutrino -p dmat -k attn python dmat/fig1.py``.
 """
 
 from __future__ import annotations

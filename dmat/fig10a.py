@@ -1,6 +1,6 @@
 """Fig. 10a workload: Triton FlashAttention-2, BLOCK_M 64, BLOCK_N 64, 2 stages, 4 warps.
 
-Collect with ``neutrino -t dmat -k attn python dmat/fig10a.py``.
+Collect with ``neutrino -p dmat -k attn python dmat/fig10a.py``.
 """
 
 from __future__ import annotations

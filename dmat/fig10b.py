@@ -1,6 +1,6 @@
 """Fig. 10b workload: PyTorch SDPA restricted to the FlashAttention backend.
 
-Collect with ``neutrino -t dmat -k flash python dmat/fig10b.py`` (its kernels are named flash_fwd...).
+Collect with ``neutrino -p dmat -k flash python dmat/fig10b.py`` (its kernels are named flash_fwd...).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fig. 10c workload: PyTorch SDPA restricted to the memory-efficient (CUTLASS fmha) backend.
 
-Collect with ``neutrino -t dmat -k fmha python dmat/fig10c.py`` (its kernels are named fmha_...).
+Collect with ``neutrino -p dmat -k fmha python dmat/fig10c.py`` (its kernels are named fmha_...).
 """
 
 from __future__ import annotations

@@ -3,8 +3,11 @@
 Writes ``<out>/{attn,gmm,conv,gemm}.csv`` with columns
 ``probe, original, ncu, neutrino, prologue, kernel, epilogue`` (milliseconds of one launch):
 
-* prologue / kernel / epilogue / original: the probed launch's ``[benchmark]`` line in event.log
-  (``neutrino --benchmark``), falling back to its ``[exec] prologue .. kernel .. epilogue`` line;
+* prologue / kernel / epilogue: the probed launch's ``[exec] prologue .. kernel .. epilogue`` line of
+  a NORMAL run (no ``--benchmark``). Only a normal run saves the trace: the epilogue then holds the
+  device-to-host copy and the file write, the cost Fig. 12 exposes. In ``--benchmark`` mode the hook
+  driver jumps past both (``goto leave`` in src/cuda.c), so its epilogue would understate it;
+* original: the unprobed (pruned) kernel time from a second, ``--benchmark`` run of the same cell;
   neutrino = prologue + kernel + epilogue;
 * ncu: extra wall time of ``ncu -k regex:<kw> -c 1 --metrics <m>`` over the plain run, when ``ncu``
   is on PATH (empty otherwise). The metric approximates what the probe measures.
@@ -49,17 +52,29 @@ def workloads(python: str) -> dict[str, tuple[list[str], str]]:
 
 
 def launch_times(event_log: Path) -> dict[str, float]:
-    """prologue/kernel/epilogue/original (ms) of the last timed launch in ``event_log``."""
+    """prologue/kernel/epilogue (ms) of the last launch in ``event_log`` that saved its trace."""
     from neutrino_ae.formats.eventlog import parse_event_log
 
     df = parse_event_log(event_log).launches
-    timed = df[df["kernel_ms"].notna()] if len(df) else df
-    if not len(timed):
-        raise ValueError(f"{event_log}: no launch with prologue/kernel/epilogue times")
-    row = timed.iloc[-1]
-    out = {k: float(row[f"{k}_ms"]) for k in ("prologue", "kernel", "epilogue", "original")}
+    saved = df[df["kernel_ms"].notna() & df["save_path"].notna()] if len(df) else df
+    if not len(saved):
+        raise ValueError(f"{event_log}: no launch that saved a trace with prologue/kernel/epilogue times "
+                         "(a --benchmark run saves none)")
+    row = saved.iloc[-1]
+    out = {k: float(row[f"{k}_ms"]) for k in ("prologue", "kernel", "epilogue")}
     out["neutrino"] = out["prologue"] + out["kernel"] + out["epilogue"]
     return out
+
+
+def original_time(event_log: Path) -> float:
+    """The unprobed kernel time (ms) of the last benchmarked launch in ``event_log``."""
+    from neutrino_ae.formats.eventlog import parse_event_log
+
+    df = parse_event_log(event_log).launches
+    timed = df["original_ms"].dropna() if len(df) else df
+    if not len(timed):
+        raise ValueError(f"{event_log}: no [benchmark] line with the original kernel time")
+    return float(timed.iloc[-1])
 
 
 def _wall(argv: list[str], timeout: float) -> float | None:
@@ -116,9 +131,12 @@ def main(argv: list[str] | None = None) -> int:
                 dest = args.out / "traces" / name / Path(probe).stem / f"run{r}"
                 shutil.rmtree(dest, ignore_errors=True)
                 try:
-                    res = run_neutrino(["--benchmark", "-p", probe, "-k", kw, *cmd], None, dest, args.neutrino,
+                    res = run_neutrino(["-p", probe, "-k", kw, *cmd], None, dest / "normal", args.neutrino,
                                        timeout=args.timeout)
-                    samples.append(launch_times(res.trace_dir / "event.log"))
+                    times = launch_times(res.trace_dir / "event.log")
+                    res = run_neutrino(["--benchmark", "-p", probe, "-k", kw, *cmd], None, dest / "benchmark",
+                                       args.neutrino, timeout=args.timeout)
+                    samples.append({**times, "original": original_time(res.trace_dir / "event.log")})
                 except (CollectError, ValueError) as exc:
                     print(f"failed {name}/{probe}: {exc}")
             if not samples:

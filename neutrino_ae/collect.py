@@ -303,7 +303,7 @@ def collect_dmat(root: Path, ctx: Context, figures: Sequence[str] | None = None)
             script, kw = DMAT_FIGURES[fig]
             raw = out / "raw" / fig
             raw.mkdir(parents=True)
-            res = run_neutrino(["-t", "dmat", "-k", kw, ctx.python, _script(script)],
+            res = run_neutrino(["-p", "dmat", "-k", kw, ctx.python, _script(script)],
                                None, raw, ctx.neutrino, ctx.env, ctx.timeout, log_name=fig)
             sparsify_trace_dir(res.trace_dir, out / f"{fig}.dmat")
             ctx.log(f"  {fig}: {res.trace_dir.name} -> {fig}.dmat ({res.seconds:.1f}s)")

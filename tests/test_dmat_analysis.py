@@ -13,13 +13,12 @@ from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import write_tensor_trace
 
-EMPTY = 0xFFFF_FFFF_FFFF_FFFF
 Q = 0x7F00_0000_0000  # q: 3 pages
 K = 0x7F00_0003_0000  # k: 0x18000 bytes -> pages K and K + 0x10000
 OUT = 0x7F00_0010_0000  # not in tensor.trace -> "param2", size unknown
 LOW = 0x7E00_0000_0000  # below every tensor -> "other"
 
-# 2 blocks x 3 threads (thread level), 3 slots per thread; None = empty slot (all-ones marker).
+# 2 blocks x 3 threads (thread level), 3 slots per thread; None = unfilled slot (zero-filled).
 SLOTS = [
     [[(5, Q + 8), (5, Q + 16), (9, K + 4)], [(5, Q + 0x10000), None, None], [(7_000_000, OUT + 64), None, None]],
     [[(5, Q + 24), (6, K + 0x10000 + 0x9000), None], [None, None, None], [(9, LOW), (9, LOW + 1), (12, OUT)]],
@@ -31,7 +30,7 @@ def _records():
     for b, block in enumerate(SLOTS):
         for t, thread in enumerate(block):
             for s, rec in enumerate(thread):
-                arr[b, t, s] = (EMPTY, EMPTY) if rec is None else rec
+                arr[b, t, s] = (0, 0) if rec is None else rec
     return arr
 
 

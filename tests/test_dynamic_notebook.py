@@ -78,9 +78,9 @@ def test_collects_with_fake_neutrino(tmp_path, gpu_bin, monkeypatch):
     text = _text(nb)
     assert "collection: enabled" in text and "skipped:" not in text
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
-    assert sum(c[:4] == ["-t", "dmat", "-k", "attn"] for c in calls) == 2
-    assert any(c[:4] == ["-t", "dmat", "-k", "flash"] for c in calls)
-    assert any(c[:4] == ["-t", "dmat", "-k", "fmha"] for c in calls)
+    assert sum(c[:4] == ["-p", "dmat", "-k", "attn"] for c in calls) == 2
+    assert any(c[:4] == ["-p", "dmat", "-k", "flash"] for c in calls)
+    assert any(c[:4] == ["-p", "dmat", "-k", "fmha"] for c in calls)
     assert sum("--memusage" in c for c in calls) == 2
 
     rows = {(r["section"], r["key"]): r for r in summary["results"]}

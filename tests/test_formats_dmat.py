@@ -20,13 +20,13 @@ def _records(seed: int = 0, n: int = 400) -> np.ndarray:
     rec = np.zeros(n, dtype=records.DMAT)
     rec["clock"] = rng.integers(0, 25, n)
     rec["addr"] = 0x7F00_0000_0000 + rng.integers(0, 6, n) * 0x10000 + rng.integers(0, 0x10000, n)
-    rec["clock"][rng.random(n) < 0.2] = records.EMPTY_MARKER  # unfilled count slots
+    rec[rng.random(n) < 0.2] = 0  # unfilled count slots keep the hook driver's zero fill
     return rec
 
 
 def _counter(rec: np.ndarray) -> Counter:
     return Counter((int(c), int(a) & ~0xFFFF) for c, a in zip(rec["clock"], rec["addr"], strict=True)
-                   if int(c) != 0xFFFF_FFFF_FFFF_FFFF)
+                   if int(a) != 0)
 
 
 def _as_counter(d: DmatData) -> Counter:
@@ -63,9 +63,8 @@ def test_byte_layout(tmp_path: Path) -> None:
 
 def test_empty_round_trip(tmp_path: Path) -> None:
     only_empty = np.zeros(5, dtype=records.DMAT)
-    only_empty["clock"] = records.EMPTY_MARKER
     empty = sparsify([only_empty, np.zeros(0, records.DMAT)])
-    assert empty.num_accesses == 0 and empty.clocks.size == 0
+    assert empty.num_accesses == 0 and empty.clocks.size == 0 and empty.unfilled == 5
     back = read_dmat(write_dmat(tmp_path / "e.dmat", empty))
     assert back.equals(empty)
     assert (tmp_path / "e.dmat").read_bytes() == struct.pack("<QQ", 0, 0)
@@ -185,3 +184,19 @@ def test_chain_walk_matches_reference(tmp_path: Path, monkeypatch: pytest.Monkey
         assert got.clocks.tolist() == clocks
         assert np.diff(got.indptr).tolist() == counts
         assert list(zip(got.pair_page.tolist(), got.pair_count.tolist(), strict=True)) == pairs
+
+
+def test_sparsify_counts_unfilled_slots() -> None:
+    rec = _records(3)
+    data = sparsify([rec[:150], rec[150:]])
+    assert data.unfilled == int(np.count_nonzero(rec["addr"] == 0)) > 0
+    assert 0 not in data.pair_page.tolist()
+
+
+def test_drop_unfilled_removes_the_artifact_sparsifiers_phantom_cell() -> None:
+    # tools/dmat.cc skips only an all-ones clock, so zero-filled slots land in cell (clock 0, page 0).
+    art = from_pairs(np.array([0, 0, 7]), np.array([0, 0x7F00_0001_0000, 0x7F00_0001_0000]), np.array([40, 3, 5]))
+    clean = dmat_mod.drop_unfilled(art)
+    assert clean.unfilled == 40 and clean.num_accesses == 8
+    assert _as_counter(clean) == Counter({(0, 0x7F00_0001_0000): 3, (7, 0x7F00_0001_0000): 5})
+    assert dmat_mod.drop_unfilled(clean) is clean

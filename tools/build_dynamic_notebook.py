@@ -193,7 +193,7 @@ BLOCK = code("""
 DMAT_MD = md("""
     ## 2. Densified memory access timelines (Fig. 1, Fig. 10a/b/c)
 
-    `neutrino -t dmat -k <keyword>` records the clock and address of every global load/store of the
+    `neutrino -p dmat -k <keyword>` records the clock and address of every global load/store of the
     matching kernel. The collector sparsifies each raw trace into the paper's `.dmat` file (accesses
     per 64 KiB page per clock), which the DMAT plotter of the static notebook reads. Workloads,
     all with q, k, v of shape (4, 32, 4096, 64) fp16, seed 42, scale 0.5, non-causal:

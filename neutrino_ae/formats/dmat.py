@@ -8,6 +8,14 @@ File layout (little-endian)::
 
 Page = ``addr & ~0xFFFF`` (64 KiB pages). In memory we keep the same content in CSR form:
 ``clocks[i]`` owns pairs ``indptr[i]:indptr[i+1]`` of ``pair_page``/``pair_count``.
+
+Unfilled slots. The hook driver zero-fills the probe buffer, so the slots of the ``count``
+datamodel that no access filled are (clock 0, address 0) records. The artifact's sparsifier
+(``tools/dmat.cc``) skips only an all-ones clock, so it keeps them all as one phantom cell
+(clock 0, page 0) in the ``.dmat``. Page 0 holds no device memory (addresses below 64 KiB are never
+a global allocation), so :func:`sparsify` drops page-0 records and :func:`drop_unfilled` removes
+a phantom page-0 cell from a ``.dmat`` made by the artifact; both report how many they dropped
+(``DmatData.unfilled``), and the DMAT figures say so.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ class DmatData:
     indptr: np.ndarray  # int64, len(clocks) + 1
     pair_page: np.ndarray  # uint64
     pair_count: np.ndarray  # uint32
+    unfilled: int = 0  # unfilled count slots dropped (zero-filled records, or a page-0 phantom cell)
 
     @property
     def num_accesses(self) -> int:
@@ -75,7 +84,7 @@ def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray) -> DmatDa
 
 def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
     """Count accesses per (clock, page) over chunks of DMAT records (any shape, ``records.DMAT``
-    dtype). Empty slots are dropped. Memory is bounded by the number of distinct (clock, page)
+    dtype). Unfilled (page-0) slots are dropped and counted in ``unfilled``. Memory is bounded by the number of distinct (clock, page)
     pairs plus one chunk, not by the trace size."""
     acc_keys: list[np.ndarray] = []
     acc_counts: list[np.ndarray] = []
@@ -94,12 +103,17 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
         merged_clock, merged_page, merged_count = _reduce(clk, pg, cnt)
         acc_keys, acc_counts, pending = [], [], 0
 
+    unfilled = 0
     for chunk in chunks:
         rec = chunk.reshape(-1)
-        clock = rec["clock"]
-        keep = clock != np.uint64(0xFFFF_FFFF_FFFF_FFFF)
-        clock = clock[keep]
-        page = rec["addr"][keep] & PAGE_MASK
+        page = rec["addr"] & PAGE_MASK
+        keep = page != 0
+        kept = int(np.count_nonzero(keep))
+        unfilled += rec.size - kept
+        if kept < rec.size:
+            clock, page = rec["clock"][keep], page[keep]
+        else:
+            clock = rec["clock"]
         c, p, n = _reduce(clock, page, None)
         acc_keys.append((c, p))
         acc_counts.append(n)
@@ -107,7 +121,22 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
         if pending >= merge_every:
             merge()
     merge()
-    return from_pairs(merged_clock, merged_page, merged_count)
+    data = from_pairs(merged_clock, merged_page, merged_count)
+    data.unfilled = unfilled
+    return data
+
+
+def drop_unfilled(data: DmatData) -> DmatData:
+    """``data`` without page-0 pairs (the artifact sparsifier's phantom cell of unfilled slots);
+    their accesses are added to ``unfilled``. Returns ``data`` itself when it has none."""
+    bad = data.pair_page == 0
+    if not bad.any():
+        return data
+    keep = ~bad
+    clk = data.pair_clock()[keep]
+    out = from_pairs(clk, data.pair_page[keep], data.pair_count[keep])
+    out.unfilled = data.unfilled + int(data.pair_count[bad].sum(dtype=np.uint64))
+    return out
 
 
 def _reduce(clock: np.ndarray, page: np.ndarray,

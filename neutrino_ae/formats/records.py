@@ -24,24 +24,30 @@ GMEM_BYTES = np.dtype([("sync_bytes", "<u4"), ("async_bytes", "<u4")])
 #: ``tensorop_count`` (thread:8).
 TENSOROP_COUNT = np.dtype([("count", "<u8")])
 
-#: A ``count`` datamodel leaves unfilled slots with this marker in the record's first uint64.
-EMPTY_MARKER = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
-
 BY_PROBE: dict[str, np.dtype] = {
     "block_sched": BLOCK_SCHED,
     "warp_sched": WARP_SCHED,
     "dmat": DMAT,
     "gmem_bytes": GMEM_BYTES,
     "tensorop_count": TENSOROP_COUNT,
+    "tensorop": TENSOROP_COUNT,  # today's Neutrino (main branch) names the tool tensorop
 }
 
 
 def nonempty_mask(records: np.ndarray) -> np.ndarray:
-    """Boolean mask of records whose first uint64 is not the empty-slot marker."""
-    first = records.dtype.names[0] if records.dtype.names else None
-    if first is None or records.dtype[first] != np.dtype("<u8"):
-        raise TypeError("nonempty_mask needs a structured dtype whose first field is uint64")
-    return records[first] != EMPTY_MARKER
+    """Boolean mask of records that a probe filled.
+
+    The hook driver zero-fills every probe buffer before the launch (``cuMemsetD32(buf, 0, ..)`` in
+    src/cuda.c), so a slot no thread wrote -- the tail of a ``count`` datamodel's slots -- is an
+    all-zero record. A filled record always has a non-zero field (a DMAT address is never 0).
+    """
+    names = records.dtype.names
+    if not names:
+        raise TypeError("nonempty_mask needs a structured record dtype")
+    mask = records[names[0]] != 0
+    for name in names[1:]:
+        mask |= records[name] != 0
+    return mask
 
 
 def drop_empty(records: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from neutrino_ae.formats.records import DMAT, EMPTY_MARKER
+from neutrino_ae.formats.records import DMAT
 from neutrino_ae.sample.device import Device, blocks_per_sm
 from neutrino_ae.sample.dists import gamma
 
@@ -236,8 +236,9 @@ def generate_chunks(layout: AttnLayout, device: Device, rng: np.random.Generator
         out = np.empty((nb, threads, nrec), dtype=DMAT)
         out["clock"] = clock.astype(np.uint64)
         out["addr"] = addr
-        out["clock"][:, empty] = EMPTY_MARKER
-        out["addr"][:, empty] = EMPTY_MARKER
+        # Slots no access filled keep the hook driver's zero fill (cuMemsetD32 0 before the launch).
+        out["clock"][:, empty] = 0
+        out["addr"][:, empty] = 0
         yield out
 
 
