@@ -84,8 +84,8 @@ def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray) -> DmatDa
 
 def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
     """Count accesses per (clock, page) over chunks of DMAT records (any shape, ``records.DMAT``
-    dtype). Unfilled (page-0) slots are dropped and counted in ``unfilled``. Memory is bounded by the number of distinct (clock, page)
-    pairs plus one chunk, not by the trace size."""
+    dtype). Unfilled (page-0) slots are dropped and counted in ``unfilled``. Memory is bounded by
+    the number of distinct (clock, page) pairs plus one chunk, not by the trace size."""
     acc_keys: list[np.ndarray] = []
     acc_counts: list[np.ndarray] = []
     pending = 0

@@ -194,7 +194,8 @@ def read_register_usage(process_log: str | os.PathLike[str], kernel_name: str | 
     usage = RegisterUsage(builds["pruned"], builds["probed"], builds.get("countd"), by_name)
     high = max(r for r in (usage.pruned, usage.probed, usage.countd) if r is not None)
     if high > MAX_REGISTERS:
-        raise TraceFormatError(p, f"a build uses {high} registers per thread, beyond the hardware limit {MAX_REGISTERS}")
+        raise TraceFormatError(p, f"a build uses {high} registers per thread, beyond the hardware limit "
+                                  f"{MAX_REGISTERS}")
     if usage.extra < 0:
         raise TraceFormatError(p, f"impossible register counts: the probed build uses {usage.probed}, fewer than "
                                   f"the pruned build's {usage.pruned} (builds mislabelled?)")

@@ -24,7 +24,6 @@ from neutrino_ae.formats.kernelinfo import (
 from neutrino_ae.formats.probe import write_probe_toml
 from neutrino_ae.sample.probes import ProbeDef
 
-
 #: Where a pip-installed Neutrino keeps its built-in tools (kernel.info names the hook by this path).
 INSTALLED_TOOLS = "/usr/local/lib/python3.11/site-packages/neutrino/tools"
 
