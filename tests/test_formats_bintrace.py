@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from neutrino_ae.errors import TraceFormatError
@@ -25,8 +25,9 @@ from neutrino_ae.formats.bintrace import (
 
 
 def _units(block: tuple[int, int, int], level: str) -> int:
+    """Units per block in the probe's own indexing: warps with the floor stride the device uses."""
     n = block[0] * block[1] * block[2]
-    return n if level == "thread" else -(-n // 32)
+    return n if level == "thread" else n // 32
 
 
 def _random_section(rng: np.random.Generator, header: TraceHeader, level: str, size: int) -> np.ndarray:
@@ -34,26 +35,58 @@ def _random_section(rng: np.random.Generator, header: TraceHeader, level: str, s
 
 
 def test_byte_exact_tiny_v1(tmp_path: Path) -> None:
-    header = TraceHeader((2, 1, 1), (40, 1, 1), shared_mem=128)  # 40 threads -> 2 warps
+    header = TraceHeader((2, 1, 1), (64, 1, 1), shared_mem=128)  # 64 threads -> 2 warps
     rec = np.zeros((2, 2, 1), dtype=records.BLOCK_SCHED)
     rec["lstart"] = [[[100], [101]], [[200], [201]]]
     rec["elapse"] = [[[5], [6]], [[7], [8]]]
     rec["smid"] = [[[0], [0]], [[3], [3]]]
     path = write_trace(tmp_path / "t.bin", header, [("warp", rec)], layout="v1")
-    expected = struct.pack("<8I", 2, 1, 1, 40, 1, 1, 128, 1) + struct.pack("<QQ", 16, 48)
+    expected = struct.pack("<8I", 2, 1, 1, 64, 1, 1, 128, 1) + struct.pack("<QQ", 16, 48)
     for lstart, elapse, smid in [(100, 5, 0), (101, 6, 0), (200, 7, 3), (201, 8, 3)]:
         expected += struct.pack("<QII", lstart, elapse, smid)
     assert path.read_bytes() == expected
 
 
+@pytest.mark.parametrize("layout", ["v1", "v2"])
+def test_partial_warp_blocks_read_with_the_device_stride(tmp_path: Path, layout: str) -> None:
+    # 40-thread blocks: the host allocates ceil(40/32) = 2 slots per block, but the probe indexes
+    # slot = block * (40 // 32) + tid // 32, so block 0's partial warp lands in block 1's slot 0
+    # and the last slots stay zero. Both hook drivers copy back and write the whole allocation.
+    header = TraceHeader((2, 1, 1), (40, 1, 1))
+    slots = np.zeros(4, dtype=records.BLOCK_SCHED)
+    slots["lstart"] = [100, 200, 201, 0]  # slot 1: block 1 warp 0 (or block 0's partial warp: a race)
+    slots["smid"] = [1, 3, 3, 0]
+    descriptor = struct.pack("<QQ", 16, 48) if layout == "v1" else struct.pack("<IIQ", 16, 32, 48)
+    raw = struct.pack("<8I", 2, 1, 1, 40, 1, 1, 0, 1) + descriptor + slots.tobytes()
+    path = tmp_path / "t.bin"
+    path.write_bytes(raw)
+    tr = open_trace(path, levels=["warp"] if layout == "v1" else None)
+    sec = tr.sections[0]
+    assert (sec.level, sec.units_per_block, sec.partial_warp) == (Level.WARP, 1, True)
+    assert tr.records(0, records.BLOCK_SCHED)["lstart"].ravel().tolist() == [100, 200]
+    # The writer produces the same bytes from the device-stride records when the race went to
+    # block 1 (its slot 0 holds what we read) and the tail slot stayed zero.
+    out = write_trace(tmp_path / "w.bin", header, [("warp", tr.records(0, records.BLOCK_SCHED).copy())], layout=layout)
+    expected = bytearray(raw)
+    expected[48 + 32:] = bytes(32)
+    assert out.read_bytes() == bytes(expected)
+
+
+def test_warp_section_of_blocks_below_a_warp_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.bin"
+    path.write_bytes(struct.pack("<8I", 4, 1, 1, 16, 1, 1, 0, 1) + struct.pack("<IIQ", 16, 32, 48) + bytes(64))
+    with pytest.raises(TraceFormatError, match=r"16 threads: the probe's per-block warp stride .* one slot"):
+        open_trace(path)
+
+
 def test_byte_exact_tiny_v2_two_sections(tmp_path: Path) -> None:
-    header = TraceHeader((1, 2, 1), (3, 1, 1))
-    thread = np.arange(2 * 3 * 8, dtype=np.uint8).reshape(2, 3, 8)
+    header = TraceHeader((1, 2, 1), (32, 1, 1))
+    thread = (np.arange(2 * 32 * 8) % 251).astype(np.uint8).reshape(2, 32, 8)
     warp = np.full((2, 1, 4), 0xAB, dtype=np.uint8)
     path = write_trace(tmp_path / "t.bin", header, [("thread", thread), ("warp", warp)], layout="v2")
     table_end = 32 + 2 * 16
-    expected = struct.pack("<8I", 1, 2, 1, 3, 1, 1, 0, 2)
-    expected += struct.pack("<IIQ", 8, 1, table_end) + struct.pack("<IIQ", 4, 32, table_end + 48)
+    expected = struct.pack("<8I", 1, 2, 1, 32, 1, 1, 0, 2)
+    expected += struct.pack("<IIQ", 8, 1, table_end) + struct.pack("<IIQ", 4, 32, table_end + 2 * 32 * 8)
     expected += thread.tobytes() + warp.tobytes()
     assert path.read_bytes() == expected
     tr = open_trace(path)
@@ -62,7 +95,7 @@ def test_byte_exact_tiny_v2_two_sections(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("layout", ["v1", "v2"])
-@pytest.mark.parametrize("block", [(128, 1, 1), (48, 1, 1), (7, 3, 2), (1, 1, 1), (33, 1, 1)])
+@pytest.mark.parametrize("block", [(128, 1, 1), (48, 1, 1), (7, 3, 2), (33, 1, 1), (32, 1, 1)])
 def test_round_trip_levels_and_odd_blocks(tmp_path: Path, layout: str, block: tuple[int, int, int]) -> None:
     rng = np.random.default_rng(0)
     header = TraceHeader((3, 2, 1), block)
@@ -143,13 +176,16 @@ def test_dmat_ragged_counts_drop_empty(tmp_path: Path) -> None:
 def test_round_trip_property(tmp_path: Path, grid, block, sections, layout, seed) -> None:
     rng = np.random.default_rng(seed)
     header = TraceHeader(grid, block)
+    assume(header.block_size >= 32 or all(lv == "thread" for lv, _ in sections))
     arrays = [(lv, _random_section(rng, header, lv, size)) for lv, size in sections]
     path = write_trace(tmp_path / "p.bin", header, arrays, layout=layout)
     tr = open_trace(path, levels=[lv for lv, _ in sections])
     assert len(tr.sections) == len(sections)
     for i, (_, arr) in enumerate(arrays):
         np.testing.assert_array_equal(tr.records(i), arr)
-    assert tr.file_size == 32 + 16 * len(sections) + sum(a.nbytes for _, a in arrays)
+    # Each section occupies the host's ceil-sized allocation; partial warps leave it zero-padded.
+    allocated = [header.grid_size * header.units_per_block(lv) * size for lv, size in sections]
+    assert tr.file_size == 32 + 16 * len(sections) + sum(allocated)
 
 
 # ---------------------------------------------------------------------------------------------- malformed
@@ -269,8 +305,9 @@ def test_uninferable_level(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# v1 files whose size field holds the section's total bytes (Neutrino's src/cuda.c writes
-# section.size = gridSize x units x bytes per unit).
+# v1 files whose size field holds the section's total bytes. Neither Neutrino branch we run
+# (artifact 43182f3, main 4a82cd2) writes this -- both store bytes per unit, see
+# tests/data/genuine -- but a file that does is still read rather than rejected.
 
 
 def _hook_driver_bytes(grid: tuple[int, int, int], block: tuple[int, int, int],
@@ -285,11 +322,11 @@ def _hook_driver_bytes(grid: tuple[int, int, int], block: tuple[int, int, int],
 
 
 def test_v1_total_size_field_is_read_per_unit(tmp_path):
-    # grid 3, block 48 -> 2 warps per block: a warp-level block_sched section of 3*2 records of 16 B.
+    # grid 3, block 64 -> 2 warps per block: a warp-level block_sched section of 3*2 records of 16 B.
     recs = [(1000 + 10 * u, 7 + u, 5) for u in range(6)]
     data = b"".join(struct.pack("<QII", *r) for r in recs)
     path = tmp_path / "t.bin"
-    path.write_bytes(_hook_driver_bytes((3, 1, 1), (48, 1, 1), [data]))
+    path.write_bytes(_hook_driver_bytes((3, 1, 1), (64, 1, 1), [data]))
     trace = open_trace(path)
     sec = trace.sections[0]
     assert (sec.level, sec.size, sec.size_field, sec.units_per_block) == (Level.WARP, 16, "total", 2)
@@ -300,27 +337,27 @@ def test_v1_total_size_field_is_read_per_unit(tmp_path):
 
 
 def test_v1_total_size_two_sections_thread_and_warp(tmp_path):
-    # grid 2, block 40: thread section 2*40*8 B (gmem_bytes), warp section 2*2*16 B.
-    thread = np.arange(2 * 40 * 2, dtype="<u4").tobytes()
+    # grid 2, block 64: thread section 2*64*8 B (gmem_bytes), warp section 2*2*16 B.
+    thread = np.arange(2 * 64 * 2, dtype="<u4").tobytes()
     warp = np.arange(2 * 2 * 4, dtype="<u4").tobytes()
     path = tmp_path / "two.bin"
-    path.write_bytes(_hook_driver_bytes((2, 1, 1), (40, 1, 1), [thread, warp]))
-    # A thread-level total also splits evenly over warps (640 B = 80 x 8 = 4 x 160): without
+    path.write_bytes(_hook_driver_bytes((2, 1, 1), (64, 1, 1), [thread, warp]))
+    # A thread-level total also splits evenly over warps (1024 B = 128 x 8 = 4 x 256): without
     # probe.toml that section is ambiguous, and the reader says so instead of guessing.
     with pytest.raises(TraceFormatError, match="cannot infer the level of section 0"):
         open_trace(path)
     trace = open_trace(path, levels=["thread", "warp"])
     assert [(s.level, s.size, s.size_field) for s in trace.sections] == [
         (Level.THREAD, 8, "total"), (Level.WARP, 16, "total")]
-    assert trace.records(0, records.GMEM_BYTES)["sync_bytes"].ravel().tolist() == list(range(0, 160, 2))
+    assert trace.records(0, records.GMEM_BYTES)["sync_bytes"].ravel().tolist() == list(range(0, 256, 2))
 
 
 def test_writer_can_write_the_hook_driver_layout(tmp_path):
-    header = TraceHeader((3, 1, 1), (48, 1, 1))
+    header = TraceHeader((3, 1, 1), (64, 1, 1))
     arr = np.zeros((3, 2, 1), records.BLOCK_SCHED)
     arr["lstart"] = np.arange(6).reshape(3, 2, 1)
     path = write_trace(tmp_path / "w.bin", header, [("warp", arr)], v1_size="total")
-    expected = _hook_driver_bytes((3, 1, 1), (48, 1, 1), [arr.tobytes()])
+    expected = _hook_driver_bytes((3, 1, 1), (64, 1, 1), [arr.tobytes()])
     assert path.read_bytes() == expected
     assert (open_trace(path).records(0, records.BLOCK_SCHED) == arr).all()
 

@@ -27,10 +27,11 @@ def _launch(t: int, impact: float | None, rc: int = 0, failed: bool = False) -> 
 
 
 def _ptxas(pruned: int, probed: int) -> str:
-    return ("[info] pruning kernel\n"
-            f"ptxas info    : Used {pruned} registers, 392 bytes cmem[0]\n"
-            "[info] probing kernel\n"
-            f"ptxas info    : Used {probed} registers, 400 bytes cmem[0]\n")
+    # The probe engine's order: the probed build is assembled (and logged) before the pruned one.
+    return (f"ptxas -arch=sm_80 -m64 --verbose ./k/probed.ptx -o ./k/probed.bin\n"
+            f"ptxas info    : Used {probed} registers, used 0 barriers, 400 bytes cmem[0]\n\n"
+            f"ptxas -arch=sm_80 -m64 --verbose ./k/pruned.ptx -o ./k/pruned.bin\n"
+            f"ptxas info    : Used {pruned} registers, used 0 barriers, 392 bytes cmem[0]\n\n")
 
 
 def _run(root, group, kernel, probe, launches, regs=(40, 46), kernel_dirs=1):

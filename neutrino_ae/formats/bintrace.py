@@ -8,14 +8,17 @@ Layout (little-endian)::
              v2 (later main):      uint32 size, uint32 warpDiv (1 thread, 32 warp, 64 wave), uint64 offset
     data     per section at its absolute offset: [block][unit][size bytes]
 
-``size`` is bytes per unit. A thread-level section has blockSize units per block, a warp-level
-one ceil(blockSize/32). v1 does not store the level: it comes from ``probe.toml`` (pass
-``levels=``) or is inferred from the region length.
+``size`` is bytes per unit (both Neutrino branches: ``section.size = probe_sizes[idx]``, or the
+launch's count size for a count probe). A thread-level section has blockSize units per block. A
+warp-level one is allocated with ceil(blockSize/32) units per block, but the probe indexes warps
+with a floor(blockSize/32) stride, so the reader views it with that stride
+(:meth:`TraceHeader.device_units_per_block`; ``Section.partial_warp`` flags the blocks whose last
+warp is partial). v1 does not store the level: it comes from ``probe.toml`` (pass ``levels=``) or
+is inferred from the region length.
 
-Some v1 writers store the section's *total* bytes in ``size`` instead (Neutrino's hook driver
-at github.com/open-neutrino/neutrino ``src/cuda.c`` writes ``section.size = gridSize x units x
-bytes``). The reader accepts both: a v1 ``size`` that equals its whole region is read as a total
-and divided by the section's units (``Section.size_field`` says which one the file used).
+A v1 ``size`` that equals its whole region is read as the section's *total* bytes and divided by
+its units (``Section.size_field`` says which reading was used). Neither branch we run writes
+that; the reader tolerates it rather than rejecting such a file.
 
 Readers never allocate from header fields: every size is checked against the file length first,
 and records come back as ``np.memmap`` views (or bounded chunks from :meth:`BinTrace.iter_chunks`).
@@ -97,7 +100,16 @@ class TraceHeader:
         return math.ceil(self.block_size / WARP_SIZE)
 
     def units_per_block(self, level: Level | str | int) -> int:
+        """Units the HOST allocates per block (ceil): what the hook driver sizes a buffer by."""
         return math.ceil(self.block_size / int(Level.parse(level)))
+
+    def device_units_per_block(self, level: Level | str | int) -> int:
+        """Units per block in the PROBE's own indexing (floor): the probe computes a warp's slot as
+        ``block_idx * (blockSize / 32) + thread_idx / 32`` with integer division
+        (``WARP_BUFFER_CALC`` in neutrino/probe/cuda.py). When blockSize is not a multiple of 32 the
+        last, partial warp of block b writes the slot of warp 0 of block b+1, and the buffer's tail
+        stays unfilled; readers index with this stride."""
+        return self.block_size // int(Level.parse(level))
 
 
 @dataclass(frozen=True)
@@ -109,6 +121,7 @@ class Section:
     blocks: int
     units_per_block: int
     size_field: str = "unit"  # what the descriptor's size meant: "unit" (bytes per unit) or "total" (v1 only)
+    partial_warp: bool = False  # warp-level with blockSize % 32 != 0: see TraceHeader.device_units_per_block
 
     @property
     def nbytes(self) -> int:
@@ -306,8 +319,14 @@ def open_trace(path: str | os.PathLike[str],
         else:
             resolved.append(_infer_level(p, i, header, sizes[i], region[i]))
 
+    for i in range(nprobes):
+        if header.device_units_per_block(resolved[i]) == 0:
+            raise _fail(p, f"section {i} is {resolved[i].name.lower()}-level but a block has only "
+                           f"{header.block_size} threads: the probe's per-block warp stride "
+                           f"({header.block_size}//{int(resolved[i])} = 0) put every block's record in one slot")
     sections = tuple(
-        Section(i, sizes[i], offsets[i], resolved[i], grid, header.units_per_block(resolved[i]), size_field[i])
+        Section(i, sizes[i], offsets[i], resolved[i], grid, header.device_units_per_block(resolved[i]),
+                size_field[i], header.block_size % int(resolved[i]) != 0)
         for i in range(nprobes)
     )
     for k, i in enumerate(order):
@@ -398,7 +417,7 @@ def _descriptor_table(header: TraceHeader, specs: Sequence[SectionSpec], layout:
     rows, offsets = [], []
     for spec in specs:
         offsets.append(offset)
-        nbytes = header.grid_size * header.units_per_block(spec.level) * spec.size
+        nbytes = _region_bytes(header, spec)
         if layout == "v1":
             rows.append(np.array([(spec.size if v1_size == "unit" else nbytes, offset)], dtype=DESCRIPTOR_V1).tobytes())
         else:
@@ -410,11 +429,21 @@ def _descriptor_table(header: TraceHeader, specs: Sequence[SectionSpec], layout:
     return head + b"".join(rows), offsets
 
 
+def _region_bytes(header: TraceHeader, spec: SectionSpec) -> int:
+    """Bytes the hook driver allocates, copies back and writes for a section: grid x
+    ceil(units) x size. (The main branch steps the *descriptor offsets* by grid x blockSize x size
+    / warpDiv instead, which differs only for partial warps and then misplaces any later section;
+    no built-in tool saves more than one map, and readers take the offsets as written.)"""
+    return header.grid_size * header.units_per_block(spec.level) * spec.size
+
+
 class TraceWriter:
     """Stream a trace to disk section by section, block chunk by block chunk, atomically.
 
     ``write(chunk)`` takes arrays shaped ``(n_blocks, units, ...)`` (any dtype; bytes are written as
-    is) for the current section; when a section's blocks are complete the next one begins. Closing
+    is) for the current section, ``units`` in the probe's own indexing
+    (:meth:`TraceHeader.device_units_per_block`); when a section's blocks are complete the rest of
+    its region is zero-filled, as the hook driver's buffer is, and the next section begins. Closing
     with missing data raises and leaves no file behind.
     """
 
@@ -440,16 +469,21 @@ class TraceWriter:
 
     def _section_bytes(self, i: int) -> int:
         s = self.specs[i]
-        return self.header.grid_size * self.header.units_per_block(s.level) * s.size
+        return self.header.grid_size * self.header.device_units_per_block(s.level) * s.size
+
+    def _pad(self, i: int) -> None:
+        assert self._fh is not None
+        pad = _region_bytes(self.header, self.specs[i]) - self._section_bytes(i)
+        if pad > 0:
+            self._fh.write(bytes(pad))
 
     def write(self, chunk: np.ndarray) -> None:
         assert self._fh is not None, "use TraceWriter as a context manager"
-        while self._section < len(self.specs) and self._written == self._section_bytes(self._section):
-            self._section, self._written = self._section + 1, 0
+        self._advance()
         if self._section >= len(self.specs):
             raise ValueError("all sections are complete; extra data")
         spec = self.specs[self._section]
-        units = self.header.units_per_block(spec.level)
+        units = self.header.device_units_per_block(spec.level)
         arr = np.ascontiguousarray(chunk)
         if arr.ndim < 2 or arr.shape[1] != units:
             raise ValueError(f"section {self._section}: chunk shape {arr.shape}, expected (blocks, {units}, ...)")
@@ -463,11 +497,15 @@ class TraceWriter:
         self._fh.write(memoryview(arr).cast("B"))
         self._written += arr.nbytes
 
+    def _advance(self) -> None:
+        while self._section < len(self.specs) and self._written == self._section_bytes(self._section):
+            self._pad(self._section)
+            self._section, self._written = self._section + 1, 0
+
     def __exit__(self, exc_type, exc, tb) -> None:
         assert self._ctx is not None
         if exc_type is None:
-            while self._section < len(self.specs) and self._written == self._section_bytes(self._section):
-                self._section, self._written = self._section + 1, 0
+            self._advance()
             if self._section < len(self.specs):
                 err = ValueError(f"{self.path}: section {self._section} is incomplete "
                                  f"({self._written} of {self._section_bytes(self._section)} bytes written)")
@@ -480,13 +518,15 @@ def write_trace(path: str | os.PathLike[str], header: TraceHeader,
                 sections: Sequence[tuple[Level | str | int, np.ndarray]], layout: Layout = "v1",
                 v1_size: str = "unit") -> Path:
     """Write a whole trace at once. Each section is ``(level, array)`` with the array shaped
-    ``(grid_size, units_per_block, ...)``; its bytes per unit are taken from the array.
-    ``v1_size="total"`` stores each section's total bytes in the v1 size field, as Neutrino's hook
-    driver does."""
+    ``(grid_size, device_units_per_block, ...)``; its bytes per unit are taken from the array.
+    ``v1_size="total"`` stores each section's total bytes in the v1 size field (a variant the
+    reader tolerates; Neutrino itself stores bytes per unit)."""
     specs = []
     for level, arr in sections:
         lv = Level.parse(level)
-        units = header.units_per_block(lv)
+        units = header.device_units_per_block(lv)
+        if units == 0:
+            raise ValueError(f"a {lv.name.lower()}-level section needs blocks of at least {int(lv)} threads")
         if arr.ndim < 2 or arr.shape[0] != header.grid_size or arr.shape[1] != units:
             raise ValueError(f"section array shape {arr.shape}, expected ({header.grid_size}, {units}, ...)")
         specs.append(SectionSpec(lv, arr.nbytes // (header.grid_size * units) if arr.size else 0))

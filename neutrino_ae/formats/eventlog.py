@@ -1,6 +1,7 @@
 """``event.log``: the hooked driver's text log. Parser (:func:`parse_event_log`) and writer.
 
-Lines the analyses read (anything else, e.g. ``[info]``, ``[mod]``, ``[jit]``, is skipped)::
+Lines the analyses read (anything else, e.g. ``[info]``, ``[mod]``, ``[jit]``, is skipped; today's
+Neutrino, branch main, tags the JIT lines ``[probe]`` and init ``[init] success``, also skipped)::
 
     [pid] 1860576
     [cmd] 26 python block_sched/raw.py          number = bytes of /proc/<pid>/cmdline (NUL-terminated args)
@@ -15,7 +16,7 @@ Lines the analyses read (anything else, e.g. ``[info]``, ``[mod]``, ``[jit]``, i
     [exec] prologue <ms> kernel <ms> epilogue <ms> ratio <r>
     [benchmark] prologue <ms> kernel <ms> epilogue <ms> original <ms> impact <r> <rc>
     [exec] failed <CUresult>                                         the probed launch failed
-    [analyze] subproc <python> <hook.py> <trace.bin>
+    [analyze] subproc <python> <hook.py> <trace.bin>             ([callback] subproc .. on branch main)
 
 The hook driver (open-neutrino/neutrino, ``neutrino/src/cuda.c``) prints these with ``fprintf``: the
 param line as ``"[exec] %lld param "`` then ``"%llx "`` per argument, so it ends with a space (``param \n``
@@ -201,7 +202,8 @@ _RE_MEM = re.compile(rb"\n\[mem\] (\S+) (-?\d{1,9}) dptr (?:0x)?([0-9a-fA-F]{1,1
 _RE_PID = re.compile(rb"\n\[pid\] " + _INT + _EOL)
 _RE_CMD = re.compile(rb"\n\[cmd\] \d+ ?([^\n]*)(?=\n)")
 _RE_L2 = re.compile(rb"\n\[benchmark\] ENABLED L2 Flush Size " + _INT + _EOL)
-_RE_ANALYZE = re.compile(rb"\n\[analyze\] ([^\n]*)(?=\n)")
+# The analyze hook's subprocess: "[analyze] subproc .." (artifact branch), "[callback] subproc .." (main).
+_RE_ANALYZE = re.compile(rb"\n\[(?:analyze|callback)\] ([^\n]*)(?=\n)")
 
 
 @dataclass
@@ -905,7 +907,8 @@ def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True
     pid = _RE_PID.search(lines_of(b"[pid] "))
     cmd = _RE_CMD.search(lines_of(b"[cmd] "))
     l2 = _RE_L2.search(lines_of(b"[benchmark] ENABLED L2 Flush Size "))
-    analyze = [_decode(a).rstrip() for a in _RE_ANALYZE.findall(lines_of(b"[analyze] "))]
+    hook_lines = log.subset(b"[analyze] ") + log.subset(b"[callback] ") if fast else text
+    analyze = [_decode(a).rstrip() for a in _RE_ANALYZE.findall(hook_lines)]
     return EventLog(
         path=path,
         pid=int(pid.group(1)) if pid else None,

@@ -10,8 +10,23 @@ Shape of a Neutrino probe file::
     after = \"\"\"<PTX snippet>\"\"\"
 
 ``datamodel`` is ``<level>:<bytes>`` or ``<level>:<bytes>:count`` (a counting pass sizes the
-buffer; unfilled slots hold the empty marker). The saving probes, in file order, are the sections
-of every ``result/*.bin`` of the trace, so :attr:`ProbeSpec.levels` is what ``open_trace`` needs.
+buffer; unfilled slots keep the hook driver's zero fill). The saving probes, in file order, are the
+sections of every ``result/*.bin`` of the trace, so :attr:`ProbeSpec.levels` is what ``open_trace``
+needs. That is the artifact branch's form, written by its CLI as ``toml.dumps`` of the tool file.
+
+Today's Neutrino (main branch) compiles its Python DSL tools and writes the compiled form::
+
+    regs = 5
+    CALLBACK = "block_sched_callback.py"  # optional; dynamic = true for count-sized maps
+    [probe.<name>]                        # level, pos, before/after: where PTX is inserted
+    [map.<name>]                          # one per saved record buffer = one trace section
+    level = "warp"                        # thread | warp
+    size = 16                             # bytes per record
+    cap = 1                               # records per unit, or "dynamic" (count-sized)
+    [map.<name>.regs]                     # field -> [type, ...], in record order
+
+Both read into the same :class:`ProbeSpec`: a map is a saving probe whose datamodel is
+``<level>:<size>`` (``:count`` when ``cap = "dynamic"``).
 """
 
 from __future__ import annotations
@@ -61,8 +76,9 @@ class ProbeSpec:
     names: list[str]  # every probe table, file order
     saving: list[str]  # probes with a datamodel, file order (= trace sections)
     datamodels: list[Datamodel]  # aligned with ``saving``
-    analyze_hook: str | None
+    analyze_hook: str | None  # artifact: analyze_hook; main: CALLBACK
     raw: dict[str, Any] = field(repr=False)
+    compiled: bool = False  # main branch's compiled form ([probe.*] and [map.*] tables)
 
     @property
     def levels(self) -> list[Level]:
@@ -86,6 +102,8 @@ def read_probe_toml(path: str | os.PathLike[str]) -> ProbeSpec:
         raise TraceFormatError(p, f"not UTF-8 text (byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise TraceFormatError(p, f"invalid TOML: {e}") from None
+    if isinstance(raw.get("probe"), dict) and isinstance(raw.get("map"), dict):
+        return _compiled_spec(p, raw)
     hook = raw.get("analyze_hook")
     if hook is not None and not isinstance(hook, str):
         raise TraceFormatError(p, f"analyze_hook must be a string, got {hook!r}")
@@ -105,6 +123,30 @@ def read_probe_toml(path: str | os.PathLike[str]) -> ProbeSpec:
     if not names:
         raise TraceFormatError(p, "no probe table (expected e.g. [block_sched] with position/datamodel)")
     return ProbeSpec(names, saving, models, hook, raw)
+
+
+def _compiled_spec(p: Path, raw: dict[str, Any]) -> ProbeSpec:
+    """The main branch's compiled probe.toml: maps, in file order, are the trace sections."""
+    hook = raw.get("CALLBACK")
+    if hook is not None and not isinstance(hook, str):
+        raise TraceFormatError(p, f"CALLBACK must be a string, got {hook!r}")
+    names = [n for n, body in raw["probe"].items() if isinstance(body, dict)]
+    saving, models = [], []
+    for name, body in raw["map"].items():
+        if not isinstance(body, dict):
+            continue
+        level, size, cap = body.get("level"), body.get("size"), body.get("cap", 1)
+        if level not in ("thread", "warp") or not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise TraceFormatError(p, f"[map.{name}]: expected level = thread|warp and a positive size, got "
+                                      f"level={level!r} size={size!r}")
+        if cap != "dynamic" and (not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0):
+            raise TraceFormatError(p, f"[map.{name}]: cap must be a positive integer or \"dynamic\", got {cap!r}")
+        per_unit = size if cap == "dynamic" else size * cap
+        saving.append(name)
+        models.append(Datamodel(Level.parse(level), per_unit, cap == "dynamic"))
+    if not names and not saving:
+        raise TraceFormatError(p, "no [probe.<name>] or [map.<name>] table")
+    return ProbeSpec(names, saving, models, hook, raw, compiled=True)
 
 
 def _toml_value(value: Any) -> str:
