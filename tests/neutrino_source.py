@@ -29,7 +29,9 @@ def tarball(branch: str) -> Path:
 
 def missing_reason(branch: str = "artifact") -> str | None:
     path = tarball(branch)
-    return None if path.is_file() else f"Neutrino source {path} not found (set NEUTRINO_SRC to the folder of the tarballs)"
+    if path.is_file():
+        return None
+    return f"Neutrino source {path} not found (set NEUTRINO_SRC to the folder of the tarballs)"
 
 
 @cache

@@ -13,9 +13,9 @@ import os
 import sys
 from pathlib import Path
 
+import neutrino_source as ns
 import pytest
 
-import neutrino_source as ns
 from neutrino_ae import collect
 
 FAKE = Path(__file__).resolve().parent / "fake_neutrino"
