@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from neutrino_ae import envcheck  # noqa: E402
+from neutrino_ae.workloads import envcheck  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 STEP_TIMEOUT_S = 3600  # a CUTLASS build is the slowest step

@@ -36,13 +36,14 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from neutrino_ae import accel, bundle  # noqa: E402
+from neutrino_ae.bundle import manifest as bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import BLOCK_SCHED  # noqa: E402
-from neutrino_ae.results import SectionResult, write_results  # noqa: E402
-from neutrino_ae.scriptutil import add_output_args, emit, run_main  # noqa: E402
-from neutrino_ae.style import PALETTE, mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
+from neutrino_ae.report.results import SectionResult, write_results  # noqa: E402
+from neutrino_ae.report.script import add_output_args, emit, run_main  # noqa: E402
+from neutrino_ae.report.style import PALETTE, mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
+from neutrino_ae.sched import intervals as accel
 from warp_sched.warp_sched import lowest_free_slots  # noqa: E402
 
 SECTION = "block_sched"
@@ -82,7 +83,7 @@ def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
     if not p.exists():
         raise InputError(p, "no such file or directory")
     if p.is_dir():
-        from neutrino_ae.tracedir import TraceDir
+        from neutrino_ae.formats.tracedir import TraceDir
 
         td = TraceDir(p)
         results = list(td.results())
@@ -123,7 +124,7 @@ def _group_by_sm(smid: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndar
 def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """Per SM: blocks, running and scheduling cycles under the artifact's first-entry-only FIFO rule.
 
-    Compiled single pass (:func:`neutrino_ae.accel.artifact_fifo_kernel`) when numba is available,
+    Compiled single pass (:func:`neutrino_ae.sched.intervals.artifact_fifo_kernel`) when numba is available,
     else :func:`artifact_metric_numpy`; both give the same table.
     """
     if not accel.use_numba():

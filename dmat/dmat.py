@@ -42,14 +42,14 @@ from dataclasses import dataclass, field  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from neutrino_ae import bundle  # noqa: E402
+from neutrino_ae.bundle import manifest as bundle  # noqa: E402
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.dmat import PAGE_MASK, DmatData, drop_unfilled, read_dmat, sparsify, write_dmat  # noqa: E402
 from neutrino_ae.formats.records import DMAT  # noqa: E402
-from neutrino_ae.results import SectionResult, write_results  # noqa: E402
-from neutrino_ae.scriptutil import add_output_args, emit, run_main  # noqa: E402
-from neutrino_ae.style import mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
+from neutrino_ae.report.results import SectionResult, write_results  # noqa: E402
+from neutrino_ae.report.script import add_output_args, emit, run_main  # noqa: E402
+from neutrino_ae.report.style import mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
 
 SECTION = "dmat"
 FIGURES = ("fig1", "fig10a", "fig10b", "fig10c")
@@ -99,7 +99,7 @@ def _is_trace_dir(p: Path) -> bool:
 
 def _newest_result(trace_dir: Path) -> Path:
     try:
-        from neutrino_ae.tracedir import TraceDir
+        from neutrino_ae.formats.tracedir import TraceDir
 
         results = [Path(r) for r in TraceDir(trace_dir).results()]
     except ImportError:  # tracedir.py not available: same rule, seconds-since-start file names
@@ -119,7 +119,7 @@ def _result_seconds(p: Path) -> float:
 def _open_result(trace_dir: Path | None, result: Path) -> BinTrace:
     if trace_dir is not None and (trace_dir / "probe.toml").is_file():
         try:
-            from neutrino_ae.tracedir import TraceDir
+            from neutrino_ae.formats.tracedir import TraceDir
 
             return TraceDir(trace_dir).open_result(result)
         except ImportError:

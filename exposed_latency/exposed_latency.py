@@ -30,10 +30,11 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
-from neutrino_ae import bundle, style
+from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.results import SectionResult, write_results
-from neutrino_ae.scriptutil import add_output_args, emit, run_main
+from neutrino_ae.report import style
+from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.report.script import add_output_args, emit, run_main
 
 SECTION = "exposed_latency"
 PAPER_REF = "Fig. 12"

@@ -39,7 +39,7 @@ COLUMNS = ("probe", "original", "ncu", "neutrino", "prologue", "kernel", "epilog
 def workloads(python: str) -> dict[str, tuple[list[str], str]]:
     """name -> (command, kernel keyword)."""
     from kernel_overhead.collect import CUTLASS_OPS
-    from neutrino_ae.envcheck import cutlass_bin_dir
+    from neutrino_ae.workloads.envcheck import cutlass_bin_dir
 
     ko = str(ROOT / "kernel_overhead" / "collect.py")
     bdir = cutlass_bin_dir()

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from neutrino_ae.gpu import cuda_torch  # noqa: E402
-from neutrino_ae.scriptutil import run_main  # noqa: E402
+from neutrino_ae.report.script import run_main  # noqa: E402
+from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 # torch.randn & co. launch distribution kernels before the operator; keep them un-probed.
@@ -106,7 +106,7 @@ def run_op(op: str) -> int:
 
 def commands(python: str) -> dict[tuple[str, str], tuple[list[str], str | None]]:
     """(group, kernel) -> (command, -k keyword or None)."""
-    from neutrino_ae.envcheck import cutlass_bin_dir
+    from neutrino_ae.workloads.envcheck import cutlass_bin_dir
 
     me = str(Path(__file__).resolve())
     cmds: dict[tuple[str, str], tuple[list[str], str | None]] = {}

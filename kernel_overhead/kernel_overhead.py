@@ -41,13 +41,14 @@ import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import FuncFormatter
 
-from neutrino_ae import bundle, style
 from neutrino_ae.atomic import write_text
+from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import read_kernel_info, read_register_usage
-from neutrino_ae.results import SectionResult, write_results
-from neutrino_ae.scriptutil import add_output_args, emit, run_main
+from neutrino_ae.report import style
+from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.report.script import add_output_args, emit, run_main
 
 SECTION = "kernel_overhead"
 PAPER_REF = "Table 2"

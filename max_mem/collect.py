@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from neutrino_ae.gpu import cuda_torch  # noqa: E402
-from neutrino_ae.scriptutil import run_main  # noqa: E402
+from neutrino_ae.report.script import run_main  # noqa: E402
+from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 MODELS = ("resnet-bs32", "sd-bs1", "mamba-bs32", "llama1b-bs32", "llama3b-bs32", "llama8b-bs32",

@@ -36,11 +36,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from neutrino_ae import bundle, style
+from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
-from neutrino_ae.results import SectionResult, write_results
-from neutrino_ae.scriptutil import add_output_args, emit, run_main
+from neutrino_ae.report import style
+from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.report.script import add_output_args, emit, run_main
 
 SECTION = "max_mem"
 PAPER_REF = "Fig. 11"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.scriptutil import run_main
+from neutrino_ae.report.script import run_main
 
 
 def _add_sample(sub: Any) -> None:
@@ -30,7 +30,7 @@ def _add_sample(sub: Any) -> None:
 
 
 def _add_fetch(sub: Any) -> None:
-    from neutrino_ae.fetch import PAPER_BUNDLE_URL
+    from neutrino_ae.bundle.fetch import PAPER_BUNDLE_URL
 
     p = sub.add_parser("fetch", help="download and extract the paper's trace bundle",
                        description="Download (resumable, verified) and safely extract the paper's trace.zip.")
@@ -45,7 +45,7 @@ def _add_fetch(sub: Any) -> None:
 
 
 def _add_run(sub: Any) -> None:
-    from neutrino_ae.notebooks import NOTEBOOKS
+    from neutrino_ae.run.papermill import NOTEBOOKS
 
     p = sub.add_parser("run", help="execute static.ipynb or dynamic.ipynb with papermill",
                        description="Execute a notebook headless. The executed copy is saved as "
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_sample(args: argparse.Namespace) -> int:
-    from neutrino_ae.fetch import ensure_sample_bundle
+    from neutrino_ae.bundle.fetch import ensure_sample_bundle
 
     root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force)
     print(root)
@@ -93,7 +93,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
-    from neutrino_ae.fetch import fetch_paper_bundle
+    from neutrino_ae.bundle.fetch import fetch_paper_bundle
 
     root = fetch_paper_bundle(args.trace_root, url=args.url, sha256=args.sha256, force=args.force,
                               keep_zip=args.keep_zip)
@@ -102,7 +102,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from neutrino_ae.notebooks import find_notebook, package_repo_root, parse_parameter, run_notebook
+    from neutrino_ae.run.papermill import find_notebook, package_repo_root, parse_parameter, run_notebook
 
     params: dict[str, Any] = {name: parse_parameter(value) for name, value in args.parameter}
     if args.sections is not None:
@@ -125,7 +125,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _print_outputs(output_dir: Path) -> None:
     """Tell a batch user where the results are (only when the notebook wrote a summary)."""
-    from neutrino_ae.summary import SUMMARY_NAME, read_summary
+    from neutrino_ae.report.summary import SUMMARY_NAME, read_summary
 
     if not (output_dir / SUMMARY_NAME).is_file():
         return
@@ -138,7 +138,7 @@ def _print_outputs(output_dir: Path) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from neutrino_ae.compare import report
+    from neutrino_ae.report.compare import report
 
     if args.rtol < 0 or args.atol < 0:
         raise NeutrinoAEError("--rtol and --atol must be >= 0")

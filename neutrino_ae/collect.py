@@ -187,7 +187,7 @@ def newest_trace_dir(root: str | os.PathLike[str]) -> Path | None:
 
 def gpu_visible(timeout: float = 20.0) -> str | None:
     """Reason why no NVIDIA GPU is usable, or None when ``nvidia-smi`` lists one."""
-    from neutrino_ae.envcheck import query_gpus
+    from neutrino_ae.workloads.envcheck import query_gpus
 
     gpus, problem = query_gpus(timeout)
     return None if gpus else problem
@@ -209,7 +209,7 @@ def write_dynamic_manifest(root: str | os.PathLike[str], **fields: object) -> Pa
 
     No file digests: traces are hundreds of MB and were produced here, not downloaded.
     """
-    from neutrino_ae.bundle import DYNAMIC, FORMAT_VERSION, MANIFEST
+    from neutrino_ae.bundle.manifest import DYNAMIC, FORMAT_VERSION, MANIFEST
 
     path = Path(root) / MANIFEST
     doc: dict[str, object] = {}
@@ -354,7 +354,7 @@ def analyze_section(name: str, trace_root: str | os.PathLike[str], output_dir: s
     import importlib
 
     from neutrino_ae import sections
-    from neutrino_ae.results import SectionResult
+    from neutrino_ae.report.results import SectionResult
 
     sec = sections.get(name)
     if str(REPO_ROOT) not in sys.path:

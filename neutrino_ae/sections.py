@@ -31,10 +31,10 @@ from typing import Any
 
 import pandas as pd
 
-from neutrino_ae import bundle as _bundle
 from neutrino_ae.atomic import atomic_open, write_json
+from neutrino_ae.bundle import manifest as _bundle
 from neutrino_ae.errors import InputError, NeutrinoAEError
-from neutrino_ae.results import SectionResult
+from neutrino_ae.report.results import SectionResult
 
 #: The repository root: the per-figure folders (``block_sched/`` ...) are importable from here.
 REPO_ROOT = Path(__file__).resolve().parents[1]

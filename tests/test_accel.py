@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from block_sched import block_sched as bs
-from neutrino_ae import accel
+from neutrino_ae.sched import intervals as accel
 from warp_sched import warp_sched as ws
 
 needs_numba = pytest.mark.skipif(not accel.HAVE_NUMBA, reason="numba not installed (or NEUTRINO_AE_PURE_NUMPY=1)")
@@ -222,7 +222,7 @@ def test_empty_inputs(path):
 
 
 def test_env_var_forces_pure_numpy():
-    code = "from neutrino_ae import accel; print(accel.HAVE_NUMBA)"
+    code = "from neutrino_ae.sched import intervals as accel; print(accel.HAVE_NUMBA)"
     env = dict(os.environ, NEUTRINO_AE_PURE_NUMPY="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

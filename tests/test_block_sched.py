@@ -14,7 +14,7 @@ from neutrino_ae.formats.records import BLOCK_SCHED
 BASE = 10**12  # realistic clock64 magnitude; the metric must only use differences
 
 
-def _write(path, blocks, block_size=48, grid=None, junk_other_warps=True):
+def _write(path, blocks, block_size=64, grid=None, junk_other_warps=True):
     """blocks: list of (lstart, elapse, smid) in block-index order; every other warp gets junk values."""
     n = len(blocks)
     header = TraceHeader(grid or (n, 1, 1), (block_size, 1, 1))
@@ -30,7 +30,7 @@ def _write(path, blocks, block_size=48, grid=None, junk_other_warps=True):
     return path
 
 
-# Blocks in index order. Block size 48 -> 2 warps per block; warp 1 carries junk (smid 5) that must be ignored.
+# Blocks in index order. Block size 64 -> 2 warps per block; warp 1 carries junk (smid 5) that must be ignored.
 SUBTLE = [
     # SM 3: b1 finishes first (110) but only the list's FIRST entry (b0, ends 150) is checked when b2
     # starts at 120 -> no pop. b3 at 200: b0 ended at 150 -> gap 50, pop b0.

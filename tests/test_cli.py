@@ -13,8 +13,8 @@ import nbformat
 import pytest
 
 from neutrino_ae import cli
-from neutrino_ae.bundle import read_manifest, write_manifest
-from neutrino_ae.notebooks import package_repo_root, parse_parameter
+from neutrino_ae.bundle.manifest import read_manifest, write_manifest
+from neutrino_ae.run.papermill import package_repo_root, parse_parameter
 
 PARAMS = 'bundle = "auto"\nsections = None\noutput_dir = "results"\ntrace_root = "traces"\nn = 0\n'
 RECORD = (
@@ -107,7 +107,7 @@ def test_fetch_unreachable_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                                    capsys: pytest.CaptureFixture[str]) -> None:
     import socket
 
-    from neutrino_ae import fetch
+    from neutrino_ae.bundle import fetch
     monkeypatch.setattr(fetch, "_sleep", lambda s: None)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -139,7 +139,7 @@ def test_python_dash_m_help() -> None:
 def test_run_points_at_summary_and_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     writes = (
         "import pathlib\n"
-        "from neutrino_ae.summary import summary_row, write_summary\n"
+        "from neutrino_ae.report.summary import summary_row, write_summary\n"
         "out = pathlib.Path(output_dir)\n"
         "(out / 'dmat').mkdir()\n"
         "(out / 'dmat' / 'fig1.png').write_bytes(b'png')\n"

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from exposed_latency import exposed_latency as el
-from neutrino_ae import bundle
+from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.scriptutil import run_main
+from neutrino_ae.report.script import run_main
 
 HEADER = "probe,original,ncu,neutrino,prologue,kernel,epilogue\n"
 # block_sched: parts add up to neutrino; dmat: epilogue-dominated; gmem_bytes: parts cover 75 %.

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae import fetch
-from neutrino_ae.bundle import read_manifest, write_manifest
+from neutrino_ae.bundle import fetch
+from neutrino_ae.bundle.manifest import read_manifest, write_manifest
 from neutrino_ae.errors import BundleError
 
 MiB = 1 << 20

@@ -32,7 +32,7 @@ def test_cpu_only_torch_exits_3_with_one_line(script, torch_without_cuda):
 
 def test_missing_triton_is_named(torch_without_cuda, monkeypatch):
     from neutrino_ae.errors import EnvironmentProblem
-    from neutrino_ae.gpu import cuda_torch
+    from neutrino_ae.workloads.gpu import cuda_torch
 
     monkeypatch.setitem(sys.modules, "triton", None)  # makes `import triton` raise ImportError
     with pytest.raises(EnvironmentProblem, match=r"^(torch|triton) is not installed \(persist\.py needs"):

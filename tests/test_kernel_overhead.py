@@ -9,8 +9,8 @@ import pytest
 
 from kernel_overhead import kernel_overhead as ko
 from kernel_overhead.cutlass_op import overhead as cutlass_overhead
-from neutrino_ae import bundle
-from neutrino_ae.scriptutil import run_main
+from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.report.script import run_main
 
 
 def _launch(t: int, impact: float | None, rc: int = 0, failed: bool = False) -> str:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from max_mem import max_mem as mm
-from neutrino_ae import bundle
-from neutrino_ae.scriptutil import run_main
+from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.report.script import run_main
 
 
 def _event_log(probe_mems) -> str:

@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neutrino_ae.bundle import read_manifest, verify_manifest
+from neutrino_ae.bundle.manifest import read_manifest, verify_manifest
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.dmat import page_of, read_dmat, sparsify
 from neutrino_ae.formats.kernelinfo import read_register_usage
 from neutrino_ae.formats.records import DMAT
+from neutrino_ae.formats.tracedir import TraceDir
 from neutrino_ae.sample import generate_bundle
 from neutrino_ae.sample.__main__ import main
-from neutrino_ae.tracedir import TraceDir
 
 MODELS = ["resnet-bs32", "sd-bs1", "mamba-bs32", "llama1b-bs32", "llama3b-bs32", "llama8b-bs32", "llama8b-bs128",
           "llama8b-bs256"]

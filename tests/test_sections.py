@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from neutrino_ae import bundle, sections
+from neutrino_ae import sections
+from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.results import SectionResult, write_results
+from neutrino_ae.report.results import SectionResult, write_results
 
 
 def test_registry_keeps_the_original_notebook_order_and_references():

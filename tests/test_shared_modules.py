@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neutrino_ae import atomic, bundle, results, style
+from neutrino_ae import atomic
+from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import BundleError
+from neutrino_ae.report import results, style
 
 
 def test_atomic_open_replaces_only_on_success(tmp_path):

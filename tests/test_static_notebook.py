@@ -14,8 +14,8 @@ import nbformat
 import pytest
 
 from neutrino_ae import sections
-from neutrino_ae.bundle import read_manifest
-from neutrino_ae.summary import read_summary
+from neutrino_ae.bundle.manifest import read_manifest
+from neutrino_ae.report.summary import read_summary
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "static.ipynb"

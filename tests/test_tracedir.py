@@ -14,9 +14,9 @@ from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
 from neutrino_ae.formats.probe import write_probe_toml
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
-from neutrino_ae.tracedir import TraceDir, find_trace_dirs, newest_trace_dir, trace_dir_from_stderr
+from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, newest_trace_dir, trace_dir_from_stderr
 
-HEADER = TraceHeader((4, 1, 1), (48, 1, 1))
+HEADER = TraceHeader((4, 1, 1), (64, 1, 1))
 
 
 def _make(root: Path, name: str = "Apr24_231539_1860576", stems=("10.1", "0.486795", "2.7")) -> Path:

@@ -11,7 +11,7 @@ import pytest
 
 from neutrino_ae.formats.bintrace import TraceHeader, write_trace
 from neutrino_ae.formats.records import WARP_SCHED
-from neutrino_ae.scriptutil import run_main
+from neutrino_ae.report.script import run_main
 from warp_sched import fig13a as fig13a_cli
 from warp_sched import fig13cd as fig13cd_cli
 from warp_sched import warp_sched as ws

@@ -83,10 +83,10 @@ ENV = code("""
     from IPython.display import Image, Markdown, display
 
     from neutrino_ae import collect as collector
-    from neutrino_ae import envcheck
+    from neutrino_ae.workloads import envcheck
     from neutrino_ae import sections as registry
     from neutrino_ae.errors import NeutrinoAEError
-    from neutrino_ae.summary import write_summary
+    from neutrino_ae.report.summary import write_summary
 
     sys.dont_write_bytecode = True  # keep the per-figure folders free of __pycache__
 

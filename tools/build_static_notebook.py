@@ -21,7 +21,8 @@ if str(REPO_ROOT) not in sys.path:
 
 from notebook_builder import builder_main, md, notebook_text  # noqa: E402  (tools/ is sys.path[0])
 
-from neutrino_ae import fetch, sections  # noqa: E402  (needs the repo root on sys.path)
+from neutrino_ae import sections  # noqa: E402  (needs the repo root on sys.path)
+from neutrino_ae.bundle import fetch  # noqa: E402
 
 NOTEBOOK = REPO_ROOT / "static.ipynb"
 
@@ -100,7 +101,7 @@ SETUP_MD = md("""
     ## 0. Set-up: the trace bundle
 
     The original notebook fetched the traces with `wget` and `unzip`. Here the set-up cell resolves
-    the bundle in Python (`neutrino_ae.fetch.ensure_bundle`):
+    the bundle in Python (`neutrino_ae.bundle.fetch.ensure_bundle`):
 
     * `bundle = "auto"`: use the bundle already in `trace_root`; if there is none, download the paper's
       `trace.zip` (resumable, sha256 checked or recorded on first use, extracted safely). If that fails
@@ -123,13 +124,13 @@ SETUP = code("""
 
     from IPython.display import Image, Markdown, display
 
-    from neutrino_ae import fetch
+    from neutrino_ae.bundle import fetch
     from neutrino_ae import sections as registry
     from neutrino_ae.atomic import write_text
-    from neutrino_ae.bundle import bundle_kind, read_manifest
+    from neutrino_ae.bundle.manifest import bundle_kind, read_manifest
     from neutrino_ae.errors import NeutrinoAEError
-    from neutrino_ae.results import dataframe_to_markdown
-    from neutrino_ae.summary import write_summary
+    from neutrino_ae.report.results import dataframe_to_markdown
+    from neutrino_ae.report.summary import write_summary
 
     # run_section imports the per-figure folders lazily; keep their bytecode caches out of the source tree.
     sys.dont_write_bytecode = True

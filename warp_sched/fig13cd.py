@@ -9,7 +9,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: the repo root must win over this folder on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from neutrino_ae.scriptutil import run_main  # noqa: E402
+from neutrino_ae.report.script import run_main  # noqa: E402
 from warp_sched.warp_sched import tail_main  # noqa: E402
 
 

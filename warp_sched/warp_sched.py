@@ -43,13 +43,14 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from neutrino_ae import accel, bundle  # noqa: E402
+from neutrino_ae.bundle import manifest as bundle  # noqa: E402
 from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, refuse_pickle  # noqa: E402
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace  # noqa: E402
 from neutrino_ae.formats.records import WARP_SCHED  # noqa: E402
-from neutrino_ae.results import SectionResult, write_results  # noqa: E402
-from neutrino_ae.scriptutil import add_output_args, emit, run_main  # noqa: E402
-from neutrino_ae.style import PALETTE, mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
+from neutrino_ae.report.results import SectionResult, write_results  # noqa: E402
+from neutrino_ae.report.script import add_output_args, emit, run_main  # noqa: E402
+from neutrino_ae.report.style import PALETTE, mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
+from neutrino_ae.sched import intervals as accel
 
 SECTION = "warp_sched"
 PAPER_REF = "Fig. 13"
@@ -188,7 +189,7 @@ def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str
     p = Path(path)
     refuse_pickle(p, PICKLE_INSTEAD)
     if p.is_dir():
-        from neutrino_ae.tracedir import TraceDir
+        from neutrino_ae.formats.tracedir import TraceDir
 
         td = TraceDir(p)
         results = list(td.results())
@@ -212,7 +213,7 @@ def lowest_free_slots(group: np.ndarray, start: np.ndarray, end: np.ndarray,
 
     A slot is free at ``t`` when its last interval ended at or before ``t``. Ties in start are
     broken by ``tiebreak`` (default: input order), then by input order. With numba: one packed sort
-    and a heap loop (:func:`neutrino_ae.accel.lowest_free_kernel`); else :func:`lowest_free_slots_numpy`.
+    and a heap loop (:func:`neutrino_ae.sched.intervals.lowest_free_kernel`); else :func:`lowest_free_slots_numpy`.
     """
     start = accel.i64(start)
     if not accel.use_numba() or start.size == 0:

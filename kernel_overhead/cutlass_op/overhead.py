@@ -16,7 +16,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kernel_overhead.kernel_overhead import group_main
-from neutrino_ae.scriptutil import run_main
+from neutrino_ae.report.script import run_main
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -167,7 +167,7 @@ def make_eventlog(out: Path, size_mb: float | None, seed: int, smoke: bool) -> d
 
 
 def _make_bundle(out: Path, scale: str, seed: int) -> dict[str, Any]:
-    from neutrino_ae.fetch import ensure_sample_bundle
+    from neutrino_ae.bundle.fetch import ensure_sample_bundle
 
     ensure_sample_bundle(out / "bundle", scale=scale, seed=seed, progress=False)
     files = bundle_files(out)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from neutrino_ae.bundle import SAMPLE, write_manifest
+from neutrino_ae.bundle.manifest import SAMPLE, write_manifest
 from neutrino_ae.errors import InputError
 from neutrino_ae.sample.attention import AttnShape
 from neutrino_ae.sample.blocksched import BlockSchedParams

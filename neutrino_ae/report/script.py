@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from neutrino_ae.errors import NeutrinoAEError
 
 if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
-    from neutrino_ae.results import SectionResult
+    from neutrino_ae.report.results import SectionResult
 
 
 def add_output_args(parser: argparse.ArgumentParser, default_out: str = "results") -> None:

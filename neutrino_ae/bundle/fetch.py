@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.bundle import MANIFEST, PAPER, SAMPLE, read_manifest, write_manifest
+from neutrino_ae.bundle.manifest import MANIFEST, PAPER, SAMPLE, read_manifest, write_manifest
 from neutrino_ae.errors import BundleError
 
 PAPER_BUNDLE_URL = "https://pub-eef24bf0aa5b4950860ea28dfbe39d8c.r2.dev/trace.zip"

@@ -12,7 +12,7 @@ import pandas as pd
 
 from neutrino_ae import __version__
 from neutrino_ae.atomic import atomic_open, write_json, write_text
-from neutrino_ae.bundle import SAMPLE, bundle_kind, find_bundle_root, read_manifest
+from neutrino_ae.bundle.manifest import SAMPLE, bundle_kind, find_bundle_root, read_manifest
 
 
 def provenance(input_path: str | os.PathLike[str]) -> dict[str, Any]:

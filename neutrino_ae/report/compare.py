@@ -1,4 +1,4 @@
-"""Diff two runs' ``summary.json`` (schema: :mod:`neutrino_ae.summary`).
+"""Diff two runs' ``summary.json`` (schema: :mod:`neutrino_ae.report.summary`).
 
 A value *moved* when ``|b - a| > atol + rtol * max(|a|, |b|)`` (symmetric, so swapping the runs
 gives the same verdict). A row present in one run only, or a number in one and null in the
@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from neutrino_ae.summary import read_summary, resolve_summary
+from neutrino_ae.report.summary import read_summary, resolve_summary
 
 OK, MOVED, ONLY_A, ONLY_B = "ok", "moved", "only in A", "only in B"
 

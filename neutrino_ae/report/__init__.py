@@ -1,0 +1,1 @@
+"""Reporting: the section contract, results files, summary, compare, figure style, CLI plumbing."""

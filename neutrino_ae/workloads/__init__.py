@@ -1,0 +1,1 @@
+"""What GPU workloads and collection share: the CUDA preamble, environment checks, the neutrino CLI runner."""
