@@ -23,4 +23,4 @@ test: setup
 	$(PY) -m pytest -q
 
 bench: setup
-	$(PY) -m neutrino_ae.bench
+	$(PY) -m benchmarks.bench

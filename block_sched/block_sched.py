@@ -549,6 +549,11 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
     return block_sched(find_bundle_traces(root), out_dir)
 
 
+def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: Sec. 4.5 from a bundle root."""
+    return analyze(Path(bundle_root) / "block_sched", out_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("traces", nargs="+", type=Path, help="block_sched result .bin files or trace directories")

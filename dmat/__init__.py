@@ -1,1 +1,55 @@
-"""Paper result folder: analysis (importable + CLI) and the GPU workloads the dynamic notebook profiles."""
+"""Fig. 1, Fig. 10a/b/c: Densified memory access timeline (DMAT). This folder owns the section end to end: its
+analysis and CLI, its figures, how dynamic.ipynb collects it, its part of the sample bundle and its
+GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrino_ae.report.section).
+"""
+
+from neutrino_ae.report.section import Section
+
+STATIC_PROSE = """
+A **densified memory access timeline** (DMAT) plots every global-memory access of a kernel:
+time (GPU clock since kernel entry) on the x axis, memory page on the y axis, colour for how many
+accesses hit that page at that time. It shows access patterns that counters cannot, such as the
+streaming of K/V tiles in attention kernels. Four plots, all of attention kernels with q, k, v of
+shape (4, 32, 4096, 64) in fp16 (the sample bundle models a smaller shape, so its plots are shorter):
+
+* **Fig. 1**: Triton FlashAttention-2 (BLOCK_M 128, BLOCK_N 64, 2 stages, 8 warps);
+* **Fig. 10a**: the same kernel with BLOCK_M 64 and 4 warps;
+* **Fig. 10b**: PyTorch SDPA, flash backend; **Fig. 10c**: PyTorch SDPA, memory-efficient backend.
+
+The artifact's plotter silently dropped every access after clock 5,000,000; here the whole
+kernel is plotted.
+"""
+
+DYNAMIC_PROSE = """
+`neutrino -p dmat -k <keyword>` records the clock and address of every global load/store of the
+matching kernel. The collector sparsifies each raw trace into the paper's `.dmat` file (accesses
+per 64 KiB page per clock), which the DMAT plotter of the static notebook reads. Workloads,
+all with q, k, v of shape (4, 32, 4096, 64) fp16, seed 42, scale 0.5, non-causal:
+`dmat/fig1.py` (our Triton FlashAttention-2, BLOCK_M 128 / BLOCK_N 64 / 2 stages / 8 warps),
+`dmat/fig10a.py` (64 / 64 / 2 / 4), `dmat/fig10b.py` (PyTorch SDPA, flash backend, keyword
+`flash`), `dmat/fig10c.py` (SDPA memory-efficient backend, keyword `fmha`).
+
+DMAT traces are large and slow to collect (minutes per figure). The pattern depends on the GPU
+(the paper notes an RTX 3080 reproduces its plots exactly) and varies a little run to run.
+"""
+
+SECTION = Section(
+    name="dmat",
+    title="Densified memory access timeline (DMAT)",
+    paper_ref="Fig. 1, Fig. 10a/b/c",
+    order=20,
+    runtime="3 s small sample, 16 s paper-scale sample",
+    inputs=("dmat/fig1.dmat", "dmat/fig10a.dmat", "dmat/fig10b.dmat", "dmat/fig10c.dmat"),
+    optional_inputs=("dmat/raw/**/*",),
+    analyze="dmat:analyze_bundle",
+    collect="collect:collect",
+    sample="sample:build",
+    static_prose=STATIC_PROSE,
+    dynamic_prose=DYNAMIC_PROSE,
+    notebook_figures=(
+        ("fig1.png", "Fig. 1: Triton FlashAttention-2"),
+        ("fig10a.png", "Fig. 10a: Triton FlashAttention-2, BLOCK_M 64, 4 warps"),
+        ("fig10b.png", "Fig. 10b: PyTorch SDPA, flash backend"),
+        ("fig10c.png", "Fig. 10c: PyTorch SDPA, memory-efficient backend"),
+    ),
+)

@@ -515,6 +515,11 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
                          "\n".join(r.text for r in parts))
 
 
+def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: every DMAT figure of a bundle root."""
+    return analyze(Path(bundle_root) / "dmat", out_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Draw a DMAT plot (Fig. 1 / Fig. 10) from a dmat trace or .dmat")
     parser.add_argument("input", type=Path, help="dmat result .bin, .dmat file, or trace directory")

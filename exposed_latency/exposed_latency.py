@@ -343,6 +343,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def analyze_bundle(bundle_root: str | Path, out_dir: str | Path) -> SectionResult:
+    """The section entry point: Fig. 12 from a bundle root."""
+    return analyze([Path(bundle_root) / "exposed_latency"], out_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     emit(analyze(args.inputs, args.out), args.json)

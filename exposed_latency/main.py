@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from neutrino_ae.run.collect import script_collector
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     from neutrino_ae.atomic import atomic_open
-    from neutrino_ae.collect import CollectError, run_neutrino
+    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     wl = workloads(sys.executable)
     written = 0
@@ -152,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {len(rows)} probe(s) -> {args.out / (name + '.csv')}")
     print(f"exposed_latency: {written} workload CSV(s) written")
     return 0 if written else 1
+
+
+#: The SECTION.collect entry: this script run as a subprocess into ``<trace_root>/exposed_latency/``.
+collect = script_collector("exposed_latency", __file__)
 
 
 if __name__ == "__main__":

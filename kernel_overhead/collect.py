@@ -21,6 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from neutrino_ae.report.script import run_main  # noqa: E402
+from neutrino_ae.run.collect import script_collector  # noqa: E402
 from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.run:
         return run_op(args.run)
 
-    from neutrino_ae.collect import CollectError, run_neutrino
+    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     only = {s for s in args.only.split(",") if s}
     ok = failed = 0
@@ -159,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
             ok += 1
     print(f"kernel_overhead: {ok} run(s) collected, {failed} failed")
     return 0 if ok else 1
+
+
+#: The SECTION.collect entry: this script run as a subprocess into ``<trace_root>/kernel_overhead/``.
+collect = script_collector("kernel_overhead", __file__)
 
 
 if __name__ == "__main__":

@@ -541,6 +541,11 @@ def build_parser(default_root: Path, prog: str | None = None) -> argparse.Argume
     return parser
 
 
+def analyze_bundle(bundle_root: str | Path, out_dir: str | Path) -> SectionResult:
+    """The section entry point: Table 2 from a bundle root."""
+    return analyze(Path(bundle_root) / "kernel_overhead", out_dir)
+
+
 def main(argv: Sequence[str] | None = None, groups: Sequence[str] | None = None,
          default_root: Path | None = None, prog: str | None = None) -> int:
     args = build_parser(default_root or Path(__file__).resolve().parent, prog).parse_args(argv)

@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from neutrino_ae.report.script import run_main  # noqa: E402
+from neutrino_ae.run.collect import script_collector  # noqa: E402
 from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.run:
         return _run_builtin(args.run)
 
-    from neutrino_ae.collect import CollectError, run_neutrino
+    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     ok = failed = 0
     for model in [m for m in args.models.split(",") if m]:
@@ -128,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
                 ok += 1
     print(f"max_mem: {ok} run(s) collected, {failed} failed")
     return 0 if ok else 1
+
+
+#: The SECTION.collect entry: this script run as a subprocess into ``<trace_root>/max_mem/``.
+collect = script_collector("max_mem", __file__)
 
 
 if __name__ == "__main__":

@@ -371,6 +371,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def analyze_bundle(bundle_root: str | Path, out_dir: str | Path) -> SectionResult:
+    """The section entry point: Fig. 11 from a bundle root."""
+    return analyze(Path(bundle_root) / "max_mem", out_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     emit(analyze(args.root, args.out), args.json)

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neutrino_ae import bench
-from neutrino_ae.benchcases import CASES, Target, expand_only
+from benchmarks import bench
+from benchmarks.cases import CASES, Target, expand_only
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""neutrino_ae.collect with the fake neutrino CLI: trace dirs moved, failures as one-line errors."""
+"""Collection with the fake neutrino CLI: trace dirs moved, failures as one-line errors."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae import collect
-from neutrino_ae.collect import CollectError, run_neutrino, trace_dirs_from_stderr
+from neutrino_ae.formats.tracedir import TraceDir, trace_dirs_from_stderr
+from neutrino_ae.run import collect
+from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
 
 FAKE = Path(__file__).resolve().parent / "fake_neutrino"
 
@@ -79,11 +80,11 @@ def test_staged_keeps_old_on_failure(tmp_path):
     final = tmp_path / "sec"
     final.mkdir()
     (final / "old.txt").write_text("old")
-    with pytest.raises(RuntimeError), collect.staged(final) as stage:
+    with pytest.raises(RuntimeError), staged(final) as stage:
         (stage / "new.txt").write_text("new")
         raise RuntimeError("boom")
     assert [p.name for p in tmp_path.iterdir()] == ["sec"] and (final / "old.txt").is_file()
-    with collect.staged(final) as stage:
+    with staged(final) as stage:
         (stage / "new.txt").write_text("new")
     assert sorted(p.name for p in final.iterdir()) == ["new.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["sec"]
@@ -94,7 +95,7 @@ def test_results_by_time_not_listing_order(tmp_path):
     res.mkdir()
     for name in ("10.5.bin", "2.25.bin", "0.486795.bin"):
         (res / name).write_bytes(b"")
-    assert [p.name for p in collect.results_by_time(tmp_path)] == ["0.486795.bin", "2.25.bin", "10.5.bin"]
+    assert [p.name for p in TraceDir(tmp_path).results()] == ["0.486795.bin", "2.25.bin", "10.5.bin"]
 
 
 def test_collect_block_sched_with_fake(fake_path, tmp_path):

@@ -29,7 +29,7 @@ def test_notebook_is_generated_and_clean():
         for line in cell.source.splitlines():
             assert not line.lstrip().startswith(("!", "%")), line
     text = "\n".join(c.source for c in code)
-    assert "from IPython.display import Image" in text and "os.listdir" not in text
+    assert "DynamicNotebook(" in text and "os.listdir" not in text
 
 
 def _execute(tmp_path: Path, path_dirs: list[str], sections: str, **params) -> tuple[nbformat.NotebookNode, dict]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import neutrino_source as ns
 import pytest
 
-from neutrino_ae import collect
+from neutrino_ae.run import collect, registry
 
 FAKE = Path(__file__).resolve().parent / "fake_neutrino"
 pytestmark = pytest.mark.skipif(ns.missing_reason() is not None, reason=ns.missing_reason() or "")
@@ -48,7 +48,7 @@ def test_every_collector_command_line_parses_with_the_real_cli(tmp_path: Path, m
         "max_mem": ["--models", "llama1b-bs32"],
         "exposed_latency": ["--workloads", "attn,conv"],
     })
-    for section in collect.COLLECTORS:
+    for section in registry.names():
         collect.collect_section(section, tmp_path / "traces", ctx)
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     probes = set()

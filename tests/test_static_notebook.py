@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from neutrino_ae import sections
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.report.summary import read_summary
+from neutrino_ae.run import registry, runner
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "static.ipynb"
@@ -47,7 +47,7 @@ def test_committed_notebook_has_no_outputs_and_a_parameters_cell():
     assert assigned["bundle"] == "auto" and assigned["trace_root"] == "traces/"
     assert assigned["bundle_url"].startswith("https://") and assigned["bundle_url"].endswith("trace.zip")
     assert assigned["bundle_sha256"] == "" and assigned["output_dir"] == "results/"
-    assert assigned["sections"] == list(sections.NAMES)
+    assert assigned["sections"] == list(registry.names())
     assert assigned["sample_scale"] == "small" and assigned["seed"] == 0 and assigned["force"] is False
 
 
@@ -71,7 +71,7 @@ def test_committed_notebook_has_no_shell_outs_magics_or_pickle():
 
 def test_notebook_follows_the_registry_order():
     ids = [c.id for c in _notebook().cells if c.cell_type == "code"]
-    order = [ids.index(name.replace("_", "-")) for name in sections.NAMES]
+    order = [ids.index(name.replace("_", "-")) for name in registry.names()]
     assert order == sorted(order)
     assert ids[-1] == "summary"
 
@@ -145,8 +145,8 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
 
     doc = read_summary(out / "summary.json")
     rows = doc["results"]
-    assert {r["section"] for r in rows} == set(sections.NAMES)
-    for name in sections.NAMES:
+    assert {r["section"] for r in rows} == set(registry.names())
+    for name in registry.names():
         numbers = [r["value"] for r in rows if r["section"] == name and r["value"] is not None]
         assert numbers, f"no numbers for {name}"
     assert {r["bundle_kind"] for r in rows} == {"sample"}
@@ -154,8 +154,8 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
     assert md.startswith("Summary of ") and "SYNTHETIC" in md
     assert "| section | paper_ref | key | value | unit | bundle_kind | ground_truth |" in md
     assert md.count("\n| block_sched |") == sum(r["section"] == "block_sched" for r in rows)
-    for name in sections.NAMES:
-        assert (out / name / sections.RECORD).is_file()
+    for name in registry.names():
+        assert (out / name / runner.RECORD).is_file()
 
     _check_against_ground_truth(rows, read_manifest(sample_bundle))
 
@@ -220,7 +220,7 @@ def test_single_section_from_a_fresh_trace_root(sample_bundle, tmp_path, kernel_
     assert _error_outputs(executed) == []
     log = _text_outputs(executed)
     assert "bundle: sample" in log and "WARNING: SYNTHETIC DATA" in log, "auto found the sample bundle and says so"
-    for name in sections.NAMES:
+    for name in registry.names():
         if name != "dmat":
             assert f"{name}: skipped (not in sections)" in log
     rows = read_summary(out / "summary.json")["results"]

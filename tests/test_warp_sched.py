@@ -183,7 +183,7 @@ def test_peak_resident_blocks_by_hand():
 
 def test_paper_bundle_layout_draws_13ab_and_reports_refused_pickle(tmp_path):
     # The paper's bundle: exclusive_sched/result/*.bin, shared_sched/result/*.bin and a tmp.pkl for 13c/d.
-    from neutrino_ae import sections
+    from neutrino_ae.run import runner
 
     root = tmp_path / "bundle"
     for name, t in (("exclusive_sched", "2.756086"), ("shared_sched", "3.201079")):
@@ -191,7 +191,7 @@ def test_paper_bundle_layout_draws_13ab_and_reports_refused_pickle(tmp_path):
         _warp_trace(root / "warp_sched" / name / "result" / f"{t}.bin")
     marker = tmp_path / "was_unpickled"
     (root / "warp_sched" / "tmp.pkl").write_bytes(pickle.dumps(_Trap(marker)))
-    res = sections.run_section("warp_sched", root, tmp_path / "out")
+    res = runner.run_section("warp_sched", root, tmp_path / "out")
     assert {"fig13a.png", "fig13b.png"} <= set(res.files) and "fig13c.png" not in res.files
     skipped = res.data["skipped"]["fig13cd"]
     assert skipped.startswith(f"{root / 'warp_sched' / 'tmp.pkl'}: refusing to load a pickle")

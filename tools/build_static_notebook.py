@@ -5,7 +5,8 @@
 
 The notebook is written without outputs, with deterministic cell ids, so diffs of the generated
 file stay small and a test can compare it with :func:`build`. Section titles, paper references
-and runtime estimates come from ``neutrino_ae.sections`` so the notebook and the registry agree.
+runtime estimates and each section's text come from the section registry (``neutrino_ae.run.registry``):
+adding a section folder adds its cells here.
 """
 
 from __future__ import annotations
@@ -14,17 +15,12 @@ import sys
 from pathlib import Path
 
 import nbformat
+from notebook_builder import builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from neutrino_ae.bundle import fetch
+from neutrino_ae.run import registry
 
-from notebook_builder import builder_main, md, notebook_text  # noqa: E402  (tools/ is sys.path[0])
-
-from neutrino_ae import sections  # noqa: E402  (needs the repo root on sys.path)
-from neutrino_ae.bundle import fetch  # noqa: E402
-
-NOTEBOOK = REPO_ROOT / "static.ipynb"
+NOTEBOOK = registry.REPO_ROOT / "static.ipynb"
 
 
 code = md
@@ -32,13 +28,13 @@ code = md
 
 def _runtime_table() -> str:
     rows = ["| # | section | paper | runtime |", "|---|---|---|---|"]
-    for i, s in enumerate(sections.SECTIONS, start=1):
+    for i, s in enumerate(registry.sections(), start=1):
         rows.append(f"| {i} | {s.title} (`{s.name}`) | {s.paper_ref} | {s.runtime} |")
     return "\n".join(rows)
 
 
 def _header(i: int, name: str) -> str:
-    s = sections.get(name)
+    s = registry.get(name)
     return (f"## {i}. {s.title}\n\n"
             f"* Paper: **{s.paper_ref}**\n"
             f"* Reads (inside the bundle): {', '.join(f'`{p}`' for p in s.inputs)}\n"
@@ -90,7 +86,7 @@ PARAMETERS = code(f"""
     trace_root = "traces/"  # where the bundle lives (or is downloaded/generated to)
     bundle_url = "{fetch.PAPER_BUNDLE_URL}"  # the paper's trace.zip
     bundle_sha256 = ""  # expected sha256 of trace.zip; "" trusts the first download and records its digest
-    sections = {list(sections.NAMES)!r}  # any subset
+    sections = {list(registry.names())!r}  # any subset
     output_dir = "results/"  # figures, tables, results JSON, summary.json / summary.md
     sample_scale = "small"  # sample bundle size: "small" or "paper"
     seed = 0  # sample bundle seed
@@ -110,229 +106,23 @@ SETUP_MD = md("""
     * `bundle = "paper"`: the paper's traces, downloading them if needed.
     * `bundle = "sample"`: generate (or reuse) the synthetic sample bundle; works offline.
 
-    It then prints which kind of bundle the results will come from, and defines two helpers used by
-    every section: `run(name)` (compute or reuse the section's results) and `show(result)` (display
-    the saved figures and tables, then the summary text). A section whose input is missing or
-    unreadable prints one line naming the file and the other sections still run; the summary at the
-    end lists such sections and then stops the run with an error, so a failure is never silent.
+    It then prints which kind of bundle the results will come from. The cells below are one call each
+    on the object it makes, `nb` (`neutrino_ae.run.notebook.StaticNotebook`): `nb.section(name)`
+    computes or reuses a section's results and shows its figures, tables and summary text. A section
+    whose input is missing or unreadable prints one line naming the file and the other sections
+    still run; the summary at the end lists such sections and then stops the run with an error, so a
+    failure is never silent.
 """)
 
 SETUP = code("""
-    import sys
-    import time
-    from pathlib import Path
+    from neutrino_ae.run.notebook import StaticNotebook
 
-    from IPython.display import Image, Markdown, display
-
-    from neutrino_ae.bundle import fetch
-    from neutrino_ae import sections as registry
-    from neutrino_ae.atomic import write_text
-    from neutrino_ae.bundle.manifest import bundle_kind, read_manifest
-    from neutrino_ae.errors import NeutrinoAEError
-    from neutrino_ae.report.results import dataframe_to_markdown
-    from neutrino_ae.report.summary import write_summary
-
-    # run_section imports the per-figure folders lazily; keep their bytecode caches out of the source tree.
-    sys.dont_write_bytecode = True
-
-    if bundle not in ("auto", "paper", "sample"):
-        raise registry.NotebookStop(f'bundle must be "auto", "paper" or "sample", not {bundle!r}')
-    try:
-        selected = registry.parse_names(sections)
-        bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url, sha256=bundle_sha256 or None,
-                                          sample_scale=sample_scale, seed=int(seed))
-    except (NeutrinoAEError, OSError, ValueError) as exc:
-        message = str(exc)
-        if 'bundle="sample"' not in message and bundle != "sample":
-            message += f"; {fetch.SAMPLE_HINT}"
-        raise registry.NotebookStop(message) from None
-
-    kind = bundle_kind(bundle_root)
-    out_root = Path(output_dir)
-    manifest = read_manifest(bundle_root) or {}
-    print(f"bundle: {kind} at {Path(bundle_root).resolve()}")
-    if kind == "sample":
-        print("=" * 100)
-        print("WARNING: SYNTHETIC DATA. This is the sample bundle made by an execution model "
-              f"(scale={manifest.get('scale')}, seed={manifest.get('seed')}), not traces from a GPU.")
-        print("Its numbers test the analyses; they do not reproduce the paper. Use bundle=\\"paper\\" for that.")
-        print("=" * 100)
-    elif kind == "paper":
-        print(f"paper traces from {manifest.get('url', 'a hand-extracted trace.zip')} "
-              f"(sha256 {manifest.get('sha256', 'not recorded')})")
-    print(f"sections: {', '.join(selected)}")
-    print(f"outputs:  {out_root.resolve()}")
-
-    results = {}
-    failed = {}
-
-
-    def run(name):
-        \"\"\"Compute (or reuse) one section's results; None when it is not selected or its input is unusable.
-
-        A section with bad input reports one line and lets the others run; the summary cell then
-        stops the notebook with the list of failed sections (after saving what did work).
-        \"\"\"
-        if name not in selected:
-            print(f"{name}: skipped (not in sections)")
-            return None
-        start = time.perf_counter()
-        try:
-            res = registry.run_section(name, bundle_root, out_root, force=force)
-        except (NeutrinoAEError, OSError) as exc:
-            failed[name] = str(exc)
-            print(f"{name}: FAILED: {exc}", file=sys.stderr)
-            return None
-        failed.pop(name, None)
-        results[name] = res
-        elapsed = time.perf_counter() - start
-        how = "reused cached results" if res.data.get("cached") else f"computed in {elapsed:.1f} s"
-        print(f"{name}: {how} -> {out_root / name}")
-        return res
-
-
-    def show(res, figures=None, tables=None, text=True):
-        \"\"\"Display a result's saved figures and tables (all, or the named ones), then its summary text.\"\"\"
-        if res is None:
-            return
-        for key, path in res.files.items():
-            if Path(path).suffix == ".png" and (figures is None or key in figures):
-                display(Image(filename=str(path)))
-        for tname, df in res.tables.items():
-            if tables is None or tname in tables:
-                display(Markdown(f"**{tname}**"))
-                display(df)
-        if text and res.text:
-            print(res.text)
+    nb = StaticNotebook(bundle=bundle, trace_root=trace_root, bundle_url=bundle_url, bundle_sha256=bundle_sha256,
+                        sections=sections, output_dir=output_dir, sample_scale=sample_scale, seed=seed, force=force)
 """)
 
-BLOCK_MD = _header(1, "block_sched") + "\n\n" + md("""
-    A GPU runs a kernel's blocks on its SMs; when a block finishes, the SM has to retire it and
-    start the next one. The cycles in between do no work: that is the **block scheduling cost**
-    (Sec. 4.5). Neutrino's `block_sched` probe saves, for every warp, its start clock, its elapsed
-    cycles and the SM it ran on. From each block's first warp the analysis replays every SM's blocks
-    in block-index order: when the oldest still-resident block on that SM has finished before the
-    new block starts, the gap between that block's end and the new block's start is counted as
-    scheduling cost. The section reports, averaged over the SMs that ran blocks, the total
-    **running** cycles and the total **scheduling** cycles, and their ratio: the share of time lost
-    to scheduling.
-
-    This is the artifact's metric, kept exactly so the numbers are comparable (without the original
-    script's crash on non-contiguous SM ids). On the authors' A100 the traced kernel,
-    `torch.zeros((4096, 4096), fp16)`, printed `No.block:32768 Running:602241 Scheduling:87713(cycle)`,
-    i.e. scheduling ≈ 13 % of running. The traces behind Sec. 4.5 were re-collected after the paper,
-    so expect similar, not identical, values. The two optimisations of Sec. 4.5 (a `cuMemsetD16`
-    fill and a persistent kernel) need a GPU and are in `dynamic.ipynb`; the sample bundle carries
-    modelled traces of both (`block_sched/variants/`), analysed here beside the main trace, and a
-    smaller main kernel than the paper's.
-""")
-
-BLOCK = code("""
-    block_res = run("block_sched")
-    show(block_res)
-""")
-
-DMAT_MD = _header(2, "dmat") + "\n\n" + md("""
-    A **densified memory access timeline** (DMAT) plots every global-memory access of a kernel:
-    time (GPU clock since kernel entry) on the x axis, memory page on the y axis, colour for how many
-    accesses hit that page at that time. It shows access patterns that counters cannot, such as the
-    streaming of K/V tiles in attention kernels. Four plots, all of attention kernels with q, k, v of
-    shape (4, 32, 4096, 64) in fp16 (the sample bundle models a smaller shape, so its plots are shorter):
-
-    * **Fig. 1**: Triton FlashAttention-2 (BLOCK_M 128, BLOCK_N 64, 2 stages, 8 warps);
-    * **Fig. 10a**: the same kernel with BLOCK_M 64 and 4 warps;
-    * **Fig. 10b**: PyTorch SDPA, flash backend; **Fig. 10c**: PyTorch SDPA, memory-efficient backend.
-
-    The artifact's plotter silently dropped every access after clock 5,000,000; here the whole
-    kernel is plotted.
-""")
-
-DMAT_RUN = code("""
-    dmat_res = run("dmat")
-    show(dmat_res, figures=(), tables=())
-""")
-
-
-def _dmat_fig(fig: str, caption: str) -> str:
-    return code(f"""
-        # {caption}
-        if dmat_res is not None:
-            show(dmat_res, figures=["{fig}.png"], tables=["dmat_{fig}_tensors"], text=False)
-    """)
-
-
-KERNEL_MD = _header(3, "kernel_overhead") + "\n\n" + md("""
-    The cost of probing, per kernel and probe (`block_sched`, `gmem_bytes`, `tensorop_count`, `dmat`):
-
-    * **slowdown**: probed kernel time divided by the time of the same kernel without probes
-      (Neutrino's `--benchmark` mode runs both and logs the ratio per launch; the table shows the
-      median over launches, so one disturbed launch does not move a row);
-    * **extra registers**: registers of the probed kernel minus those of the original, from the
-      assembler's `Used N registers` lines.
-
-    Kernels: CUTLASS GEMM, Stream-K GEMM and Conv2D; Triton group-GEMM and FlashAttention-2; PyTorch
-    normalisation, softmax, reductions, pooling, embedding and gather. The original notebook printed
-    the three groups from three scripts; here they form one table. The CUTLASS and Triton rows (the
-    **first five rows of Table 2**) were re-collected after the paper and differ slightly from it.
-""")
-
-KERNEL = code("""
-    kernel_res = run("kernel_overhead")
-    show(kernel_res)
-""")
-
-MAXMEM_MD = _header(4, "max_mem") + "\n\n" + md("""
-    Neutrino allocates a buffer for the probes' records on every launch. Fig. 11 compares, per model
-    and probe, the **largest probe buffer** (the `[exec] probe-mem` lines of `event.log`) with the
-    **peak memory of the workload itself** (the `max memory:` line the workload prints in
-    `stdout.log`). Models: ResNet (batch 32), Stable Diffusion (batch 1), Mamba (batch 32),
-    Llama 1B/3B/8B (batch 32) and Llama 8B at batch 128 and 256.
-
-    Unlike the original loop this reads every matching line (not just the first) and names any
-    missing log instead of crashing.
-""")
-
-MAXMEM = code("""
-    maxmem_res = run("max_mem")
-    show(maxmem_res)
-""")
-
-LATENCY_MD = _header(5, "exposed_latency") + "\n\n" + md("""
-    How much slower a workload runs while being profiled, Neutrino against Nsight Compute, for four
-    workloads (attention, group-GEMM, convolution, GEMM) and several probes. Bars are normalised to
-    the un-profiled run; Neutrino's bar is split into the time spent in the (probed) kernel, the
-    epilogue that copies the probe records back and writes the trace, and the prologue that sets the
-    probe buffers up, so the exposed part is visible. The original notebook's unused, hard-coded
-    proportions table is gone: every number here comes from the CSVs.
-""")
-
-LATENCY = code("""
-    latency_res = run("exposed_latency")
-    show(latency_res)
-""")
-
-WARP_MD = _header(6, "warp_sched") + "\n\n" + md("""
-    Section 7 of the paper uses warp-level timing to look at how warps share an SM:
-
-    * **Fig. 13a / 13b**: per-SM warp timelines (one row per warp slot, coloured by block) of the same
-      attention kernel under exclusive and under shared warp scheduling;
-    * **Fig. 13c / 13d**: the **tailing effect**: active warps and busy SMs over time; in the last wave
-      most SMs run out of work while a few still finish theirs. 13d also has a zoom on the tail.
-
-    The original Fig. 13c/d input was a Python pickle (`warp_sched/tmp.pkl`); unpickling a downloaded
-    file can run arbitrary code, so this suite refuses it and reads the tail-effect input from a
-    regular trace directory, `warp_sched/tail/<tracedir>/` (the sample bundle has one; `dynamic.ipynb`
-    collects one on a GPU). On a paper bundle that only has the pickle, Fig. 13a/b are still drawn and
-    Fig. 13c/d are reported as skipped, with the reason and how to convert the table.
-""")
-
-WARP = code("""
-    warp_res = run("warp_sched")
-    show(warp_res)
-""")
-
-SUMMARY_MD = md("""
-    ## 7. Summary of every result
+SUMMARY_MD = md(f"""
+    ## {len(registry.sections()) + 1}. Summary of every result
 
     One row per reported number: section, paper reference, value and unit, and the bundle kind it
     came from. On the sample bundle the **ground truth** column holds the value the execution model
@@ -341,56 +131,27 @@ SUMMARY_MD = md("""
 """)
 
 SUMMARY = code("""
-    for name in selected:
-        if name not in results and name not in failed:
-            run(name)
-
-    rows = registry.summary_rows(results, bundle_kind=kind)
-    summary_df = registry.summary_table(rows, ground_truth=(kind == "sample"))
-    note = " (SYNTHETIC sample data: values come from an execution model, not from a GPU)" if kind == "sample" else ""
-    table_md = f"Summary of {len(rows)} results, bundle kind: {kind}{note}\\n\\n{dataframe_to_markdown(summary_df)}\\n"
-    if failed:
-        table_md += "\\nFailed sections (no results):\\n\\n" + "".join(f"* {n}: {m}\\n" for n, m in failed.items())
-
-    summary_json = write_summary(out_root / "summary.json", rows, notebook="static", bundle=bundle, bundle_kind=kind,
-                                 bundle_root=str(Path(bundle_root).resolve()), sections=selected,
-                                 failed_sections=dict(failed))
-    summary_md = write_text(out_root / "summary.md", table_md)
-    print(f"wrote {summary_json} and {summary_md}")
-    display(Markdown(table_md))
-    if failed:
-        problems = "; ".join(f"{n}: {m}" for n, m in failed.items())
-        raise registry.NotebookStop(f"{len(failed)} section(s) failed, the others are saved: {problems}")
+    nb.summary()
 """)
 
 
 def cells() -> list[nbformat.NotebookNode]:
-    """The notebook's cells, in order, with stable ids."""
+    """The notebook's cells, in order, with stable ids: one heading + one code cell per section of
+    the registry (plus one cell per figure a section lists in ``notebook_figures``)."""
     v4 = nbformat.v4
     out = [
         v4.new_markdown_cell(INTRO, id="intro"),
         v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
         v4.new_markdown_cell(SETUP_MD, id="setup-md"),
         v4.new_code_cell(SETUP, id="setup"),
-        v4.new_markdown_cell(BLOCK_MD, id="block-sched-md"),
-        v4.new_code_cell(BLOCK, id="block-sched"),
-        v4.new_markdown_cell(DMAT_MD, id="dmat-md"),
-        v4.new_code_cell(DMAT_RUN, id="dmat"),
     ]
-    for fig, caption in (("fig1", "Fig. 1: Triton FlashAttention-2"),
-                         ("fig10a", "Fig. 10a: Triton FlashAttention-2, BLOCK_M 64, 4 warps"),
-                         ("fig10b", "Fig. 10b: PyTorch SDPA, flash backend"),
-                         ("fig10c", "Fig. 10c: PyTorch SDPA, memory-efficient backend")):
-        out.append(v4.new_code_cell(_dmat_fig(fig, caption), id=f"dmat-{fig}"))
+    for i, s in enumerate(registry.sections(), start=1):
+        cid = s.name.replace("_", "-")
+        out.append(v4.new_markdown_cell(_header(i, s.name) + "\n\n" + s.static_prose.strip(), id=f"{cid}-md"))
+        out.append(v4.new_code_cell(f'nb.section("{s.name}")', id=cid))
+        for key, caption in s.notebook_figures:
+            out.append(v4.new_code_cell(f'# {caption}\nnb.figure("{s.name}", "{key}")', id=f"{cid}-{Path(key).stem}"))
     out += [
-        v4.new_markdown_cell(KERNEL_MD, id="kernel-overhead-md"),
-        v4.new_code_cell(KERNEL, id="kernel-overhead"),
-        v4.new_markdown_cell(MAXMEM_MD, id="max-mem-md"),
-        v4.new_code_cell(MAXMEM, id="max-mem"),
-        v4.new_markdown_cell(LATENCY_MD, id="exposed-latency-md"),
-        v4.new_code_cell(LATENCY, id="exposed-latency"),
-        v4.new_markdown_cell(WARP_MD, id="warp-sched-md"),
-        v4.new_code_cell(WARP, id="warp-sched"),
         v4.new_markdown_cell(SUMMARY_MD, id="summary-md"),
         v4.new_code_cell(SUMMARY, id="summary"),
     ]

@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from neutrino_ae.report.script import run_main  # noqa: E402
+from neutrino_ae.run.collect import script_collector  # noqa: E402
 from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
 
 MODES = ("exclusive", "shared", "tail")
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.run:
         return run_mode(args.run, args.iters)
 
-    from neutrino_ae.collect import CollectError, run_neutrino
+    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     me = str(Path(__file__).resolve())
     failed = 0
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{mode}: {res.trace_dir}")
     return 1 if failed else 0
+
+
+#: The SECTION.collect entry: this script run as a subprocess into ``<trace_root>/warp_sched/``.
+collect = script_collector("warp_sched", __file__)
 
 
 if __name__ == "__main__":

@@ -728,6 +728,11 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
     return warp_sched(root, out_dir)
 
 
+def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: Fig. 13a-d from a bundle root."""
+    return warp_sched(Path(bundle_root) / "warp_sched", out_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Fig. 13a-d from a bundle's warp_sched/ folder")
     parser.add_argument("root", type=Path, help="bundle root or its warp_sched/ folder")

@@ -196,9 +196,25 @@ def newest_trace_dir(root: str | os.PathLike[str]) -> Path:
     return dirs[-1]
 
 
+def latest_trace_dir(root: str | os.PathLike[str]) -> Path | None:
+    """The most recently written trace directory anywhere under ``root`` (by its event.log's mtime)."""
+    r = Path(root)
+    cands = [p.parent for p in r.rglob("event.log")] if r.is_dir() else []
+    return max(cands, key=lambda p: (p / "event.log").stat().st_mtime_ns, default=None)
+
+
+#: The hook driver announces its folder on stderr: ``[info] trace in <path>`` (common.h).
+TRACE_LINE_MARK = "trace in"
+
+
+def trace_dirs_from_stderr(text: str) -> list[str]:
+    """Every folder the Neutrino CLI announced on stderr (the last word of each "trace in" line)."""
+    return [line.split()[-1] for line in text.splitlines() if TRACE_LINE_MARK in line and line.split()]
+
+
 def trace_dir_from_stderr(text: str) -> Path:
-    """The trace folder the Neutrino CLI announced on stderr: last word of the last "trace in" line."""
-    hits = [line for line in text.splitlines() if "trace in" in line and line.split()]
+    """The trace folder the Neutrino CLI announced last on stderr."""
+    hits = trace_dirs_from_stderr(text)
     if not hits:
         raise InputError(None, "Neutrino's stderr has no 'trace in <dir>' line (did the run start probing?)")
-    return Path(hits[-1].split()[-1])
+    return Path(hits[-1])

@@ -32,12 +32,18 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from neutrino_ae.atomic import write_json
+from neutrino_ae.bundle.manifest import UNKNOWN
 from neutrino_ae.errors import InputError
+from neutrino_ae.report.results import SectionResult
 
 SCHEMA = "neutrino-ae-summary/1"
 SUMMARY_NAME = "summary.json"
 ROW_FIELDS = ("section", "key", "paper_ref", "value", "unit", "bundle_kind", "ground_truth")
+#: Column order of the summary table people read.
+SUMMARY_COLUMNS = ("section", "paper_ref", "key", "value", "unit", "bundle_kind", "ground_truth")
 _REQUIRED = ("section", "key", "value")
 
 
@@ -128,3 +134,56 @@ def _number(value: Any, what: str) -> float | None:
         raise ValueError(f"summary {what} must be a number or None, got {value!r}")
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def summary_rows(results: Iterable[SectionResult] | Mapping[str, SectionResult],
+                 bundle_kind: str | None = None) -> list[dict[str, Any]]:
+    """Flatten every result's summary rows into summary.json rows (section and bundle kind added).
+
+    ``bundle_kind`` overrides the kind recorded in each result's data (``unknown`` when neither).
+    Rows keep the registry's section order and, within a section, the analysis' order.
+    """
+    from neutrino_ae.run import registry  # the order and paper references of the sections
+
+    items = list(results.values()) if isinstance(results, Mapping) else list(results)
+    known = {s.name: s for s in registry.sections()}
+    order = {n: i for i, n in enumerate(known)}
+    items.sort(key=lambda r: order.get(r.section, len(order)))
+    rows: list[dict[str, Any]] = []
+    for res in items:
+        kind = bundle_kind or res.data.get("bundle_kind") or UNKNOWN
+        default_ref = known[res.section].paper_ref if res.section in known else ""
+        for row in res.summary:
+            rows.append({
+                "section": res.section,
+                "key": row.get("key"),
+                "paper_ref": row.get("paper_ref") or default_ref,
+                "value": row.get("value"),
+                "unit": row.get("unit", ""),
+                "bundle_kind": kind,
+                "ground_truth": row.get("ground_truth"),
+            })
+    return rows
+
+
+
+
+def format_number(value: Any) -> str:
+    """A summary number for people: integers with thousands separators, others to 4 significant digits."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def summary_table(rows: Iterable[Mapping[str, Any]], ground_truth: bool = True) -> pd.DataFrame:
+    """Summary rows as a display table (numbers formatted as text); ``ground_truth`` keeps that column."""
+    columns = [c for c in SUMMARY_COLUMNS if ground_truth or c != "ground_truth"]
+    df = pd.DataFrame([{c: row.get(c) for c in columns} for row in rows], columns=columns)
+    for col in ("value", "ground_truth"):
+        if col in df:
+            df[col] = [format_number(v) for v in df[col]]
+    return df.fillna("")

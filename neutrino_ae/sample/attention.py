@@ -251,3 +251,30 @@ def expected_accesses(layout: AttnLayout) -> dict[str, int]:
     n_tiles = -(-s.seq // k.block_n)
     return {"q": n_blocks * per_q, "k": n_blocks * n_tiles * per_kv_tile, "v": n_blocks * n_tiles * per_kv_tile,
             "o": n_blocks * per_q, "lse": n_blocks * k.block_m}
+
+
+# The four DMAT figures' kernels (Fig. 1, Fig. 10a-c) and the section's model parameters.
+FLASH_KERNEL = ("_ZN5flash15flash_fwd_kernelI23Flash_fwd_kernel_traitsILi64ELi128ELi128ELi4ELb0ELb0EN7cutlass"
+                "6half_tE19Flash_kernel_traitsILi64ELi128ELi128ELi4ES4_EELb0ELb0ELb0ELb0ELb1ELb1ELb0ELb0EEEvNS_"
+                "16Flash_fwd_paramsE")
+FMHA_KERNEL = "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
+
+KERNELS: dict[str, AttnKernel] = {
+    "fig1": AttnKernel("fig1", "_attn_fwd", "attn", 128, 64, 8, 128, 49152, "prefetch", stages=2,
+                       grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
+    "fig10a": AttnKernel("fig10a", "_attn_fwd", "attn", 64, 64, 4, 128, 40960, "prefetch", stages=2,
+                         grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
+    "fig10b": AttnKernel("fig10b", FLASH_KERNEL, "flash", 128, 128, 4, 255, 49152, "kv_split", stages=1,
+                         grid_order="m_b_h", lse_name="softmax_lse", mma_efficiency=0.7),
+    "fig10c": AttnKernel("fig10c", FMHA_KERNEL, "fmha", 64, 64, 4, 128, 40960, "serial", stages=1,
+                         grid_order="m_h_b", lse_name="logsumexp", mma_efficiency=0.5,
+                         exposed_latency_cycles=900.0),
+}
+
+
+@dataclass(frozen=True)
+class DmatParams:
+    shape: AttnShape
+    write_raw: bool  # raw result/*.bin (small scales) or stream straight into sparsify (paper)
+    blocks_per_chunk: int = 16
+    extra_regs_dmat: int = 8

@@ -1,8 +1,12 @@
 """Build a whole sample bundle: every section into a temporary sibling of ``out``, then one rename.
 
+Each section folder writes its own part (``SECTION.sample`` -> ``<folder>/sample.py:build(root,
+ctx)``) from the execution model in this package; :class:`SampleConfig` holds the model's
+parameters for every section, so they are documented and stored in ``bundle.json`` in one place.
+
 Randomness: one ``numpy.random.Generator(PCG64)`` per section, from ``SeedSequence(seed).spawn``
-in the fixed order of :data:`SECTIONS` (DMAT spawns one per figure), so sections are independent
-and the same seed gives a byte-identical bundle. Nothing time-dependent is written.
+in the registry's order (DMAT spawns one per figure from its ``ctx.seed``), so sections are
+independent and the same seed gives a byte-identical bundle. Nothing time-dependent is written.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,22 +24,19 @@ import numpy as np
 
 from neutrino_ae.bundle.manifest import SAMPLE, write_manifest
 from neutrino_ae.errors import InputError
-from neutrino_ae.sample.attention import AttnShape
+from neutrino_ae.sample.attention import KERNELS as DMAT_KERNELS
+from neutrino_ae.sample.attention import AttnShape, DmatParams
 from neutrino_ae.sample.blocksched import BlockSchedParams
 from neutrino_ae.sample.catalog import table2_kernels
-from neutrino_ae.sample.costs import CostModel
+from neutrino_ae.sample.costs import CostModel, OverheadParams
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.host import HostModel
 from neutrino_ae.sample.maxmem import models as maxmem_models
-from neutrino_ae.sample.sections import block_sched, dmat, exposed_latency, kernel_overhead, max_mem, warp_sched
-from neutrino_ae.sample.sections.dmat import KERNELS as DMAT_KERNELS
-from neutrino_ae.sample.sections.dmat import DmatParams
-from neutrino_ae.sample.sections.kernel_overhead import OverheadParams
 from neutrino_ae.sample.warps import WarpSchedParams
 
 GENERATOR_VERSION = "1.0.0"
 SCALES = ("tiny", "small", "paper")
-SECTIONS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
+Bar = Callable[[Iterable[Any], int, str], Iterable[Any]]
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,27 @@ def config_for(scale: str) -> SampleConfig:
     raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
 
 
-def section_rngs(seed: int) -> dict[str, np.random.SeedSequence]:
-    return dict(zip(SECTIONS, np.random.SeedSequence(seed).spawn(len(SECTIONS)), strict=True))
+@dataclass
+class SampleContext:
+    """What a section's sample writer gets besides the bundle root."""
+
+    cfg: SampleConfig
+    seed: np.random.SeedSequence  # the section's own seed sequence (spawn more from it if needed)
+    bar: Bar  # progress wrapper: bar(iterable, total, description)
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = generator(self.seed)
 
 
-def _gen(ss: np.random.SeedSequence) -> np.random.Generator:
+def generator(ss: np.random.SeedSequence) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(ss))
+
+
+def section_seeds(seed: int, names: tuple[str, ...]) -> dict[str, np.random.SeedSequence]:
+    """Child ``i`` of ``SeedSequence(seed)`` for the ``i``-th section: adding a section at the end
+    leaves the others' data unchanged."""
+    return dict(zip(names, np.random.SeedSequence(seed).spawn(len(names)), strict=True))
 
 
 def _bar_factory(progress: bool):
@@ -102,26 +118,15 @@ def _check_out(out: Path, force: bool) -> None:
 
 
 def build_into(root: Path, cfg: SampleConfig, seed: int, progress: bool = False) -> dict[str, Any]:
-    """Write every section under ``root`` (which must exist) and return the ground truth."""
-    ss = section_rngs(seed)
+    """Write every section that has a sample writer under ``root`` (which must exist); return the ground truth."""
+    from neutrino_ae.run import registry
+
+    sections = [s for s in registry.sections() if s.sample]
+    seeds = section_seeds(seed, tuple(s.name for s in registry.sections()))
     bar = _bar_factory(progress)
     truth: dict[str, Any] = {}
-    steps = bar(SECTIONS, len(SECTIONS), "sections")
-    for name in steps:
-        rng = _gen(ss[name])
-        if name == "block_sched":
-            truth[name] = block_sched.build(root, cfg.device, cfg.block_sched, cfg.host, rng)
-        elif name == "dmat":
-            figs = dict(zip(DMAT_KERNELS, (_gen(s) for s in ss[name].spawn(len(DMAT_KERNELS))), strict=True))
-            truth[name] = dmat.build(root, cfg.device, cfg.dmat, figs, bar)
-        elif name == "kernel_overhead":
-            truth[name] = kernel_overhead.build(root, cfg.device, cfg.overhead, cfg.costs, cfg.host, rng)
-        elif name == "max_mem":
-            truth[name] = max_mem.build(root, rng)
-        elif name == "exposed_latency":
-            truth[name] = exposed_latency.build(root, cfg.device, cfg.costs, cfg.host, rng)
-        elif name == "warp_sched":
-            truth[name] = warp_sched.build(root, cfg.device, cfg.warp_sched, cfg.host, rng)
+    for section in bar(sections, len(sections), "sections"):
+        truth[section.name] = section.entry("sample")(root, SampleContext(cfg, seeds[section.name], bar))
     return truth
 
 

@@ -23,9 +23,9 @@ FIG = "fig1"
 
 def write_dmat_trace(path: Path, target_bytes: int, seed: int) -> dict[str, Any]:
     """Write a thread-level dmat trace of about ``target_bytes`` (whole rows of 32 m-tile blocks)."""
-    from neutrino_ae.sample.attention import AttnShape, build_template, generate_chunks, kernel_grid
+    from dmat.sample import _layout
+    from neutrino_ae.sample.attention import KERNELS, AttnShape, build_template, generate_chunks, kernel_grid
     from neutrino_ae.sample.device import Device
-    from neutrino_ae.sample.sections.dmat import KERNELS, _layout
 
     kernel = KERNELS[FIG]
     # Tiny (smoke) sizes use a short sequence so one (batch*head) row of blocks is not already 35 MB.

@@ -1,6 +1,6 @@
 """Benchmarks: every analysis timed against the raw-read limit of the same machine, in one run.
 
-    python -m neutrino_ae.bench [--size-mb N] [--only block_sched,warp_sched,dmat,eventlog,static]
+    python -m benchmarks.bench [--size-mb N] [--only block_sched,warp_sched,dmat,eventlog,static]
                                 [--repeat 3] [--json PATH] [--cache DIR] [--smoke]
 
 For each case the parent process
@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.cases import CASES, Case, Target, case_by_name, expand_only
 from neutrino_ae.atomic import write_json
-from neutrino_ae.benchcases import CASES, Case, Target, case_by_name, expand_only
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CACHE = REPO_ROOT / "benchmarks" / "cache"
@@ -144,7 +144,7 @@ def machine_description() -> dict[str, Any]:
 
 def _generate_main(argv: Sequence[str]) -> int:
     """Entry point of the generating subprocess (keeps the big arrays out of the parent)."""
-    ap = argparse.ArgumentParser(prog="neutrino_ae.bench --generate")
+    ap = argparse.ArgumentParser(prog="benchmarks.bench --generate")
     ap.add_argument("--case", required=True)
     ap.add_argument("--cache", type=Path, required=True)
     ap.add_argument("--size-mb", type=float, default=None)
@@ -163,7 +163,7 @@ def _ensure_input(case: Case, args: argparse.Namespace) -> tuple[Path, dict[str,
         # child (an interpreter start and the generator's imports per case) is not worth its second.
         return case.ensure_input(args.cache, args.size_mb, args.seed, args.smoke)
     result = args.cache / f".generate-{case.name}-{os.getpid()}.json"
-    cmd = [sys.executable, "-m", "neutrino_ae.bench", "--generate", "--case", case.name, "--cache", str(args.cache),
+    cmd = [sys.executable, "-m", "benchmarks.bench", "--generate", "--case", case.name, "--cache", str(args.cache),
            "--seed", str(args.seed), "--result", str(result)]
     if args.size_mb is not None:
         cmd += ["--size-mb", str(args.size_mb)]
@@ -189,7 +189,7 @@ def _child_env() -> dict[str, str]:
 
 def _child_main(argv: Sequence[str]) -> int:
     """Entry point of a measuring subprocess: repeat one workload, write per-run seconds as JSON."""
-    ap = argparse.ArgumentParser(prog="neutrino_ae.bench --child")
+    ap = argparse.ArgumentParser(prog="benchmarks.bench --child")
     ap.add_argument("--case", required=True)
     ap.add_argument("--mode", choices=("raw", "work"), required=True)
     ap.add_argument("--input", type=Path, required=True)
@@ -223,7 +223,7 @@ def _run_child(case: Case, mode: str, inp: Path, scratch: Path, repeat: int, smo
     scratch.mkdir(parents=True, exist_ok=True)
     result = scratch / f"{mode}.json"
     result.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "neutrino_ae.bench", "--child", "--case", case.name, "--mode", mode,
+    cmd = [sys.executable, "-m", "benchmarks.bench", "--child", "--case", case.name, "--mode", mode,
            "--input", str(inp), "--scratch", str(scratch / mode), "--repeat", str(repeat),
            "--result", str(result)] + (["--smoke"] if smoke else [])
     log = scratch / f"{mode}.log"
@@ -371,7 +371,7 @@ def _run_cases(selected: Sequence[Case], args: argparse.Namespace) -> Iterator[t
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m neutrino_ae.bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--size-mb", type=float, default=None,
                     help="input size for every trace case, in MB (default: each case's paper-scale size)")
     ap.add_argument("--only", default=None,
@@ -420,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     doc = {
         "schema": SCHEMA_VERSION,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m neutrino_ae.bench", *argv]),
+        "command": " ".join(["python -m benchmarks.bench", *argv]),
         "smoke": bool(args.smoke),
         "repeat": args.repeat,
         "seed": args.seed,

@@ -12,6 +12,7 @@ from neutrino_ae.atomic import write_text
 from neutrino_ae.sample.catalog import fig12_kernels
 from neutrino_ae.sample.costs import CostModel, extra_registers, ncu_ms, probe_memory, simulate_probed
 from neutrino_ae.sample.device import Device
+from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import HostModel
 
 # Probes with an Nsight Compute counterpart (the original plot has three bars per workload).
@@ -19,7 +20,7 @@ FIG12_PROBES = ("block_sched", "gmem_bytes", "tensorop_count")
 COLUMNS = ["probe", "original", "ncu", "neutrino", "prologue", "kernel", "epilogue"]
 
 
-def build(root: Path, device: Device, costs: CostModel, host: HostModel, rng: np.random.Generator) -> dict[str, Any]:
+def _build(root: Path, device: Device, costs: CostModel, host: HostModel, rng: np.random.Generator) -> dict[str, Any]:
     truth: dict[str, Any] = {}
     for work, k in fig12_kernels().items():
         rows = []
@@ -39,3 +40,8 @@ def build(root: Path, device: Device, costs: CostModel, host: HostModel, rng: np
                        "neutrino_over_original": dict(zip(df["probe"], df["neutrino"] / df["original"], strict=True)),
                        "ncu_over_original": dict(zip(df["probe"], df["ncu"] / df["original"], strict=True))}
     return truth
+
+
+def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
+    """The SECTION.sample entry: write ``root/exposed_latency/`` of the sample bundle; return its ground truth."""
+    return _build(root, ctx.cfg.device, ctx.cfg.costs, ctx.cfg.host, ctx.rng)

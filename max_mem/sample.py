@@ -11,12 +11,13 @@ from neutrino_ae.atomic import write_text
 from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.sample.costs import PROBE_ORDER
 from neutrino_ae.sample.emit import write_trace_dir
+from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import DeviceAllocator
 from neutrino_ae.sample.maxmem import PROBE_DATAMODEL, models, probe_mem
 from neutrino_ae.sample.probes import PROBES
 
 
-def build(root: Path, rng: np.random.Generator) -> dict[str, Any]:
+def _build(root: Path, rng: np.random.Generator) -> dict[str, Any]:
     truth: dict[str, Any] = {}
     pid = 400000
     for model, subs in models().items():
@@ -49,3 +50,8 @@ def build(root: Path, rng: np.random.Generator) -> dict[str, Any]:
                 "subs": per_sub,
             }
     return truth
+
+
+def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
+    """The SECTION.sample entry: write ``root/max_mem/`` of the sample bundle; return its ground truth."""
+    return _build(root, ctx.rng)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +10,17 @@ import numpy as np
 from neutrino_ae.atomic import write_text
 from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.sample.catalog import table2_kernels
-from neutrino_ae.sample.costs import PROBE_ORDER, CostModel, KernelSpec, extra_registers, simulate_probed
+from neutrino_ae.sample.costs import (
+    PROBE_ORDER,
+    CostModel,
+    KernelSpec,
+    OverheadParams,
+    extra_registers,
+    simulate_probed,
+)
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.emit import KernelBuild, write_trace_dir
+from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import DeviceAllocator, HostModel
 from neutrino_ae.sample.probes import PROBES
 
@@ -29,12 +36,6 @@ _COMMANDS = {
 }
 
 
-@dataclass(frozen=True)
-class OverheadParams:
-    launches_per_kernel: int = 5
-    failed_launch: tuple[str, str, int] = ("gather", "dmat", 3)  # (test, probe, launch index) that fails
-
-
 def _stdout(test: str, suite: str, orig_ms: float) -> str:
     if suite == "pytorch_op":
         return ("# ----------------------------------------\n# PyTorch/Caffe2 Operator Micro-benchmarks\n"
@@ -43,7 +44,7 @@ def _stdout(test: str, suite: str, orig_ms: float) -> str:
     return f"Problem: {test}\nRuntime: {orig_ms:.4f} ms\n"
 
 
-def build(root: Path, device: Device, params: OverheadParams, costs: CostModel, host: HostModel,
+def _build(root: Path, device: Device, params: OverheadParams, costs: CostModel, host: HostModel,
           rng: np.random.Generator) -> dict[str, Any]:
     kernels = table2_kernels()
     groups: dict[tuple[str, str], list[KernelSpec]] = {}
@@ -94,3 +95,8 @@ def build(root: Path, device: Device, params: OverheadParams, costs: CostModel, 
     return {"rows": rows, "probes": list(PROBE_ORDER),
             "failed_launch": {"test": params.failed_launch[0], "probe": params.failed_launch[1],
                               "launch": params.failed_launch[2]}}
+
+
+def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
+    """The SECTION.sample entry: write ``root/kernel_overhead/`` of the sample bundle; return its ground truth."""
+    return _build(root, ctx.cfg.device, ctx.cfg.overhead, ctx.cfg.costs, ctx.cfg.host, ctx.rng)

@@ -17,6 +17,7 @@ from neutrino_ae.sample.blocksched import (
 )
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
+from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import DeviceAllocator, HostModel
 from neutrino_ae.sample.probes import PROBES
 
@@ -50,7 +51,7 @@ def _write_run(trace_dir: Path, variant: str, run: KernelRun, seconds: float, de
     write_trace(result_path(trace_dir, seconds), header, [(Level.WARP, run.records)], layout="v1")
 
 
-def build(root: Path, device: Device, params: BlockSchedParams, host: HostModel,
+def _build(root: Path, device: Device, params: BlockSchedParams, host: HostModel,
           rng: np.random.Generator) -> dict[str, Any]:
     """Write ``root/block_sched`` and return its ground truth."""
     base = root / "block_sched"
@@ -77,3 +78,8 @@ def build(root: Path, device: Device, params: BlockSchedParams, host: HostModel,
         for name, run in (("memset", memset), ("persistent", persistent))
     }
     return truth
+
+
+def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
+    """The SECTION.sample entry: write ``root/block_sched/`` of the sample bundle; return its ground truth."""
+    return _build(root, ctx.cfg.device, ctx.cfg.block_sched, ctx.cfg.host, ctx.rng)

@@ -11,6 +11,7 @@ from neutrino_ae.formats.bintrace import Level, TraceHeader, write_trace
 from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.sample.device import Device, blocks_per_sm
 from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
+from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import DeviceAllocator, HostModel
 from neutrino_ae.sample.probes import PROBES
 from neutrino_ae.sample.warps import WarpRun, WarpSchedParams, simulate
@@ -46,7 +47,7 @@ def _write(trace_dir: Path, run: WarpRun, seconds: float, pid: int, params: Warp
     return out.as_posix()
 
 
-def build(root: Path, device: Device, params: WarpSchedParams, host: HostModel,
+def _build(root: Path, device: Device, params: WarpSchedParams, host: HostModel,
           rng: np.random.Generator) -> dict[str, Any]:
     k = params.kernel
     slots = device.sms * blocks_per_sm(device, k.threads, k.regs)
@@ -60,3 +61,8 @@ def build(root: Path, device: Device, params: WarpSchedParams, host: HostModel,
         truth[name] = {**run.truth, "trace": Path(path).relative_to(root).as_posix()}
     truth["shared_vs_exclusive_makespan"] = truth["shared"]["makespan_cycles"] / truth["exclusive"]["makespan_cycles"]
     return truth
+
+
+def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
+    """The SECTION.sample entry: write ``root/warp_sched/`` of the sample bundle; return its ground truth."""
+    return _build(root, ctx.cfg.device, ctx.cfg.warp_sched, ctx.cfg.host, ctx.rng)

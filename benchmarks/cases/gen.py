@@ -111,7 +111,7 @@ def _write_chunked(path: Path, header: TraceHeader, records: np.ndarray) -> None
 
 
 def make_dmat(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
-    from neutrino_ae.benchcases import dmatgen
+    from benchmarks.cases import dmatgen
 
     mb = _mb(size_mb, smoke, DMAT_DEFAULT_MB, DMAT_SMOKE_MB)
     return dmatgen.write_dmat_trace(out / "trace.bin", int(mb * MB), seed)

@@ -58,7 +58,7 @@ class Case:
 
     def ensure_input(self, cache: Path, size_mb: float | None, seed: int, smoke: bool) -> tuple[Path, dict[str, Any]]:
         """The cached input directory for (case, size, seed), generated on first use."""
-        from neutrino_ae.benchcases import gen
+        from benchmarks.cases import gen
 
         key = f"{self.cache_name or self.name}-{self.size_key(size_mb, smoke)}-s{seed}-g{GEN_VERSION}.{gen.MODEL_TAG}"
         final = cache / key
@@ -85,7 +85,7 @@ class Case:
 
 
 def _cases() -> list[Case]:
-    from neutrino_ae.benchcases import gen, work
+    from benchmarks.cases import gen, work
 
     def mb_key(default_mb: float, smoke_mb: float) -> Callable[[float | None, bool], str]:
         def key(size_mb: float | None, smoke: bool) -> str:

@@ -8,7 +8,6 @@ model straight into :func:`neutrino_ae.formats.dmat.sparsify` and no ``result/*.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,11 @@ from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
 from neutrino_ae.sample.attention import (
+    KERNELS,
     TENSORS,
-    AttnKernel,
     AttnLayout,
     AttnShape,
+    DmatParams,
     build_template,
     expected_accesses,
     generate_chunks,
@@ -31,25 +31,10 @@ from neutrino_ae.sample.attention import (
 )
 from neutrino_ae.sample.device import Device, blocks_per_sm
 from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
+from neutrino_ae.sample.generate import SampleContext, generator
 from neutrino_ae.sample.host import DeviceAllocator
 from neutrino_ae.sample.probes import PROBES
 
-FLASH_KERNEL = ("_ZN5flash15flash_fwd_kernelI23Flash_fwd_kernel_traitsILi64ELi128ELi128ELi4ELb0ELb0EN7cutlass"
-                "6half_tE19Flash_kernel_traitsILi64ELi128ELi128ELi4ES4_EELb0ELb0ELb0ELb0ELb1ELb1ELb0ELb0EEEvNS_"
-                "16Flash_fwd_paramsE")
-FMHA_KERNEL = "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
-
-KERNELS: dict[str, AttnKernel] = {
-    "fig1": AttnKernel("fig1", "_attn_fwd", "attn", 128, 64, 8, 128, 49152, "prefetch", stages=2,
-                       grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
-    "fig10a": AttnKernel("fig10a", "_attn_fwd", "attn", 64, 64, 4, 128, 40960, "prefetch", stages=2,
-                         grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
-    "fig10b": AttnKernel("fig10b", FLASH_KERNEL, "flash", 128, 128, 4, 255, 49152, "kv_split", stages=1,
-                         grid_order="m_b_h", lse_name="softmax_lse", mma_efficiency=0.7),
-    "fig10c": AttnKernel("fig10c", FMHA_KERNEL, "fmha", 64, 64, 4, 128, 40960, "serial", stages=1,
-                         grid_order="m_h_b", lse_name="logsumexp", mma_efficiency=0.5,
-                         exposed_latency_cycles=900.0),
-}
 TRACE_DIRS = {"fig1": ("Jan_24_10_02_13_301122", 3.562871), "fig10a": ("Jan_24_10_09_40_301533", 3.118406),
               "fig10b": ("Jan_24_10_15_02_302011", 2.904117), "fig10c": ("Jan_24_10_21_37_302490", 2.877305)}
 _SCRIPTS = {"fig1": "dmat/fig1.py", "fig10a": "dmat/fig10a.py", "fig10b": "dmat/fig10b.py",
@@ -59,14 +44,6 @@ _FUNCS = {"fig1": ("forward", "dmat/common.py", 196), "fig10a": ("forward", "dma
           "fig10c": ("scaled_dot_product_attention", "dmat/fig10c.py", 16)}
 
 Bar = Callable[[Iterable[Any], int, str], Iterable[Any]]
-
-
-@dataclass(frozen=True)
-class DmatParams:
-    shape: AttnShape
-    write_raw: bool  # raw result/*.bin (small scales) or stream straight into sparsify (paper)
-    blocks_per_chunk: int = 16
-    extra_regs_dmat: int = 8
 
 
 def _layout(fig: str, shape: AttnShape, pid: int) -> AttnLayout:
@@ -175,10 +152,16 @@ def _write_one(root: Path, fig: str, params: DmatParams, device: Device, rng: np
     }
 
 
-def build(root: Path, device: Device, params: DmatParams, rngs: dict[str, np.random.Generator],
+def _build(root: Path, device: Device, params: DmatParams, rngs: dict[str, np.random.Generator],
           bar: Bar) -> dict[str, Any]:
     truth: dict[str, Any] = {"shape": [params.shape.batch, params.shape.heads, params.shape.seq,
                                        params.shape.head_dim], "dtype": "float16"}
     for fig in KERNELS:
         truth[fig] = _write_one(root, fig, params, device, rngs[fig], bar)
     return truth
+
+
+def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
+    """The SECTION.sample entry: write ``root/dmat/`` of the sample bundle; return its ground truth."""
+    return _build(root, ctx.cfg.device, ctx.cfg.dmat,
+                  dict(zip(KERNELS, (generator(s) for s in ctx.seed.spawn(len(KERNELS))), strict=True)), ctx.bar)

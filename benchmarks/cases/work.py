@@ -52,7 +52,7 @@ def run_warp_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
 
 def run_dmat(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     """Raw ``.bin`` → chunked sparsification → ``.dmat`` on disk → read back → PNG."""
-    from neutrino_ae.benchcases import dmatgen
+    from benchmarks.cases import dmatgen
 
     return dmatgen.bin_to_png(inp / "trace.bin", scratch)
 

@@ -1,0 +1,48 @@
+"""How dynamic.ipynb collects Fig. 1 / Fig. 10a-c: each attention workload under ``neutrino -p dmat -k
+<keyword>``, its raw trace kept under ``raw/<fig>/`` and sparsified into ``<fig>.dmat``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from neutrino_ae.formats.dmat import sparsify, write_dmat
+from neutrino_ae.formats.records import DMAT
+from neutrino_ae.formats.tracedir import TraceDir
+from neutrino_ae.run.collect import Context
+from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
+
+HERE = Path(__file__).resolve().parent
+
+#: figure -> (workload script in this folder, kernel keyword for -k)
+FIGURES: dict[str, tuple[str, str]] = {
+    "fig1": ("fig1.py", "attn"),
+    "fig10a": ("fig10a.py", "attn"),
+    "fig10b": ("fig10b.py", "flash"),
+    "fig10c": ("fig10c.py", "fmha"),
+}
+
+
+def sparsify_trace_dir(trace_dir: Path, dest: Path) -> Path:
+    """Turn the newest dmat ``result/*.bin`` of ``trace_dir`` into a ``.dmat`` file, chunk by chunk."""
+    td = TraceDir(trace_dir)
+    if not td.results():
+        raise CollectError(f"{trace_dir}: no result/*.bin (did the -k keyword match a kernel?)")
+    trace = td.open_result(-1)
+    chunks = (np.asarray(c).reshape(-1) for _, c in trace.iter_chunks(0, DMAT))
+    return write_dmat(dest, sparsify(chunks))
+
+
+def collect(root: Path, ctx: Context, figures: Sequence[str] | None = None) -> None:
+    """Fill ``root/dmat/`` with ``raw/<fig>/<tracedir>`` and ``<fig>.dmat`` per figure."""
+    with staged(root / "dmat") as out:
+        for fig in figures or list(FIGURES):
+            script, kw = FIGURES[fig]
+            raw = out / "raw" / fig
+            raw.mkdir(parents=True)
+            res = run_neutrino(["-p", "dmat", "-k", kw, ctx.python, str(HERE / script)],
+                               None, raw, ctx.neutrino, ctx.env, ctx.timeout, log_name=fig)
+            sparsify_trace_dir(res.trace_dir, out / f"{fig}.dmat")
+            ctx.log(f"  {fig}: {res.trace_dir.name} -> {fig}.dmat ({res.seconds:.1f}s)")

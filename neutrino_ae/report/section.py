@@ -1,0 +1,94 @@
+"""The section contract: what a paper-result folder declares about itself.
+
+Each folder (``block_sched/``, ``dmat/`` ...) is a package whose ``__init__.py`` defines
+``SECTION = Section(...)``. Everything else in the suite -- the registry, both notebooks, the
+sample generator, collection, the summary and the benchmarks -- reads the folder through that one
+object, so adding a paper result is adding a folder.
+
+Entry points are ``"<module>:<function>"`` strings inside the section's own package, imported only
+when used, so discovering the sections stays cheap (no pandas or matplotlib at import):
+
+* ``analyze(bundle_root, out_dir) -> SectionResult``: the static analysis of one bundle;
+* ``collect(trace_root, ctx) -> None``: how dynamic.ipynb collects the section's traces into
+  ``trace_root/<name>/`` with the ``neutrino`` CLI (``ctx`` is a :class:`CollectContext`);
+* ``sample(root, ctx) -> dict``: writes the section's part of the synthetic sample bundle under
+  ``root/<name>/`` and returns its ground truth (``ctx`` is the sample generator's context).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae.errors import InputError, NeutrinoAEError
+
+
+@dataclass(frozen=True)
+class Section:
+    """One paper result. ``inputs`` are bundle-relative paths or globs (``*``) that must exist;
+    ``optional_inputs`` are globs used when present. ``order`` places the section in the paper's
+    (and both notebooks') order. ``runtime`` is the wall time measured on a 2-core machine.
+    ``static_prose`` / ``dynamic_prose`` are the notebook text under the section's heading;
+    ``notebook_figures`` are ``(figure key, caption)`` pairs shown one cell each (else every
+    figure is shown with the section)."""
+
+    name: str
+    title: str
+    paper_ref: str
+    order: int
+    runtime: str
+    inputs: tuple[str, ...]
+    analyze: str
+    optional_inputs: tuple[str, ...] = ()
+    collect: str | None = None
+    sample: str | None = None
+    static_prose: str = ""
+    dynamic_prose: str = ""
+    notebook_figures: tuple[tuple[str, str], ...] = ()
+    package: str = field(default="", compare=False)  # set by the registry: the imported package name
+    folder: Path | None = field(default=None, compare=False)  # set by the registry
+
+    def entry(self, which: str) -> Callable[..., Any]:
+        """The function behind entry point ``which`` (``analyze``, ``collect`` or ``sample``)."""
+        spec = getattr(self, which)
+        if not spec:
+            raise NeutrinoAEError(f"section {self.name} has no {which} entry point")
+        module, _, func = spec.partition(":")
+        mod = importlib.import_module(f"{self.package or self.name}.{module}")
+        return getattr(mod, func)
+
+    def input_paths(self, bundle_root: str | os.PathLike[str]) -> list[Path]:
+        """The concrete input paths in ``bundle_root``; the first missing one raises InputError."""
+        root = Path(bundle_root)
+        found: list[Path] = []
+        for rel in self.inputs:
+            if "*" in rel:
+                matches = sorted(root.glob(rel))
+                if not matches:
+                    raise InputError(root / rel, f"no file matches (needed by section {self.name}, {self.paper_ref})")
+                found.extend(matches)
+            else:
+                path = root / rel
+                if not path.exists():
+                    raise InputError(path, f"missing (needed by section {self.name}, {self.paper_ref})")
+                found.append(path)
+        return found
+
+    def optional_paths(self, bundle_root: str | os.PathLike[str]) -> list[Path]:
+        root = Path(bundle_root)
+        return sorted(p for rel in self.optional_inputs for p in root.glob(rel))
+
+
+class NotebookStop(NeutrinoAEError):
+    """Stops a notebook cell with one line (no traceback): the message is what the reader should do.
+
+    IPython renders an exception through ``_render_traceback_`` when it has one; papermill then
+    reports exactly this line.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]

@@ -1,0 +1,300 @@
+"""What the notebooks' cells call: one object per notebook run, one call per cell.
+
+``static.ipynb``::
+
+    nb = StaticNotebook(bundle=bundle, trace_root=trace_root, ...)   # set-up cell
+    nb.section("block_sched")                                       # one cell per section
+    nb.figure("dmat", "fig1.png")                                   # a section's figures, one cell each
+    nb.summary()                                                    # summary.json / summary.md
+
+``dynamic.ipynb`` has the same shape with :class:`DynamicNotebook` (collect, then analyse).
+The display goes through IPython when it is there, else to stdout, so the same code runs in tests.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae.atomic import write_text
+from neutrino_ae.bundle import fetch
+from neutrino_ae.bundle.manifest import bundle_kind, read_manifest
+from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
+from neutrino_ae.report.section import NotebookStop
+from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
+from neutrino_ae.run import registry
+from neutrino_ae.run.runner import run_section
+
+
+def _display(obj: Any) -> None:
+    try:
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - the suite installs IPython (ipykernel)
+        print(obj)
+        return
+    display(obj)
+
+
+def _image(path: Path) -> None:
+    from IPython.display import Image
+
+    _display(Image(filename=str(path)))
+
+
+def _markdown(text: str) -> None:
+    from IPython.display import Markdown
+
+    _display(Markdown(text))
+
+
+def show(res: SectionResult | None, figures: Iterable[str] | None = None, tables: Iterable[str] | bool | None = None,
+         text: bool = True) -> None:
+    """Display a result's saved figures and tables (all, or the named ones), then its summary text."""
+    if res is None:
+        return
+    wanted = None if figures is None else set(figures)
+    for key, path in res.files.items():
+        if Path(path).suffix == ".png" and (wanted is None or key in wanted):
+            _image(Path(path))
+    if tables is not False:
+        names = None if tables is None or tables is True else set(tables)
+        for tname, df in res.tables.items():
+            if names is None or tname in names:
+                _markdown(f"**{tname}**")
+                _display(df)
+    if text and res.text:
+        print(res.text)
+
+
+class StaticNotebook:
+    """static.ipynb: resolve the bundle, then compute (or reuse) each section on it."""
+
+    def __init__(self, bundle: str = "auto", trace_root: str = "traces/", bundle_url: str = fetch.PAPER_BUNDLE_URL,
+                 bundle_sha256: str = "", sections: Any = None, output_dir: str = "results/",
+                 sample_scale: str = "small", seed: int = 0, force: bool = False) -> None:
+        # run_section imports the section folders; keep their bytecode caches out of the source tree.
+        sys.dont_write_bytecode = True
+        if bundle not in ("auto", "paper", "sample"):
+            raise NotebookStop(f'bundle must be "auto", "paper" or "sample", not {bundle!r}')
+        self.bundle, self.force = bundle, bool(force)
+        try:
+            self.selected = registry.parse_names(sections)
+            self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
+                                                   sha256=bundle_sha256 or None, sample_scale=sample_scale,
+                                                   seed=int(seed))
+        except (NeutrinoAEError, OSError, ValueError) as exc:
+            message = str(exc)
+            if 'bundle="sample"' not in message and bundle != "sample":
+                message += f"; {fetch.SAMPLE_HINT}"
+            raise NotebookStop(message) from None
+        self.kind = bundle_kind(self.bundle_root)
+        self.out_root = Path(output_dir)
+        self.results: dict[str, SectionResult] = {}
+        self.failed: dict[str, str] = {}
+        self._print_header(read_manifest(self.bundle_root) or {})
+
+    def _print_header(self, manifest: dict[str, Any]) -> None:
+        print(f"bundle: {self.kind} at {Path(self.bundle_root).resolve()}")
+        if self.kind == "sample":
+            print("=" * 100)
+            print("WARNING: SYNTHETIC DATA. This is the sample bundle made by an execution model "
+                  f"(scale={manifest.get('scale')}, seed={manifest.get('seed')}), not traces from a GPU.")
+            print('Its numbers test the analyses; they do not reproduce the paper. Use bundle="paper" for that.')
+            print("=" * 100)
+        elif self.kind == "paper":
+            print(f"paper traces from {manifest.get('url', 'a hand-extracted trace.zip')} "
+                  f"(sha256 {manifest.get('sha256', 'not recorded')})")
+        print(f"sections: {', '.join(self.selected)}")
+        print(f"outputs:  {self.out_root.resolve()}")
+
+    def run(self, name: str) -> SectionResult | None:
+        """Compute (or reuse) one section's results; None when it is not selected or its input is unusable.
+
+        A section with bad input reports one line and lets the others run; :meth:`summary` then
+        stops the notebook with the list of failed sections (after saving what did work).
+        """
+        if name not in self.selected:
+            print(f"{name}: skipped (not in sections)")
+            return None
+        start = time.perf_counter()
+        try:
+            res = run_section(name, self.bundle_root, self.out_root, force=self.force)
+        except (NeutrinoAEError, OSError) as exc:
+            self.failed[name] = str(exc)
+            print(f"{name}: FAILED: {exc}", file=sys.stderr)
+            return None
+        self.failed.pop(name, None)
+        self.results[name] = res
+        elapsed = time.perf_counter() - start
+        how = "reused cached results" if res.data.get("cached") else f"computed in {elapsed:.1f} s"
+        print(f"{name}: {how} -> {self.out_root / name}")
+        return res
+
+    def section(self, name: str) -> SectionResult | None:
+        """Run a section and show it; a section with its own figure cells shows only its text here."""
+        res = self.run(name)
+        if registry.get(name).notebook_figures:
+            show(res, figures=(), tables=False)
+        else:
+            show(res)
+        return res
+
+    def figure(self, name: str, key: str) -> None:
+        """One figure of a section (and the tables named like it), e.g. ``figure("dmat", "fig1.png")``."""
+        res = self.results.get(name)
+        if res is not None:
+            stem = Path(key).stem
+            show(res, figures=[key], tables=[t for t in res.tables if t.endswith(f"_{stem}_tensors")], text=False)
+
+    def summary(self) -> Path:
+        """Run what has not run yet, then write summary.json / summary.md and display the table."""
+        for name in self.selected:
+            if name not in self.results and name not in self.failed:
+                self.run(name)
+        rows = summary_rows(self.results, bundle_kind=self.kind)
+        table = summary_table(rows, ground_truth=(self.kind == "sample"))
+        note = " (SYNTHETIC sample data: values come from an execution model, not from a GPU)" \
+            if self.kind == "sample" else ""
+        table_md = f"Summary of {len(rows)} results, bundle kind: {self.kind}{note}\n\n{dataframe_to_markdown(table)}\n"
+        if self.failed:
+            table_md += "\nFailed sections (no results):\n\n" + "".join(f"* {n}: {m}\n" for n, m in self.failed.items())
+        summary_json = write_summary(self.out_root / "summary.json", rows, notebook="static", bundle=self.bundle,
+                                     bundle_kind=self.kind, bundle_root=str(Path(self.bundle_root).resolve()),
+                                     sections=self.selected, failed_sections=dict(self.failed))
+        summary_md = write_text(self.out_root / "summary.md", table_md)
+        print(f"wrote {summary_json} and {summary_md}")
+        _markdown(table_md)
+        if self.failed:
+            problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
+            raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")
+        return summary_json
+
+
+class DynamicNotebook:
+    """dynamic.ipynb: check the environment, collect each section with ``neutrino`` when possible,
+    and analyse what was collected (or traces from an earlier run) with the static analyses."""
+
+    def __init__(self, sections: Any = None, output_dir: str = "results/dynamic/",
+                 trace_root: str = "traces/dynamic/", neutrino: str = "neutrino", repeats: int = 1,
+                 collect: bool = True, timeout: float = 3600, collect_args: dict[str, list[str]] | None = None,
+                 strict: bool = False) -> None:
+        from neutrino_ae.run.collect import Context
+        from neutrino_ae.workloads import envcheck
+        from neutrino_ae.workloads.neutrino import collection_blocker
+
+        sys.dont_write_bytecode = True  # keep the section folders free of __pycache__
+        self.selected = registry.parse_names(sections)
+        self.trace_root = Path(trace_root)
+        self.out_root = Path(output_dir)
+        self.strict = bool(strict)
+        self.env_report = envcheck.run_checks(neutrino=neutrino)
+        print(self.env_report.table())
+        self.blocker = None if collect else "collect=False"
+        if self.blocker is None:
+            self.blocker = collection_blocker(neutrino)
+        print()
+        print(f"collection: {'enabled' if self.blocker is None else 'off (' + self.blocker + ')'}")
+        print(f"traces:     {self.trace_root.resolve()}")
+        print(f"outputs:    {self.out_root.resolve()}")
+        print(f"sections:   {', '.join(self.selected)}")
+        self.results: dict[str, SectionResult] = {}
+        self.problems: list[str] = []
+        self.ctx = Context(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
+                           extra_args={k: list(v) for k, v in dict(collect_args or {}).items()})
+
+    def _report(self, message: str) -> None:
+        if self.strict:
+            raise NotebookStop(message)
+        self.problems.append(message)
+        print(message)
+
+    def run(self, name: str) -> SectionResult | None:
+        """Collect (when possible) and analyse one section; None when there is nothing to show."""
+        from neutrino_ae.run.collect import analyze_section, collect_section
+
+        if name not in self.selected:
+            print(f"{name}: not selected")
+            return None
+        earlier = self.trace_root / name
+        have_earlier = earlier.is_dir() and any(earlier.iterdir())
+        if self.blocker is not None:
+            tail = f"analysing earlier traces in {earlier}" if have_earlier else f"no earlier traces in {earlier}"
+            print(f"{name}: skipped: {self.blocker}; {tail}")
+            if not have_earlier:
+                return None
+        else:
+            start = time.perf_counter()
+            print(f"{name}: collecting ...")
+            try:
+                collect_section(name, self.trace_root, self.ctx)
+                print(f"{name}: collected in {time.perf_counter() - start:.1f} s -> {earlier}")
+            except NeutrinoAEError as exc:
+                self._report(f"{name}: collection failed: {exc}")
+                if not (earlier.is_dir() and any(earlier.iterdir())):
+                    return None
+                print(f"{name}: analysing the earlier traces in {earlier}")
+        try:
+            res = analyze_section(name, self.trace_root, self.out_root)
+        except NeutrinoAEError as exc:
+            self._report(f"{name}: analysis failed: {exc}")
+            return None
+        self.results[name] = res
+        return res
+
+    def section(self, name: str) -> SectionResult | None:
+        res = self.run(name)
+        show(res)
+        return res
+
+    def internals(self) -> None:
+        """A tour of the newest trace directory under ``trace_root``: what Neutrino writes."""
+        from neutrino_ae.formats.tracedir import TraceDir, latest_trace_dir
+
+        def head(path: Path, n: int = 40) -> str:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            return "\n".join(lines[:n] + ([f"... ({len(lines) - n} more lines)"] if len(lines) > n else []))
+
+        newest = latest_trace_dir(self.trace_root)
+        if newest is None:
+            print(f"internals: skipped: no trace directory under {self.trace_root} yet")
+            return
+        print(f"newest trace directory: {newest}\n")
+        for path in sorted(newest.rglob("*")):
+            rel = path.relative_to(newest)
+            print("  " * (len(rel.parts) - 1) + rel.name + ("/" if path.is_dir() else f"  ({path.stat().st_size} B)"))
+        for name in ("probe.toml", "event.log"):
+            if (newest / name).is_file():
+                print(f"\n--- {name}\n" + head(newest / name))
+        kdirs = sorted((newest / "kernel").glob("*/"), key=lambda p: p.stat().st_mtime_ns)
+        if kdirs:
+            kdir = kdirs[-1]
+            for name in ("kernel.info", "process.log"):
+                if (kdir / name).is_file():
+                    print(f"\n--- kernel/{kdir.name}/{name}\n" + head(kdir / name))
+            pruned, probed = kdir / "pruned.ptx", kdir / "probed.ptx"
+            if pruned.is_file() and probed.is_file():
+                diff = difflib.unified_diff(
+                    pruned.read_text(errors="replace").splitlines(), probed.read_text(errors="replace").splitlines(),
+                    "pruned.ptx", "probed.ptx", lineterm="", n=1)
+                print("\n--- pruned.ptx vs probed.ptx (what the probe engine added)\n" + "\n".join(list(diff)[:80]))
+        print(f"\nresult files in launch order: {[p.name for p in TraceDir(newest).results()]}")
+
+    def summary(self) -> Path:
+        import pandas as pd
+
+        rows = summary_rows(self.results, bundle_kind="dynamic")
+        gpu = [f"{g.name} (sm_{g.compute_cap.replace('.', '')}, {g.sm_count} SMs)" for g in self.env_report.gpus]
+        path = write_summary(self.out_root / "summary.json", rows, notebook="dynamic", bundle_kind="dynamic",
+                             trace_root=str(self.trace_root.resolve()), gpu=gpu, collected=self.blocker is None,
+                             sections=self.selected, problems=self.problems)
+        print(f"wrote {path} ({len(rows)} rows)")
+        if rows:
+            _display(pd.DataFrame(rows)[["section", "key", "paper_ref", "value", "unit"]])
+        for p in self.problems:
+            print(f"problem: {p}")
+        return path

@@ -1,0 +1,172 @@
+"""Run the ``neutrino`` CLI and lay its traces out like a trace bundle.
+
+The real CLI writes one trace folder per profiled process under ``./trace`` (of its working
+directory) and names it on stderr (``[info] trace in <path>``). :func:`run_neutrino` runs one
+command, keeps its stdout/stderr as files, finds every such line and MOVES each folder into the
+run's output tree, so a collected tree has the same layout as the paper bundle and the per-figure
+analyses read both alike (see docs/DESIGN.md, "Sample bundle layout"). :func:`staged` lets a
+section collector build into a staging folder that replaces the old one only when it finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.formats.tracedir import TRACE_LINE_MARK, trace_dirs_from_stderr
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TIMEOUT_S = 3600.0
+
+
+class CollectError(NeutrinoAEError):
+    """A collection command failed; the message is one line ending with the stderr tail."""
+
+
+@dataclass
+class CollectResult:
+    argv: list[str]
+    returncode: int
+    stdout_path: Path
+    stderr_path: Path
+    trace_dirs: list[Path] = field(default_factory=list)  # in the order the CLI announced them
+    seconds: float = 0.0
+
+    @property
+    def trace_dir(self) -> Path:
+        """The newest trace folder of the run (by modification time, not listing order)."""
+        return max(self.trace_dirs, key=lambda p: p.stat().st_mtime_ns)
+
+
+def tail(text: str, n: int = 3) -> str:
+    """The last ``n`` non-empty lines of ``text`` on one line (for one-line errors)."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return " | ".join(lines[-n:]) if lines else "(no output)"
+
+
+def _unique(path: Path) -> Path:
+    if not path.exists():
+        return path
+    i = 2
+    while path.with_name(f"{path.name}-{i}").exists():
+        i += 1
+    return path.with_name(f"{path.name}-{i}")
+
+
+def run_command(argv: Sequence[str], workdir: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+                log_name: str = "command", env: Mapping[str, str] | None = None,
+                timeout: float | None = None) -> tuple[int, Path, Path, float]:
+    """Run ``argv`` in ``workdir`` with stdout/stderr going to ``out_dir/<log_name>.{stdout,stderr}.log``.
+
+    Returns (exit code, stdout path, stderr path, seconds). A missing executable or a timeout
+    raises :class:`CollectError`.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    so, se = out / f"{log_name}.stdout.log", out / f"{log_name}.stderr.log"
+    full_env = {**os.environ, **(env or {})}
+    t0 = time.monotonic()
+    with open(so, "wb") as fo, open(se, "wb") as fe:
+        try:
+            proc = subprocess.run(list(argv), cwd=workdir, stdout=fo, stderr=fe, env=full_env,
+                                  timeout=timeout or DEFAULT_TIMEOUT_S, check=False)
+        except FileNotFoundError:
+            raise CollectError(f"{argv[0]}: not found (is it installed and on PATH?)") from None
+        except PermissionError:
+            raise CollectError(f"{argv[0]}: not executable") from None
+        except subprocess.TimeoutExpired:
+            raise CollectError(f"{' '.join(argv[:6])} ...: timed out after {timeout or DEFAULT_TIMEOUT_S:g}s; "
+                               f"logs in {out}") from None
+    return proc.returncode, so, se, time.monotonic() - t0
+
+
+def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
+                 neutrino: str = "neutrino", env: Mapping[str, str] | None = None, timeout: float | None = None,
+                 dest_name: str | None = None, log_name: str = "neutrino") -> CollectResult:
+    """Run ``neutrino <args>`` in ``workdir``; move the trace folder(s) it announced into ``out_dir``.
+
+    Each folder keeps its name under ``out_dir`` unless ``dest_name`` is given and the run made
+    exactly one folder (Table 2's layout calls it ``trace``). Raises :class:`CollectError` with
+    the stderr tail when the CLI exits non-zero, announces no trace folder, or names one that
+    does not exist.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if workdir is None:
+        # A private working directory: the CLI's ./trace never collides with folders in out_dir.
+        scratch = Path(tempfile.mkdtemp(prefix=".neutrino-work-", dir=out))
+        try:
+            return run_neutrino(args, scratch, out, neutrino, env, timeout, dest_name, log_name)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    argv = [neutrino, *args]
+    rc, so, se, secs = run_command(argv, workdir, out, log_name, env, timeout)
+    err_text = se.read_text(encoding="utf-8", errors="replace")
+    cmd = " ".join(argv)
+    if rc != 0:
+        raise CollectError(f"`{cmd}` exited {rc}: {tail(err_text)} (full log: {se})")
+    announced = trace_dirs_from_stderr(err_text)
+    if not announced:
+        raise CollectError(f"`{cmd}` printed no '{TRACE_LINE_MARK} <dir>' line on stderr: {tail(err_text)} "
+                           f"(full log: {se})")
+    moved = []
+    for name in announced:
+        src = Path(name)
+        if not src.is_absolute():
+            src = Path(workdir) / src
+        if not src.is_dir():
+            raise CollectError(f"`{cmd}` announced trace folder {src}, which does not exist")
+        target = out / (dest_name if dest_name and len(announced) == 1 else src.name)
+        target = _unique(target)
+        shutil.move(str(src), str(target))
+        moved.append(target)
+    with contextlib.suppress(OSError):
+        (Path(workdir) / "trace").rmdir()  # the CLI's default parent, now empty
+    return CollectResult(argv, rc, so, se, moved, secs)
+
+
+@contextlib.contextmanager
+def staged(final: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty staging folder that replaces ``final`` only if the block succeeds."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = final.with_name(f".{final.name}.collecting-{os.getpid()}")
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    try:
+        yield stage
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        final.rename(old)
+    stage.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def gpu_visible(timeout: float = 20.0) -> str | None:
+    """Reason why no NVIDIA GPU is usable, or None when ``nvidia-smi`` lists one."""
+    from neutrino_ae.workloads.envcheck import query_gpus
+
+    gpus, problem = query_gpus(timeout)
+    return None if gpus else problem
+
+
+def collection_blocker(neutrino: str = "neutrino") -> str | None:
+    """Why collection cannot run here, or None. The missing GPU is named first: it is the reason
+    that no install step fixes."""
+    problem = gpu_visible()
+    if problem:
+        return f"no NVIDIA GPU ({problem})"
+    if shutil.which(neutrino) is None:
+        return f"the Neutrino CLI {neutrino!r} is not on PATH (python prepare_env.py --install)"
+    return None

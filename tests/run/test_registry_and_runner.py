@@ -1,0 +1,233 @@
+"""The section registry (discovery, order, names) and the section runner (input checks, caching),
+with the six real sections and a toy seventh section folder made by the test."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.errors import InputError
+from neutrino_ae.report.results import SectionResult
+from neutrino_ae.report.section import NotebookStop
+from neutrino_ae.report.summary import SUMMARY_COLUMNS, format_number, summary_rows, summary_table
+from neutrino_ae.run import registry, runner
+
+SIX = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
+
+
+def test_registry_finds_the_six_folders_in_the_papers_order():
+    assert registry.names() == SIX
+    refs = {s.name: s.paper_ref for s in registry.sections()}
+    assert refs["block_sched"] == "Sec. 4.5" and refs["kernel_overhead"] == "Table 2"
+    assert "Fig. 1" in refs["dmat"] and refs["max_mem"] == "Fig. 11" and refs["exposed_latency"] == "Fig. 12"
+    assert refs["warp_sched"].startswith("Fig. 13")
+    for s in registry.sections():
+        assert s.folder == registry.REPO_ROOT / s.name
+        assert s.title and s.runtime and s.inputs and s.static_prose and s.dynamic_prose
+        for entry in ("analyze", "collect", "sample"):
+            assert callable(s.entry(entry)), (s.name, entry)
+
+
+def test_parse_names_accepts_lists_strings_and_all():
+    assert registry.parse_names(None) == list(SIX)
+    assert registry.parse_names("all") == list(SIX)
+    assert registry.parse_names(["warp_sched", "dmat", "dmat"]) == ["dmat", "warp_sched"]
+    assert registry.parse_names("max_mem, block_sched") == ["block_sched", "max_mem"]
+    assert registry.parse_names([]) == []
+    with pytest.raises(InputError, match="unknown section 'fig13'.*valid sections: block_sched"):
+        registry.parse_names(["fig13"])
+
+
+def test_missing_input_names_the_path(tmp_path):
+    (tmp_path / "dmat").mkdir()
+    (tmp_path / "dmat" / "fig1.dmat").write_bytes(b"")
+    with pytest.raises(InputError) as info:
+        runner.run_section("dmat", tmp_path, tmp_path / "out")
+    assert str(tmp_path / "dmat" / "fig10a.dmat") in str(info.value) and "Fig. 1" in str(info.value)
+    assert not (tmp_path / "out").exists(), "nothing may be written before the inputs are complete"
+
+
+def test_missing_glob_input_names_the_pattern(tmp_path):
+    with pytest.raises(InputError, match=r"warp_sched/exclusive_sched/\*\*/result/\*\.bin: no file matches"):
+        runner.run_section("warp_sched", tmp_path, tmp_path / "out")
+
+
+def test_missing_bundle_root_is_one_clear_error(tmp_path):
+    with pytest.raises(InputError, match="bundle root is not a directory"):
+        runner.run_section("dmat", tmp_path / "nope", tmp_path / "out")
+
+
+# --------------------------------------------------------------------------------------------- a toy section
+# A seventh section, as a new contributor would add it: one folder with __init__.py and an analysis.
+
+TOY_INIT = '''
+"""Fig. 99: a toy section."""
+from neutrino_ae.report.section import Section
+
+SECTION = Section(name="toy", title="Toy result", paper_ref="Fig. 99", order=70, runtime="instant",
+                  inputs=("toy/in.txt",), analyze="analysis:analyze", sample="analysis:sample",
+                  static_prose="The toy section doubles a number.", dynamic_prose="Nothing to collect.")
+'''
+
+TOY_ANALYSIS = '''
+from pathlib import Path
+
+import pandas as pd
+
+from neutrino_ae.atomic import write_text
+from neutrino_ae.report.results import SectionResult, write_results
+
+CALLS = []
+
+
+def analyze(root, out):
+    CALLS.append(Path(out))
+    value = float((Path(root) / "toy" / "in.txt").read_text())
+    fig = Path(out) / "toy_plot.png"
+    fig.write_bytes(b"\\x89PNG toy")
+    table = pd.DataFrame({"x": [1, 2], "y": [value, value * 2]})
+    files = {"toy_plot.png": fig}
+    files.update(write_results(out, "toy", {"value": value}, input_path=Path(root) / "toy" / "in.txt",
+                               tables={"toy_table": table}))
+    summary = [{"key": "double", "paper_ref": "", "value": 2 * value, "unit": "cycles", "ground_truth": 7.0}]
+    return SectionResult("toy", {"value": value}, files, {"toy_table": table}, summary, f"value={value}")
+
+
+def sample(root, ctx):
+    write_text(Path(root) / "toy" / "in.txt", "3.5")
+    return {"double": 7.0}
+'''
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    folder = tmp_path / "sections" / "toy"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(textwrap.dedent(TOY_INIT))
+    (folder / "analysis.py").write_text(textwrap.dedent(TOY_ANALYSIS))
+    monkeypatch.setenv(registry.EXTRA_ROOTS_ENV, str(tmp_path / "sections"))
+    root = tmp_path / "bundle"
+    (root / "toy").mkdir(parents=True)
+    (root / "toy" / "in.txt").write_text("3.5")
+    bundle.write_manifest(root, bundle.SAMPLE, ground_truth={})
+    yield root
+    import sys
+
+    for name in [m for m in sys.modules if m == "toy" or m.startswith("toy.")]:
+        del sys.modules[name]
+
+
+def _calls() -> list[Path]:
+    return registry.get("toy").entry("analyze").__globals__["CALLS"]
+
+
+def test_a_new_folder_is_a_section_without_editing_anything_else(toy):
+    assert registry.names() == (*SIX, "toy")
+    s = registry.get("toy")
+    assert s.paper_ref == "Fig. 99" and s.folder.name == "toy" and s.collect is None
+
+
+def test_second_run_reuses_the_cached_result(toy, tmp_path):
+    out = tmp_path / "results"
+    first = runner.run_section("toy", toy, out)
+    assert first.data["cached"] is False and _calls() == [out / "toy"]
+    assert (out / "toy" / runner.RECORD).is_file()
+    again = runner.run_section("toy", toy, out)
+    assert len(_calls()) == 1, "a current cached result must not be recomputed"
+    assert again.data["cached"] is True and again.data["value"] == 3.5 and again.data["bundle_kind"] == "sample"
+    assert again.text == "value=3.5" and again.summary == first.summary
+    assert again.figures == [out / "toy" / "toy_plot.png"]
+    pd.testing.assert_frame_equal(again.tables["toy_table"], first.tables["toy_table"], check_dtype=False)
+    runner.run_section("toy", toy, out, force=True)
+    assert len(_calls()) == 2, "force recomputes"
+
+
+def test_changed_input_lost_output_or_edited_code_recomputes(toy, tmp_path):
+    out = tmp_path / "results"
+    runner.run_section("toy", toy, out)
+    src = toy / "toy" / "in.txt"
+    st = src.stat()
+    src.write_text("7.25")  # same size as before is not needed: size, mtime and inode are all compared
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with the old mtime
+    res = runner.run_section("toy", toy, out)
+    assert len(_calls()) == 2 and res.data["value"] == 7.25 and res.data["cached"] is False
+
+    (out / "toy" / "toy_plot.png").unlink()
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 3, "a result whose files are gone is incomplete"
+
+    (out / "toy" / runner.RECORD).write_text("{not json")
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 4, "a damaged record is recomputed, not an error"
+
+    code = registry.get("toy").folder / "analysis.py"
+    code.write_text(code.read_text() + "\n# edited\n")
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 5, "an edited section folder invalidates the cache"
+
+
+def test_failed_analysis_leaves_no_record(toy, tmp_path):
+    out = tmp_path / "results"
+    runner.run_section("toy", toy, out)
+    (toy / "toy" / "in.txt").write_text("not a number")
+    with pytest.raises(ValueError):
+        runner.run_section("toy", toy, out, force=True)
+    assert not (out / "toy" / runner.RECORD).exists()
+
+
+def test_summary_rows_add_section_and_bundle_kind(toy, tmp_path):
+    res = runner.run_section("toy", toy, tmp_path / "results")
+    other = SectionResult("dmat", {"bundle_kind": "paper"}, summary=[
+        {"key": "pages", "paper_ref": "Fig. 1", "value": 12, "unit": "pages", "ground_truth": None}])
+    rows = summary_rows({"toy": res, "dmat": other})
+    assert [r["section"] for r in rows] == ["dmat", "toy"]  # registry order
+    assert rows[0] == {"section": "dmat", "key": "pages", "paper_ref": "Fig. 1", "value": 12, "unit": "pages",
+                       "bundle_kind": "paper", "ground_truth": None}
+    assert rows[1]["bundle_kind"] == "sample" and rows[1]["ground_truth"] == 7.0
+    assert rows[1]["paper_ref"] == "Fig. 99", "a row without a paper reference gets its section's"
+    assert {r["bundle_kind"] for r in summary_rows([res, other], bundle_kind="x")} == {"x"}
+
+
+def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(toy, tmp_path):
+    import subprocess
+    import sys
+
+    from neutrino_ae.sample.generate import SampleConfig, build_into
+
+    for builder in ("build_static_notebook.py", "build_dynamic_notebook.py"):
+        env = {**os.environ, registry.EXTRA_ROOTS_ENV: os.environ[registry.EXTRA_ROOTS_ENV]}
+        script = registry.REPO_ROOT / "tools" / builder
+        code = (f"import runpy, sys; sys.argv = [{str(script)!r}]; sys.path.insert(0, {str(script.parent)!r}); "
+                f"m = runpy.run_path({str(script)!r}, run_name='builder'); print(m['build']())")
+        text = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+        assert 'nb.section(\\"toy\\")' in text and "Toy result" in text, builder
+    root = tmp_path / "gen"
+    root.mkdir()
+    truth = build_into(root, SampleConfig("tiny"), seed=0)
+    assert truth["toy"] == {"double": 7.0} and (root / "toy" / "in.txt").read_text() == "3.5"
+
+
+def test_notebook_stop_renders_as_one_line():
+    stop = NotebookStop('no bundle; use bundle="sample"')
+    assert stop._render_traceback_() == ['NotebookStop: no bundle; use bundle="sample"']
+
+
+def test_summary_table_formats_numbers_for_people():
+    rows = [{"section": "block_sched", "key": "raw.mean_scheduling_cycles", "paper_ref": "Sec. 4.5",
+             "value": 6321.379, "unit": "cycles", "bundle_kind": "sample", "ground_truth": 6502.5},
+            {"section": "kernel_overhead", "key": "k.extra_registers", "paper_ref": "Table 2", "value": 3.0,
+             "unit": "registers", "bundle_kind": "paper", "ground_truth": None},
+            {"section": "max_mem", "key": "m.ratio", "paper_ref": "Fig. 11", "value": 0.0541234, "unit": None,
+             "bundle_kind": "paper", "ground_truth": None}]
+    df = summary_table(rows)
+    assert list(df.columns) == list(SUMMARY_COLUMNS)
+    assert df["value"].tolist() == ["6,321.4", "3", "0.05412"]
+    assert df["ground_truth"].tolist() == ["6,502.5", "", ""]
+    assert "ground_truth" not in summary_table(rows, ground_truth=False).columns
+    assert format_number(None) == "" and format_number(float("nan")) == ""
+    assert format_number(805306368.0) == "805,306,368"
