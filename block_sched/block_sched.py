@@ -44,7 +44,7 @@ from neutrino_ae.report.results import SectionResult, write_results  # noqa: E40
 from neutrino_ae.report.script import add_output_args, emit, run_main  # noqa: E402
 from neutrino_ae.report.style import PALETTE, mark_synthetic, new_figure, save_figure, style_context  # noqa: E402
 from neutrino_ae.sched import intervals as accel
-from warp_sched.warp_sched import lowest_free_slots  # noqa: E402
+from neutrino_ae.sched.slots import lowest_free_slots  # noqa: E402
 
 SECTION = "block_sched"
 PAPER_REF = "Sec. 4.5"

@@ -10,8 +10,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import attention  # noqa: E402
 import workload_common  # noqa: E402
+
+from neutrino_ae.workloads import attention  # noqa: E402
 
 BLOCK_M, BLOCK_N, NUM_STAGES, NUM_WARPS = 64, 64, 2, 4
 

@@ -40,14 +40,14 @@ COLUMNS = ("probe", "original", "ncu", "neutrino", "prologue", "kernel", "epilog
 
 def workloads(python: str) -> dict[str, tuple[list[str], str]]:
     """name -> (command, kernel keyword)."""
-    from kernel_overhead.collect import CUTLASS_OPS
+    from neutrino_ae.workloads.cutlass import CUTLASS_OPS
     from neutrino_ae.workloads.envcheck import cutlass_bin_dir
 
-    ko = str(ROOT / "kernel_overhead" / "collect.py")
+    ops = [python, "-m", "neutrino_ae.workloads.ops"]
     bdir = cutlass_bin_dir()
     return {
-        "attn": ([python, ko, "--run", "attn"], "attn"),
-        "gmm": ([python, ko, "--run", "gmm"], "gmm"),
+        "attn": ([*ops, "attn"], "attn"),
+        "gmm": ([*ops, "gmm"], "gmm"),
         "conv": ([str(bdir / CUTLASS_OPS["conv"][0]), *CUTLASS_OPS["conv"][1:]], "conv"),
         "gemm": ([str(bdir / CUTLASS_OPS["gemm"][0]), *CUTLASS_OPS["gemm"][1:]], "gemm"),
     }

@@ -22,89 +22,12 @@ if str(ROOT) not in sys.path:
 
 from neutrino_ae.report.script import run_main  # noqa: E402
 from neutrino_ae.run.collect import script_collector  # noqa: E402
-from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.workloads.cutlass import CUTLASS_OPS  # noqa: E402
+from neutrino_ae.workloads.ops import TORCH_OPS, TRITON_OPS, run_op  # noqa: E402
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 # torch.randn & co. launch distribution kernels before the operator; keep them un-probed.
 FILTERED_KERNEL = "distribution:copy"
-TORCH_OPS = ("norm", "softmax", "sum", "pool", "embedding", "gather")
-TRITON_OPS = ("attn", "gmm")
-# Distinct keys: the source notebook's dict used "gemm" twice and silently lost plain GEMM.
-CUTLASS_OPS: dict[str, list[str]] = {
-    "gemm": ["gemm", "--iterations=100"],
-    "gemm-streamk": ["gemm-streamk", "--iterations=100"],
-    "conv": ["conv", "--n=256", "--h=56", "--w=56", "--c=128", "--k=128", "--r=3", "--s=3"],
-}
-
-
-def _gmm(torch):
-    """A grouped GEMM in Triton: G independent (M x K) @ (K x N) products in one launch."""
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def gmm_kernel(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-        g = tl.program_id(1)
-        tiles_n = tl.cdiv(N, BN)
-        pm, pn = tl.program_id(0) // tiles_n, tl.program_id(0) % tiles_n
-        rm = pm * BM + tl.arange(0, BM)
-        rn = pn * BN + tl.arange(0, BN)
-        rk = tl.arange(0, BK)
-        base_a, base_b, base_c = a + g * M * K, b + g * K * N, c + g * M * N
-        acc = tl.zeros([BM, BN], dtype=tl.float32)
-        for k0 in range(0, K, BK):
-            ka = k0 + rk
-            x = tl.load(base_a + rm[:, None] * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0.0)
-            y = tl.load(base_b + ka[:, None] * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.0)
-            acc = tl.dot(x, y, acc)
-        tl.store(base_c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-    groups, m, n, k = 4, 512, 512, 512
-    a = torch.randn((groups, m, k), device="cuda", dtype=torch.float16)
-    b = torch.randn((groups, k, n), device="cuda", dtype=torch.float16)
-    c = torch.empty((groups, m, n), device="cuda", dtype=torch.float16)
-    grid = (triton.cdiv(m, 64) * triton.cdiv(n, 64), groups)
-    gmm_kernel[grid](a, b, c, m, n, k, BM=64, BN=64, BK=32, num_warps=4, num_stages=2)
-    return c
-
-
-def run_op(op: str) -> int:
-    torch = cuda_torch(needed_by=f"the {op} benchmark")
-    torch.manual_seed(0)
-    dev = "cuda"
-    if op == "norm":
-        x = torch.randn((32, 256, 56, 56), device=dev)
-        torch.nn.functional.batch_norm(x, None, None, training=True)
-        torch.nn.functional.layer_norm(torch.randn((8192, 1024), device=dev), (1024,))
-    elif op == "softmax":
-        torch.softmax(torch.randn((8192, 4096), device=dev), dim=-1)
-    elif op == "sum":
-        torch.randn((8192, 4096), device=dev).sum(dim=-1)
-    elif op == "pool":
-        x = torch.randn((32, 128, 112, 112), device=dev)
-        torch.nn.functional.max_pool2d(x, 3, 2, 1)
-        torch.nn.functional.avg_pool2d(x, 3, 2, 1)
-    elif op == "embedding":
-        w = torch.randn((50_000, 1024), device=dev)
-        torch.nn.functional.embedding(torch.randint(0, 50_000, (64, 512), device=dev), w)
-    elif op == "gather":
-        x = torch.randn((8192, 4096), device=dev)
-        torch.gather(x, 1, torch.randint(0, 4096, (8192, 1024), device=dev))
-    elif op == "attn":
-        sys.path.insert(0, str(ROOT / "dmat"))
-        import attention
-
-        q, k, v = (torch.randn((4, 32, 4096, 64), device=dev, dtype=torch.float16) for _ in range(3))
-        attention.forward(q, k, v, 0.5, 128, 64, 2, 4)
-    elif op == "gmm":
-        _gmm(torch)
-    else:
-        print(f"error: unknown op {op!r}", file=sys.stderr)
-        return 2
-    torch.cuda.synchronize()
-    return 0
-
-
 def commands(python: str) -> dict[tuple[str, str], tuple[list[str], str | None]]:
     """(group, kernel) -> (command, -k keyword or None)."""
     from neutrino_ae.workloads.envcheck import cutlass_bin_dir

@@ -18,6 +18,7 @@ import pytest
 
 from block_sched import block_sched as bs
 from neutrino_ae.sched import intervals as accel
+from neutrino_ae.sched import slots
 from warp_sched import warp_sched as ws
 
 needs_numba = pytest.mark.skipif(not accel.HAVE_NUMBA, reason="numba not installed (or NEUTRINO_AE_PURE_NUMPY=1)")
@@ -166,14 +167,14 @@ def test_lowest_free_slots_matches_reference(path, seed, n, sms, tiebreak):
     end = start + elapse
     rng = np.random.default_rng(seed + 100)
     tb = {"none": None, "monotone": np.arange(n) // 3, "scrambled": rng.integers(0, 5, n)}[tiebreak]
-    got = ws.lowest_free_slots(smid, start, end, tiebreak=tb)
+    got = slots.lowest_free_slots(smid, start, end, tiebreak=tb)
     assert got.tolist() == ref_lowest_free(smid, start, end, tb)
-    assert got.tolist() == ws.lowest_free_slots_numpy(smid, start, end, tb).tolist()
+    assert got.tolist() == slots.lowest_free_slots_numpy(smid, start, end, tb).tolist()
 
 
 def test_lowest_free_slot_reused_at_its_end_cycle(path):
     # [0,5) slot 0, [5,5) zero length reuses 0 and frees it at once, [5,9) takes 0 again, [6,7) -> 1.
-    got = ws.lowest_free_slots(np.zeros(4), np.array([0, 5, 5, 6]), np.array([5, 5, 9, 7]))
+    got = slots.lowest_free_slots(np.zeros(4), np.array([0, 5, 5, 6]), np.array([5, 5, 9, 7]))
     assert got.tolist() == [0, 0, 0, 1]
 
 
@@ -212,7 +213,7 @@ def test_count_distinct_and_dense_ids(path):
 
 def test_empty_inputs(path):
     e = np.zeros(0, np.int64)
-    assert ws.lowest_free_slots(e, e, e).tolist() == []
+    assert slots.lowest_free_slots(e, e, e).tolist() == []
     t, a = ws.active_sweep(e, e)
     assert t.size == 0 and a.size == 0
     assert len(bs.artifact_metric(e, e, e)) == 0

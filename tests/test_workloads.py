@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dmat.attention import attention_reference
 from dmat.workload_common import PAPER_SHAPE, parse_shape
+from neutrino_ae.workloads.attention import attention_reference
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = ["block_sched/raw.py", "block_sched/memset.py", "block_sched/persist.py", "dmat/fig1.py",

@@ -31,7 +31,8 @@ def run_block_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
 def warp_timelines(rec: Any) -> dict[str, Any]:
     """Fig. 13 timelines for every warp: the reconstructed warp slot of every warp on every SM
     (13a/b), active warps and busy SMs over time and the tail (13c/d)."""
-    from warp_sched.warp_sched import active_sweep, busy_sm_sweep, find_tail, lowest_free_slots
+    from neutrino_ae.sched.slots import lowest_free_slots
+    from warp_sched.warp_sched import active_sweep, busy_sm_sweep, find_tail
 
     end = rec.lstart + rec.elapse
     tb = rec.block * (np.int64(1) << 20) + np.maximum(rec.warp, 0)
