@@ -72,6 +72,9 @@ DISK_RECHECK_BYTES = CHUNK
 MAX_DOWNLOAD_BYTES = 64 << 30
 MAX_ATTEMPTS = 50
 DOWNLOAD_DEADLINE_S = 8 * 3600.0
+# A connection delivering less than MIN_RATE bytes/s over STALL_WINDOW_S is dropped and retried.
+MIN_RATE = 1024
+STALL_WINDOW_S = 300.0
 # Zip bomb bounds (see ExtractLimits). Real trace data compresses a few times, a deflate bomb
 # about 1000 times; 200 leaves room for very repetitive traces.
 MAX_EXTRACT_BYTES = 64 << 30
@@ -97,11 +100,13 @@ _now = time.monotonic
 
 
 class _Retryable(Exception):
-    """A transient failure; ``connect`` marks failures to reach the host at all."""
+    """A transient failure; ``connect`` marks failures to reach the host at all, ``stalled`` a
+    connection too slow to be worth keeping (its few bytes do not count as progress)."""
 
-    def __init__(self, message: str, connect: bool = False) -> None:
+    def __init__(self, message: str, connect: bool = False, stalled: bool = False) -> None:
         super().__init__(message)
         self.connect = connect
+        self.stalled = stalled
 
 
 @dataclass
@@ -233,8 +238,8 @@ def download_with_digest(url: str, dest: str | os.PathLike[str], sha256: str | N
     dest = Path(dest)
     expected = _normalise_digest(sha256, url)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temp(dest.parent)
     sidecar = dest.with_name(dest.name + ".sha256")
+    clean_stale_temp(dest.parent, tmp_of=(sidecar.name, dest.name + ".part.json"), staging=False)
 
     if dest.is_file():
         digest = _recorded_digest(sidecar, dest) or _sha256_of(dest)
@@ -256,7 +261,9 @@ def download_with_digest(url: str, dest: str | os.PathLike[str], sha256: str | N
             except _Retryable as exc:
                 size = part.size
                 if size > best:
-                    best, failures = size, 0
+                    best = size
+                    if not exc.stalled:  # a trickle grows the .part too, but is no reason to go on
+                        failures = 0
                 failures += 1
                 limit = min(retries, CONNECT_RETRIES) if exc.connect else retries
                 if failures > limit:
@@ -389,6 +396,7 @@ def _attempt(session: Any, url: str, part: _Part, timeout: Any, progress: bool, 
             _hash_into(hasher, part.path)
         received = have
         next_disk_check = received + DISK_RECHECK_BYTES
+        window_start, window_bytes = _now(), received
         overflow = False
         # read1 returns whatever one socket read gave, so the deadline is checked between small
         # reads; iter_content(1 MiB) blocks until a whole MiB arrived (a trickle never ends) and
@@ -427,6 +435,15 @@ def _attempt(session: Any, url: str, part: _Part, timeout: Any, progress: bool, 
                     received += len(chunk)
                     if bar is not None:
                         bar.update(len(chunk))
+                    now = _now()
+                    if now - window_start >= STALL_WINDOW_S:
+                        # Like curl's --speed-limit: a server that trickles never trips the
+                        # read timeout; without this only the overall deadline would end it.
+                        rate = (received - window_bytes) / (now - window_start)
+                        if rate < MIN_RATE:
+                            raise _Retryable(f"too slow: {rate:.0f} B/s over {now - window_start:.0f} s, below "
+                                             f"{MIN_RATE} B/s", stalled=True)
+                        window_start, window_bytes = now, received
                     if total is None and received >= next_disk_check:
                         # Size unknown, so the check up front could not cover it: look again.
                         next_disk_check = received + DISK_RECHECK_BYTES
@@ -810,17 +827,21 @@ def staging_prefix(pid: int | None = None) -> str:
     return f".extract-{os.getpid() if pid is None else pid}-{_HOST}-"
 
 
-def clean_stale_temp(directory: str | os.PathLike[str]) -> list[Path]:
+def clean_stale_temp(directory: str | os.PathLike[str], tmp_of: tuple[str, ...] = (),
+                     staging: bool = True) -> list[Path]:
     """Remove what killed runs left in ``directory`` (top level only); return what was removed.
 
-    * ``.extract-*`` staging folders: one named after a process of this host that no longer
-      exists goes at once; one whose owner lives (a concurrent run, however long it takes) stays;
-      one of another host or without an owner (older versions) goes once ``STALE_AFTER_S`` old.
-    * ``.*.tmp-*`` files of atomic writes (:mod:`neutrino_ae.atomic`, which records no owner)
-      go once ``STALE_AFTER_S`` old; a live write of ours finishes in well under a second.
+    * ``.extract-*`` staging folders (unless ``staging`` is False): one named after a process of
+      this host that no longer exists goes at once; one whose owner lives (a concurrent run,
+      however long it takes) stays; one of another host or without an owner (older versions)
+      goes once ``STALE_AFTER_S`` old.
+    * temp files of atomic writes (:mod:`neutrino_ae.atomic`: ``.<stem>.tmp-*``, no owner
+      recorded) of the files named in ``tmp_of`` only, so nobody else's ``.tmp-`` file is
+      touched; they go once ``STALE_AFTER_S`` old, while a live write takes well under a second.
 
     ``.part`` downloads are not leftovers: the next run resumes them.
     """
+    tmp_prefixes = tuple(f".{Path(name).stem}.tmp-" for name in tmp_of)
     removed: list[Path] = []
     try:
         entries = list(os.scandir(directory))
@@ -830,7 +851,7 @@ def clean_stale_temp(directory: str | os.PathLike[str]) -> list[Path]:
     for entry in entries:
         name = entry.name
         try:
-            if name.startswith(".extract-") and entry.is_dir(follow_symlinks=False):
+            if staging and name.startswith(".extract-") and entry.is_dir(follow_symlinks=False):
                 m = _STAGING.match(name)
                 if m and m.group(2) == _HOST and os.name == "posix":
                     stale = not _pid_alive(int(m.group(1)))
@@ -839,7 +860,7 @@ def clean_stale_temp(directory: str | os.PathLike[str]) -> list[Path]:
                 if stale:
                     shutil.rmtree(entry.path, ignore_errors=True)
                     removed.append(Path(entry.path))
-            elif name.startswith(".") and ".tmp-" in name and entry.is_file(follow_symlinks=False):
+            elif tmp_prefixes and name.startswith(tmp_prefixes) and entry.is_file(follow_symlinks=False):
                 if now - entry.stat(follow_symlinks=False).st_mtime > STALE_AFTER_S:
                     os.unlink(entry.path)
                     removed.append(Path(entry.path))
@@ -901,7 +922,7 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     """
     root = Path(trace_root)
     expected = _normalise_digest(sha256, url)
-    clean_stale_temp(root)
+    clean_stale_temp(root, tmp_of=(MANIFEST,))
     manifest = read_manifest(root)
     archive = root / DOWNLOAD_DIR / ARCHIVE_NAME
     if manifest is not None and not force:

@@ -217,6 +217,30 @@ def test_trickle_ends_at_the_deadline(tmp_path: Path) -> None:
     assert str(err.value).startswith(url)
 
 
+def test_trickle_is_dropped_as_too_slow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below the minimum rate over the window, a connection counts as failed without progress."""
+    monkeypatch.setattr(fetch, "STALL_WINDOW_S", 0.2)
+    monkeypatch.setattr(fetch, "MIN_RATE", 1000)
+
+    def respond(h: Handler, n: int) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", "1000")
+        h.end_headers()
+        for _ in range(100):  # 50 B/s for at most 2 s, less once the client hangs up
+            try:
+                h.wfile.write(b"x")
+                h.wfile.flush()
+            except OSError:
+                break
+            time.sleep(0.02)
+        h.close_connection = True
+
+    with serve(respond) as (url, requests):
+        with pytest.raises(BundleError, match=r"kept failing after 2 attempts \(too slow: \d+ B/s"):
+            fetch.download(url, tmp_path / "x.zip", retries=1, backoff=0, progress=False)
+    assert len(requests) == 2
+
+
 def test_disk_is_checked_when_content_length_is_absent(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     data = payload(3 << 20)
@@ -427,14 +451,14 @@ def test_stale_leftovers_are_cleaned_but_not_a_live_runs(tmp_path: Path) -> None
                      root / ".bundle.tmp-x1y2z3.json", download / ".trace.zip.tmp-q9w8e7.sha256"]
     live_run = root / (fetch.staging_prefix() + "def456")  # a concurrent run (this process)
     live = [live_run, root / ".extract-fresh123", root / ".extract-1-otherhost-fresh1",
-            root / ".bundle.tmp-fresh1.json"]
+            root / ".bundle.tmp-fresh1.json", root / ".notes.tmp-abc123.txt"]  # the last is not ours
     for p in [dead, *stale_unowned, *live, download / "trace.zip.part"]:
         if "extract" in p.name:
             p.mkdir()
             (p / "half.bin").write_bytes(b"x")
         else:
             p.write_bytes(b"x")
-    for p in [*stale_unowned, live_run]:  # the live run's folder is old too: its pid protects it
+    for p in [*stale_unowned, live_run, live[-1]]:  # old too: a pid or a foreign name protects them
         _age(p, 2 * 3600)
     stale = [dead, *stale_unowned]
 
