@@ -3,21 +3,36 @@
 Replaces the original notebook's ``wget`` + ``unzip`` shell-outs. What this adds:
 
 * **Resume.** Bytes land in ``<dest>.part``; a retry asks for the rest with an HTTP ``Range``
-  header. A server that ignores ``Range`` (answers 200) makes us start again from byte 0; a
-  ``416`` for a ``.part`` that already holds the whole file counts as complete.
+  header and ``If-Range`` (the ETag or Last-Modified of the version we hold the start of), so a
+  file replaced on the server comes back whole (200) instead of as a mix of two versions.
+  ``<dest>.part.json`` records which URL, version and size a ``.part`` belongs to; a ``.part``
+  without that record or of another URL is discarded. A server that ignores ``Range`` (answers
+  200) makes us start again from byte 0; a ``416`` for a ``.part`` that already holds the whole
+  file counts as complete.
 * **Retries** with exponential backoff on dropped connections, read timeouts and 5xx/429. A
   host that cannot be reached at all (connection refused, DNS failure, connect timeout) gets
   only ``CONNECT_RETRIES`` quick retries, so an offline machine fails in seconds, not minutes.
   401/403/404/410 fail at once.
+* **Bounded**, whatever the server does: never more bytes than it first announced (a later
+  different total is an error) nor than ``max_bytes``; at most ``max_attempts`` attempts even
+  when each one makes progress; a connection slower than ``MIN_RATE`` is dropped; and an
+  overall ``deadline_s``.
 * **Integrity.** The sha256 is computed while streaming. With an expected digest a mismatch
   deletes the ``.part`` and raises; without one the digest is *trusted on first use* and
-  recorded (``<dest>.sha256`` and the bundle manifest) so later runs can be compared.
-* **Disk.** Free space is checked against ``Content-Length`` before any byte is written, and
-  against the archive's total uncompressed size before extraction.
+  recorded (``<dest>.sha256`` and the bundle manifest) so later runs can be compared. Before
+  anything is recorded the archive is validated (:func:`validate_zip`: directory readable,
+  every member's CRC good), so a truncated file or an HTML page served with 200 is never trusted.
+* **Disk.** Free space is checked against ``Content-Length`` before every attempt (resumes
+  included), looked at again every MiB when the size is not announced, and checked against the
+  archive's total uncompressed size before extraction.
 * **Progress** that stays readable in papermill logs (see :func:`_progress_bar`).
 * **Safe extraction** (:func:`extract_zip`): no absolute paths, drive letters, ``..``
-  components, symlinks or special files, no duplicate names; everything is extracted into a
-  temporary directory beside the destination and only then moved into place.
+  components, symlinks or special files, no duplicate names, no zip bombs (total size and
+  compression ratio bounded by :class:`ExtractLimits`, from the directory and again while
+  writing); everything is extracted into a temporary directory beside the destination and only
+  then moved into place.
+* **Leftovers** of a killed run (staging folders, temp files) are removed by the next one
+  (:func:`clean_stale_temp`), never those of a run still going.
 
 Bundle root rule: the paper's archive is extracted straight into ``trace_root`` so that
 ``trace_root/block_sched/...`` etc. exist (the original notebook ran ``unzip`` in the repo root
@@ -339,6 +354,7 @@ def _attempt(session: Any, url: str, part: _Part, timeout: Any, progress: bool, 
         if status == 429 or status >= 500:
             raise _Retryable(f"HTTP {status}")
         etag = resp.headers.get("ETag")
+        record_changed = False
         if status == 416:
             total = _content_range_total(resp.headers.get("Content-Range", ""))
             if have and (total is None or total == have) and (part.total is None or part.total == have):
@@ -364,11 +380,12 @@ def _attempt(session: Any, url: str, part: _Part, timeout: Any, progress: bool, 
                 raise BundleError(url, f"the server first announced {announced} bytes and now {total}; the "
                                        "file changed during the download or the server misbehaves; the "
                                        "partial download was deleted, run again")
+            if have == 0:  # a 206 to a request without Range: this answer starts the record
+                part.etag, part.last_modified = etag, resp.headers.get("Last-Modified")
             if total is None:
                 total = part.total
-            elif part.total is None:
-                part.total = total
-                part.save()
+            elif part.total is None or have == 0:
+                part.total, record_changed = total, True
             mode = "ab"
         elif status == 200:
             if have:
@@ -388,7 +405,7 @@ def _attempt(session: Any, url: str, part: _Part, timeout: Any, progress: bool, 
                                    f"{budget.max_bytes} bytes ({_human(budget.max_bytes)}); not downloading")
         # Checked on every attempt, resumes included: the disk may have filled since the last one.
         _check_disk(part.path.parent, max(0, (total if total is not None else 0) - have), url)
-        if mode == "wb":
+        if mode == "wb" or have == 0 or record_changed or not part.meta.exists():
             part.save()  # before the first byte, so the .part is never without its record
         cap = budget.max_bytes if total is None else total
         hasher = hashlib.sha256()
@@ -625,22 +642,31 @@ class ExtractLimits:
 def _open_zip(archive: Path) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(archive)
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, NotImplementedError, ValueError, EOFError) as exc:
+        # Not only BadZipFile: a garbled directory also gives NotImplementedError ("zip file
+        # version 10.5") or UnicodeDecodeError (a name flagged UTF-8 that is not).
         problem = "not a valid zip archive (truncated or corrupt download?)"
-        if _looks_like_html(archive):
-            problem = "an HTML page, not a zip archive (a login or error page served with HTTP 200?)"
-        raise BundleError(archive, f"{problem}: {exc}") from None
+        page = _page_kind(archive)
+        if page:
+            problem = f"an {page}, not a zip archive (a login or error page served with HTTP 200?)"
+        raise BundleError(archive, f"{problem}: {' '.join(str(exc).split())[:200]}") from None
     except OSError as exc:
         raise BundleError(archive, f"cannot read: {exc.strerror or exc}") from None
 
 
-def _looks_like_html(path: Path) -> bool:
+def _page_kind(path: Path) -> str | None:
+    """"HTML page" or "XML document" when ``path`` starts like one (what a server answers with
+    200 in place of a file: a sign-in page, an S3-style XML error), else None."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(1024).lstrip().lower()
     except OSError:
-        return False
-    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<?xml")) or b"<html" in head
+        return None
+    if head.startswith((b"<!doctype html", b"<html", b"<head")) or b"<html" in head:
+        return "HTML page"
+    if head.startswith(b"<?xml"):
+        return "XML document"
+    return None
 
 
 def _check_expansion(archive: Path, total: int, limits: ExtractLimits) -> None:
@@ -766,8 +792,9 @@ def _copy_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: Path, targ
                     _check_expansion(archive, written, limits)
                 if dst is not None:
                     dst.write(block)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
-        # BadZipFile covers "Bad CRC-32"; zlib.error/EOFError a truncated or garbled stream.
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
+        # BadZipFile covers "Bad CRC-32"; zlib.error/EOFError a truncated or garbled stream;
+        # ValueError (UnicodeDecodeError) a garbled name in the member's local header.
         raise BundleError(archive, f"entry {info.filename!r} is corrupt ({exc}){advice}") from None
     except OSError as exc:
         where = target if target is not None else archive

@@ -475,3 +475,25 @@ def test_stale_leftovers_are_cleaned_but_not_a_live_runs(tmp_path: Path) -> None
     assert [p for p in stale if p.exists()] == []
     assert [p.name for p in live if not p.exists()] == []
     assert read_manifest(root)["sha256"] == sha(good)
+
+
+def test_garbled_archives_give_one_line(tmp_path: Path) -> None:
+    """Random byte flips and cuts: zipfile raises more than BadZipFile (NotImplementedError for a
+    garbled version field, UnicodeDecodeError for a garbled name); all must become BundleError."""
+    base = make_zip({**PAPER_ZIP, "trace/dmat/b.dmat": bytes(range(256)) * 20})
+    rng = random.Random(1)
+    limits = fetch.ExtractLimits(max_bytes=1 << 20)
+    archive = tmp_path / "a.zip"
+    for i in range(400):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.2:
+            data = data[: rng.randrange(len(data))]
+        archive.write_bytes(bytes(data))
+        for check in (lambda: fetch.validate_zip(archive, limits),
+                      lambda: fetch.extract_zip(archive, tmp_path / f"r{i}", limits=limits)):
+            try:
+                check()
+            except BundleError as exc:
+                assert "\n" not in str(exc)
