@@ -491,9 +491,11 @@ def test_garbled_archives_give_one_line(tmp_path: Path) -> None:
         if rng.random() < 0.2:
             data = data[: rng.randrange(len(data))]
         archive.write_bytes(bytes(data))
-        for check in (lambda: fetch.validate_zip(archive, limits),
-                      lambda: fetch.extract_zip(archive, tmp_path / f"r{i}", limits=limits)):
+        for dest in (None, tmp_path / f"r{i}"):
             try:
-                check()
+                if dest is None:
+                    fetch.validate_zip(archive, limits)
+                else:
+                    fetch.extract_zip(archive, dest, limits=limits)
             except BundleError as exc:
                 assert "\n" not in str(exc)
