@@ -118,14 +118,16 @@ def _index(doc: dict[str, Any], path: Path) -> dict[tuple[str, str], tuple[float
             except OverflowError:
                 raise InputError(path, f"results[{i}] ({ident[0][:60]}/{ident[1][:60]}): value with "
                                        f"{len(str(abs(value)))} digits is too large for a float") from None
-        rows[ident] = (value, r.get("unit"))
+        unit = r.get("unit")
+        rows[ident] = (value, None if unit is None else str(unit))  # free-form in a foreign file
     return rows
 
 
 def _kind(doc: dict[str, Any]) -> str | None:
     if doc.get("bundle_kind"):
         return str(doc["bundle_kind"])
-    kinds = {r.get("bundle_kind") for r in doc["results"]} - {None}
+    # Only strings count: a list or dict here (a foreign file) is unhashable and names no kind.
+    kinds = {k for r in doc["results"] if isinstance(k := r.get("bundle_kind"), str)}
     return kinds.pop() if len(kinds) == 1 else None
 
 

@@ -184,3 +184,13 @@ def test_hostile_numbers_and_nesting_give_one_line(tmp_path: Path, capsys: pytes
         err = capsys.readouterr().err
         assert err.startswith(f"error: {bad}: ") and problem in err and err.count("\n") == 1
         assert len(err) < 400
+
+
+def test_odd_field_types_do_not_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """unit and bundle_kind are free-form in a foreign file: a list there is shown, not a crash."""
+    rows = [{"section": "s", "key": "k", "value": 1.0, "unit": ["ms"], "bundle_kind": {"x": 1}}]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"bundle_kind": ["paper"], "results": rows}))
+    b.write_text(json.dumps({"results": [dict(rows[0], value=2.0)]}))
+    assert main(["compare", str(a), str(b)]) == 1
+    assert "['ms']" in capsys.readouterr().out
