@@ -98,6 +98,9 @@ RATIO_ABOVE = 64 << 20
 # Leftovers of a killed run that carry no owner (atomic-write temp files, staging folders of
 # older versions) are removed once this old; nothing of ours lives that long unowned.
 STALE_AFTER_S = 30 * 60.0
+# A staging folder whose owner pid is alive is kept, except past this age: no extraction takes
+# a day, so by then the pid has been reused by an unrelated process.
+STALE_OWNED_AFTER_S = 24 * 3600.0
 
 _FATAL_STATUS = {401: "unauthorised", 403: "forbidden", 404: "not found", 410: "gone"}
 
@@ -860,8 +863,8 @@ def clean_stale_temp(directory: str | os.PathLike[str], tmp_of: tuple[str, ...] 
 
     * ``.extract-*`` staging folders (unless ``staging`` is False): one named after a process of
       this host that no longer exists goes at once; one whose owner lives (a concurrent run,
-      however long it takes) stays; one of another host or without an owner (older versions)
-      goes once ``STALE_AFTER_S`` old.
+      however long it takes) stays until ``STALE_OWNED_AFTER_S`` (pid reuse); one of another
+      host or without an owner (older versions) goes once ``STALE_AFTER_S`` old.
     * temp files of atomic writes (:mod:`neutrino_ae.atomic`: ``.<stem>.tmp-*``, no owner
       recorded) of the files named in ``tmp_of`` only, so nobody else's ``.tmp-`` file is
       touched; they go once ``STALE_AFTER_S`` old, while a live write takes well under a second.
@@ -880,10 +883,11 @@ def clean_stale_temp(directory: str | os.PathLike[str], tmp_of: tuple[str, ...] 
         try:
             if staging and name.startswith(".extract-") and entry.is_dir(follow_symlinks=False):
                 m = _STAGING.match(name)
+                age = now - entry.stat(follow_symlinks=False).st_mtime
                 if m and m.group(2) == _HOST and os.name == "posix":
-                    stale = not _pid_alive(int(m.group(1)))
+                    stale = not _pid_alive(int(m.group(1))) or age > STALE_OWNED_AFTER_S
                 else:
-                    stale = now - entry.stat(follow_symlinks=False).st_mtime > STALE_AFTER_S
+                    stale = age > STALE_AFTER_S
                 if stale:
                     shutil.rmtree(entry.path, ignore_errors=True)
                     removed.append(Path(entry.path))
@@ -1063,6 +1067,8 @@ def ensure_bundle(trace_root: str | os.PathLike[str], bundle: str = "auto", url:
         return fetch_paper_bundle(root, url=url, sha256=sha256, force=force, progress=progress)
     if bundle != "auto":
         raise BundleError(None, f"unknown bundle {bundle!r}; expected 'auto', 'paper' or 'sample'")
+    # An existing bundle is returned below without fetching; leftovers of a killed fetch go here.
+    clean_stale_temp(root, tmp_of=(MANIFEST,))
     if not force and (read_manifest(root) is not None or has_paper_layout(root)):
         return root
     try:

@@ -442,6 +442,7 @@ def _age(path: Path, seconds: float) -> None:
 
 
 def test_stale_leftovers_are_cleaned_but_not_a_live_runs(tmp_path: Path) -> None:
+    """kill -9 during extraction or an atomic write leaves .extract-*/.tmp-*; the next run removes them."""
     root = tmp_path / "traces"
     download = root / fetch.DOWNLOAD_DIR
     download.mkdir(parents=True)
@@ -460,7 +461,10 @@ def test_stale_leftovers_are_cleaned_but_not_a_live_runs(tmp_path: Path) -> None
             p.write_bytes(b"x")
     for p in [*stale_unowned, live_run, live[-1]]:  # old too: a pid or a foreign name protects them
         _age(p, 2 * 3600)
-    stale = [dead, *stale_unowned]
+    reused_pid = root / (fetch.staging_prefix(os.getpid()) + "ghi789")  # alive, but two days old
+    reused_pid.mkdir()
+    _age(reused_pid, 2 * 86400)
+    stale = [dead, reused_pid, *stale_unowned]
 
     good = make_zip(PAPER_ZIP)
 
@@ -499,3 +503,13 @@ def test_garbled_archives_give_one_line(tmp_path: Path) -> None:
                     fetch.extract_zip(archive, dest, limits=limits)
             except BundleError as exc:
                 assert "\n" not in str(exc)
+
+
+def test_auto_with_an_existing_bundle_cleans_leftovers(tmp_path: Path) -> None:
+    root = tmp_path / "traces"
+    (root / "dmat").mkdir(parents=True)
+    (root / "bundle.json").write_text('{"kind": "paper"}')
+    leftover = root / (fetch.staging_prefix(4_194_400) + "abc123")
+    leftover.mkdir()
+    assert fetch.ensure_bundle(root, "auto", url="http://127.0.0.1:9/unused", progress=False) == root
+    assert not leftover.exists()
