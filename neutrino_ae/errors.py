@@ -50,3 +50,7 @@ def refuse_pickle(path: str | os.PathLike[str], instead: str) -> None:
     """Raise, before anything reads it, if ``path`` is a pickle; ``instead`` says what to pass."""
     if Path(path).suffix.lower() in (".pkl", ".pickle"):
         raise InputError(path, f"{PICKLE_REFUSAL}. {instead}")
+
+
+class UsageError(NeutrinoAEError, ValueError):
+    """A bad argument value (a tolerance that is NaN, say); a ValueError too, for library callers."""

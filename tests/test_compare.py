@@ -124,3 +124,73 @@ def test_read_summary_names_the_file(tmp_path: Path) -> None:
 def test_rel_change_of_zero_baseline() -> None:
     assert math.isinf(compare.Diff("s", "k", 0.0, 1.0, None, compare.MOVED).rel_change)
     assert compare.Diff("s", "k", 0.0, 0.0, None, compare.OK).rel_change == 0.0
+
+
+# ------------------------------------------------------------------------- non-finite and hostile input
+
+
+def raw_summary(path: Path, values: list[str]) -> Path:
+    """A summary.json written by hand, so NaN/Infinity/huge literals reach compare verbatim."""
+    rows = ", ".join(f'{{"section": "s", "key": "k{i}", "value": {v}}}' for i, v in enumerate(values))
+    path.write_text(f'{{"schema": "{SCHEMA}", "results": [{rows}]}}')
+    return path
+
+
+@pytest.mark.parametrize("a, b, expect_moved", [
+    (math.nan, 1.0, True), (1.0, math.nan, True), (math.inf, 1.0, True), (1.0, -math.inf, True),
+    (math.inf, -math.inf, True), (math.nan, math.inf, True), (math.nan, None, True),
+    (math.nan, math.nan, False), (math.inf, math.inf, False), (-math.inf, -math.inf, False),
+])
+def test_non_finite_values_move_unless_identical(a: float, b: float | None, expect_moved: bool) -> None:
+    assert compare.moved(a, b, rtol=0.1, atol=0.0) is expect_moved
+    assert compare.moved(b, a, rtol=0.1, atol=0.0) is expect_moved
+    assert compare.moved(a, b, rtol=1e300, atol=1e300) is expect_moved  # no tolerance hides them
+
+
+def test_nan_in_a_summary_is_reported_as_moved(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = raw_summary(tmp_path / "a.json", ["1.0", "2.0", "Infinity", "NaN"])
+    b = raw_summary(tmp_path / "b.json", ["NaN", "Infinity", "Infinity", "NaN"])
+    assert main(["compare", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "s/k0" in out and "s/k1" in out and "s/k2" not in out and "s/k3" not in out
+    assert "2 of 4 values moved" in out
+
+
+@pytest.mark.parametrize("flag, value", [("--rtol", "nan"), ("--rtol", "inf"), ("--atol", "nan"),
+                                         ("--atol", "-inf"), ("--rtol", "-0.1")])
+def test_bad_tolerance_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        flag: str, value: str) -> None:
+    a = write(tmp_path / "a", BASE)
+    # --flag=value: argparse would read a bare "-inf" as an option name.
+    assert main(["compare", str(a), str(a), f"{flag}={value}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and flag.lstrip("-") in err
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('{"results": [{"section": "s", "key": "k", "value": 1' + "0" * 400 + "}]}", "too large"),
+    ('{"results": [{"section": "s", "key": "k", "value": 1' + "0" * 5000 + "}]}", "too large"),
+    ('{"results": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ('{"results": [{"section": "s", "key": "k", "value": ' + "[" * 100_000 + "]" * 100_000 + "}]}",
+     "nested too deeply"),
+])
+def test_hostile_numbers_and_nesting_give_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    content: str, problem: str) -> None:
+    good = write(tmp_path / "good", BASE)
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    for args in ([str(good), str(bad)], [str(bad), str(good)]):
+        assert main(["compare", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {bad}: ") and problem in err and err.count("\n") == 1
+        assert len(err) < 400
+
+
+def test_odd_field_types_do_not_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """unit and bundle_kind are free-form in a foreign file: a list there is shown, not a crash."""
+    rows = [{"section": "s", "key": "k", "value": 1.0, "unit": ["ms"], "bundle_kind": {"x": 1}}]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"bundle_kind": ["paper"], "results": rows}))
+    b.write_text(json.dumps({"results": [dict(rows[0], value=2.0)]}))
+    assert main(["compare", str(a), str(b)]) == 1
+    assert "['ms']" in capsys.readouterr().out

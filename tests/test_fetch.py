@@ -169,6 +169,8 @@ def test_complete_part_answered_416_is_finished(server, tmp_path: Path) -> None:
     url, st = server
     st.data = payload(1000)
     (tmp_path / "x.zip.part").write_bytes(st.data)
+    # The record that says which URL the .part belongs to (a .part without one is discarded).
+    (tmp_path / "x.zip.part.json").write_text(json.dumps({"url": url, "etag": None, "total": 1000}))
     dest = fetch.download(url, tmp_path / "x.zip", sha256=sha(st.data), progress=False)
     assert dest.read_bytes() == st.data
     assert st.requests[0]["Range"] == "bytes=1000-"

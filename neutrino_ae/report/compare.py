@@ -2,7 +2,10 @@
 
 A value *moved* when ``|b - a| > atol + rtol * max(|a|, |b|)`` (symmetric, so swapping the runs
 gives the same verdict). A row present in one run only, or a number in one and null in the
-other, also counts. Two nulls are equal.
+other, also counts. Two nulls are equal. NaN and +/-inf (not valid in a summary we write, but a
+hand-edited or foreign file may hold them) count as moved unless both runs hold the very same
+non-finite value: the tolerance rule alone would call them unchanged, because every comparison
+with NaN is false and ``inf <= rtol * inf``.
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from neutrino_ae.errors import InputError, UsageError
 from neutrino_ae.report.summary import read_summary, resolve_summary
 
 OK, MOVED, ONLY_A, ONLY_B = "ok", "moved", "only in A", "only in B"
@@ -30,6 +35,8 @@ class Diff:
     def rel_change(self) -> float | None:
         if self.a is None or self.b is None:
             return None
+        if not (math.isfinite(self.a) and math.isfinite(self.b)):
+            return 0.0 if _same(self.a, self.b) else math.nan
         if self.a == 0:
             return 0.0 if self.b == 0 else math.inf
         return (self.b - self.a) / abs(self.a)
@@ -48,22 +55,31 @@ class Comparison:
 def moved(a: float | None, b: float | None, rtol: float, atol: float) -> bool:
     if a is None or b is None:
         return (a is None) != (b is None)
+    if not (math.isfinite(a) and math.isfinite(b)):
+        # The rule below cannot see these (NaN > x is False, inf - inf is NaN), so decide here.
+        return not _same(a, b)
     return abs(b - a) > atol + rtol * max(abs(a), abs(b))
+
+
+def _same(a: float, b: float) -> bool:
+    """Identical values, NaN included (NaN != NaN, but two runs that both got NaN agree)."""
+    return (math.isnan(a) and math.isnan(b)) or a == b
 
 
 def compare_summaries(a: str | os.PathLike[str], b: str | os.PathLike[str], rtol: float = 0.1,
                       atol: float = 0.0) -> Comparison:
     """Row-by-row comparison of two summaries (files or run directories)."""
-    if rtol < 0 or atol < 0 or not (math.isfinite(rtol) and math.isfinite(atol)):
-        raise ValueError("rtol and atol must be finite and >= 0")
-    doc_a, doc_b = read_summary(a), read_summary(b)
-    rows_a, rows_b = _index(doc_a), _index(doc_b)
+    # `not (x >= 0)` is also true for NaN; a NaN or infinite tolerance would accept anything.
+    if not (rtol >= 0 and atol >= 0 and math.isfinite(rtol) and math.isfinite(atol)):
+        raise UsageError(f"--rtol and --atol must be finite numbers >= 0, got rtol={rtol!r} atol={atol!r}")
+    doc_a, rows_a = _load(a)
+    doc_b, rows_b = _load(b)
     diffs: list[Diff] = []
     for ident in [*rows_a, *(k for k in rows_b if k not in rows_a)]:
         ra, rb = rows_a.get(ident), rows_b.get(ident)
-        va = None if ra is None else ra["value"]
-        vb = None if rb is None else rb["value"]
-        unit = (ra or rb or {}).get("unit")
+        va = None if ra is None else ra[0]
+        vb = None if rb is None else rb[0]
+        unit = (ra or rb or (None, None))[1]
         if ra is None:
             status = ONLY_B
         elif rb is None:
@@ -74,14 +90,44 @@ def compare_summaries(a: str | os.PathLike[str], b: str | os.PathLike[str], rtol
     return Comparison(diffs, (_kind(doc_a), _kind(doc_b)))
 
 
-def _index(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(str(r["section"]), str(r["key"])): r for r in doc["results"]}
+def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[float | None, Any]]]:
+    """The validated summary and its rows as ``{(section, key): (value as float, unit)}``.
+
+    Hostile input must end in one line naming the file, not a traceback: json raises
+    RecursionError on deep nesting and ValueError for integers over 4300 digits, and a shorter
+    but still huge integer overflows when turned into a float.
+    """
+    p = resolve_summary(path)
+    try:
+        doc = read_summary(p)
+        return doc, _index(doc, p)
+    except RecursionError:
+        raise InputError(p, "is nested too deeply to be a summary.json") from None
+    except ValueError as exc:  # JSONDecodeError is handled by read_summary; this is the digit limit
+        raise InputError(p, f"holds a number too large to compare ({str(exc).split(':')[0]})") from None
+
+
+def _index(doc: dict[str, Any], path: Path) -> dict[tuple[str, str], tuple[float | None, Any]]:
+    rows: dict[tuple[str, str], tuple[float | None, Any]] = {}
+    for i, r in enumerate(doc["results"]):
+        ident = (str(r["section"]), str(r["key"]))
+        value = r["value"]
+        if value is not None:
+            try:
+                value = float(value)  # json gives ints unbounded; the tolerance rule needs floats
+            except OverflowError:
+                raise InputError(path, f"results[{i}] ({ident[0][:60]}/{ident[1][:60]}): value with "
+                                       f"{len(str(abs(value)))} digits is too large for a float") from None
+        unit = r.get("unit")
+        rows[ident] = (value, None if unit is None else str(unit))  # free-form in a foreign file
+    return rows
 
 
 def _kind(doc: dict[str, Any]) -> str | None:
     if doc.get("bundle_kind"):
         return str(doc["bundle_kind"])
-    kinds = {r.get("bundle_kind") for r in doc["results"]} - {None}
+    # Only strings count: a list or dict here (a foreign file) is unhashable and names no kind.
+    kinds = {k for r in doc["results"] if isinstance(k := r.get("bundle_kind"), str)}
     return kinds.pop() if len(kinds) == 1 else None
 
 
@@ -95,7 +141,7 @@ def format_table(diffs: list[Diff]) -> str:
     rows = []
     for d in diffs:
         rel = d.rel_change
-        change = "-" if rel is None else ("inf" if math.isinf(rel) else f"{rel:+.1%}")
+        change = "-" if rel is None else (f"{rel}" if not math.isfinite(rel) else f"{rel:+.1%}")
         rows.append((f"{d.section}/{d.key}", _fmt(d.a), _fmt(d.b), change, d.unit or "", d.status))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
