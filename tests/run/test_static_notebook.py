@@ -17,7 +17,7 @@ from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.report.summary import read_summary
 from neutrino_ae.run import registry, runner
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "static.ipynb"
 sys.path.insert(0, str(REPO / "tools"))
 import build_static_notebook  # noqa: E402

@@ -18,7 +18,7 @@ import pytest
 
 from neutrino_ae.run import collect, registry
 
-FAKE = Path(__file__).resolve().parent / "fake_neutrino"
+FAKE = Path(__file__).resolve().parents[1] / "fake_neutrino"
 pytestmark = pytest.mark.skipif(ns.missing_reason() is not None, reason=ns.missing_reason() or "")
 
 

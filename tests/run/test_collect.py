@@ -12,7 +12,7 @@ from neutrino_ae.formats.tracedir import TraceDir, trace_dirs_from_stderr
 from neutrino_ae.run import collect
 from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
 
-FAKE = Path(__file__).resolve().parent / "fake_neutrino"
+FAKE = Path(__file__).resolve().parents[1] / "fake_neutrino"
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "dynamic.ipynb"
 FAKE = REPO / "tests" / "fake_neutrino"
 

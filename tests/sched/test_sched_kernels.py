@@ -279,7 +279,7 @@ def test_compiled_kernels_are_cached_outside_the_source_tree(tmp_path):
     # numba is in the test extra, so the compiled path is what this checks.
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     before = set((repo / "neutrino_ae").rglob("*.nbi"))
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NEUTRINO_AE_PURE_NUMPY")}
     env["XDG_CACHE_HOME"] = str(tmp_path)

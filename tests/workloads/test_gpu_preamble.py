@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORKLOADS = ["block_sched/raw.py", "block_sched/memset.py", "dmat/fig10b.py"]
 
 

@@ -128,7 +128,7 @@ def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_python_dash_m_help() -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     for args in ([], ["sample"], ["fetch"], ["run"], ["compare"]):
         proc = subprocess.run([sys.executable, "-m", "neutrino_ae", *args, "--help"], capture_output=True,
                               text=True, timeout=60, env=env)
