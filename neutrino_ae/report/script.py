@@ -31,6 +31,13 @@ def emit(result: SectionResult, as_json: bool) -> None:
         print(result.text)
 
 
+def os_error_line(exc: OSError) -> str:
+    """One line naming the path(s) and the system's reason, e.g. ``out/x: Not a directory``."""
+    where = ": ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{where}: {reason}" if where else reason
+
+
 def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Run a CLI ``main``; our own errors become ``error: <message>`` on stderr and their exit code (2, or 3
     for a missing GPU)."""
@@ -39,8 +46,9 @@ def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | 
     except NeutrinoAEError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+    except OSError as exc:  # any file-system failure on a user path: a file in place of a folder,
+        # a folder below a file, a read-only or full file system, a FIFO ...
+        print(f"error: {os_error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
