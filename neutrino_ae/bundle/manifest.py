@@ -16,6 +16,7 @@ from typing import Any
 
 from neutrino_ae.atomic import write_json
 from neutrino_ae.errors import BundleError
+from neutrino_ae.formats.inputs import MiB, read_text_input
 
 MANIFEST = "bundle.json"
 SAMPLE = "sample"
@@ -54,10 +55,11 @@ def write_manifest(root: str | os.PathLike[str], kind: str, **fields: Any) -> Pa
 def read_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The manifest of the bundle at ``root``, or None when there is none."""
     path = Path(root) / MANIFEST
-    if not path.is_file():
+    if not path.exists():
         return None
+    text = read_text_input(path, "bundle.json", 256 * MiB)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BundleError(path, f"is not valid JSON ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(data, dict) or "kind" not in data:

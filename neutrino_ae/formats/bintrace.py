@@ -38,6 +38,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import InputError, TraceFormatError
+from neutrino_ae.formats.inputs import check_input
 
 HEADER_DTYPE = np.dtype(
     [
@@ -206,14 +207,9 @@ def _fail(path: Path, problem: str) -> TraceFormatError:
 
 def read_header(path: str | os.PathLike[str]) -> tuple[TraceHeader, int]:
     """Parse and sanity-check the 32-byte header. Returns the header and numProbes."""
-    p = Path(path)
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(HEADER_BYTES)
-    except FileNotFoundError:
-        raise TraceFormatError(p, "no such trace file") from None
-    except IsADirectoryError:
-        raise TraceFormatError(p, "is a directory, expected a result/*.bin trace") from None
+    p = check_input(path, "trace")
+    with open(p, "rb") as fh:
+        raw = fh.read(HEADER_BYTES)
     if len(raw) < HEADER_BYTES:
         raise _fail(p, f"truncated: {len(raw)} bytes, the header alone needs {HEADER_BYTES}")
     h = np.frombuffer(raw, dtype=HEADER_DTYPE)[0]

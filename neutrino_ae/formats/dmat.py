@@ -29,6 +29,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import TraceFormatError
+from neutrino_ae.formats.inputs import check_input
 
 PAGE_MASK = np.uint64(~np.uint64(0xFFFF))
 PAIR_DTYPE = np.dtype([("page", "<u8"), ("count", "<u4")])  # packed: 12 bytes
@@ -235,11 +236,8 @@ def _body_bytes(data: DmatData, indptr: np.ndarray, lo: int, hi: int) -> bytes:
 
 def read_dmat(path: str | os.PathLike[str]) -> DmatData:
     """Read a ``.dmat`` file, validating every count against the file length."""
-    p = Path(path)
-    try:
-        raw = np.fromfile(p, dtype=np.uint8)
-    except FileNotFoundError:
-        raise TraceFormatError(p, "no such .dmat file") from None
+    p = check_input(path, ".dmat")
+    raw = np.fromfile(p, dtype=np.uint8)
     size = raw.size
     if size < 16:
         raise TraceFormatError(p, f"truncated: {size} bytes, the .dmat header needs 16")

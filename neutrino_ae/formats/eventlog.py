@@ -56,6 +56,7 @@ import pandas as pd
 
 from neutrino_ae.atomic import write_text
 from neutrino_ae.errors import InputError
+from neutrino_ae.formats.inputs import check_input
 
 LAUNCH_COLUMNS = [
     "launch", "time_ns", "params", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared",
@@ -928,7 +929,7 @@ def parse_text(text: str, path: Path | None = None) -> EventLog:
 
 def parse_event_log(path: str | os.PathLike[str]) -> EventLog:
     """Parse an ``event.log`` file. Missing file → :class:`InputError`; garbage lines are skipped."""
-    p = Path(path)
+    p = check_input(path, "event.log")
     try:
         with open(p, "rb") as fh:
             # Read straight into the parse buffer: no second copy of a log that can be 100s of MB.

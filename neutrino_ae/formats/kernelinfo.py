@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.errors import InputError, TraceFormatError
+from neutrino_ae.errors import TraceFormatError
 from neutrino_ae.formats.bintrace import Level
+from neutrino_ae.formats.inputs import MiB, read_text_input
 
 # kernel.info encodes the level as 0/1; bintrace.Level is valued by threads per unit.
 _TYPE_TO_LEVEL = {0: Level.THREAD, 1: Level.WARP}
@@ -52,12 +53,8 @@ class KernelInfo:
 
 
 def _read_text(path: Path, what: str) -> str:
-    try:
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        raise InputError(path, f"no such {what} file") from None
-    except IsADirectoryError:
-        raise InputError(path, f"is a directory, expected a {what} file") from None
+    # process.log holds the generated trace-reading code too: a few hundred KB at most.
+    return read_text_input(path, what, 64 * MiB)
 
 
 def read_kernel_info(path: str | os.PathLike[str]) -> KernelInfo:

@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.errors import InputError, TraceFormatError
+from neutrino_ae.errors import TraceFormatError
 from neutrino_ae.formats.bintrace import Level
+from neutrino_ae.formats.inputs import MiB, check_input
 
 _DATAMODEL_RE = re.compile(r"\s*(thread|warp)\s*:\s*(\d+)\s*(?::\s*(count)\s*)?", re.IGNORECASE)
 
@@ -89,13 +90,8 @@ class ProbeSpec:
 
 
 def read_probe_toml(path: str | os.PathLike[str]) -> ProbeSpec:
-    p = Path(path)
-    try:
-        raw_bytes = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(p, "no such probe.toml file") from None
-    except IsADirectoryError:
-        raise InputError(p, "is a directory, expected a probe.toml file") from None
+    p = check_input(path, "probe.toml", 4 * MiB)
+    raw_bytes = p.read_bytes()
     try:
         raw = tomllib.loads(raw_bytes.decode("utf-8"))
     except UnicodeDecodeError as e:

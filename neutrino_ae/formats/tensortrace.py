@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.errors import InputError, TraceFormatError
+from neutrino_ae.errors import TraceFormatError
+from neutrino_ae.formats.inputs import MiB, read_text_input
 
 SEP = "  "
 COLUMNS = ["kind", "time_ns", "shape", "nbytes", "data_ptr", "arg_name", "func", "file", "line"]
@@ -79,12 +80,7 @@ _TAG_RE = re.compile(r"^\[(?:call|ret)\]", re.MULTILINE)
 def read_tensor_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
     """One row per ``[call]``/``[ret]`` line; columns :data:`COLUMNS` (``arg_name`` None for ret)."""
     p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        raise InputError(p, "no such tensor.trace file") from None
-    except IsADirectoryError:
-        raise InputError(p, "is a directory, expected a tensor.trace file") from None
+    text = read_text_input(p, "tensor.trace", 1024 * MiB)
     matches = _LINE_RE.findall(text)
     tagged = len(_TAG_RE.findall(text))
     rows = [m for m in matches if (m[0] == "call") == (m[5] != "")]

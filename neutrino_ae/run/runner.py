@@ -5,8 +5,10 @@ Output of a section goes to ``<output_dir>/<name>/``. After the analysis succeed
 tables, summary rows and text plus a fingerprint. A later call with ``force=False`` rebuilds the
 :class:`SectionResult` from that record instead of recomputing when the record belongs to the same
 bundle, the fingerprint is unchanged and every listed file still exists. The fingerprint covers
-every input file (path, size, mtime in ns, inode), the code of the section's folder and of the
-whole ``neutrino_ae`` package (content hashes), and the package version.
+every input file -- the section's declared inputs plus every file its analysis actually opened
+(the ``neutrino_ae.formats`` readers note them, see ``formats/inputs.py``) -- by path, size,
+mtime and ctime in ns and inode, and the code of the section's folder and of the whole ``neutrino_ae``
+package (content hashes) with the package version.
 """
 
 from __future__ import annotations
@@ -24,27 +26,33 @@ import neutrino_ae
 from neutrino_ae.atomic import atomic_open, write_json
 from neutrino_ae.bundle import manifest as _bundle
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.formats.inputs import recording
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run import registry
 
 RECORD = "section-run.json"
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 PACKAGE_DIR = Path(neutrino_ae.__file__).resolve().parent
 
 
 def _files(paths: Iterable[Path]) -> list[Path]:
     out: list[Path] = []
     for path in paths:
-        out.extend([path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()))
+        out.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
     return out
 
 
 def input_fingerprint(paths: Iterable[Path]) -> str:
-    """Digest of every file under ``paths``: relative path, size, mtime (ns) and inode."""
+    """Digest of every file under ``paths``: resolved path, size, mtime, ctime (ns) and inode. The
+    ctime catches a same-size edit whose mtime was put back (nobody can set it); a file that is
+    gone counts as changed. No content hash: inputs can be GBs."""
     h = hashlib.sha256()
-    for f in _files(paths):
-        st = f.stat()
-        h.update(f"{f.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
+    for f in sorted({p.resolve() for p in _files(paths)}):
+        try:
+            st = f.stat()
+            h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode())
+        except OSError:
+            h.update(f"{f}\0missing\n".encode())
     return h.hexdigest()
 
 
@@ -64,7 +72,8 @@ def _rel(path: Path, base: Path) -> str:
         return str(path.resolve())
 
 
-def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dict[str, Any], kind: str) -> None:
+def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dict[str, Any], kind: str,
+                  opened: list[Path]) -> None:
     tables: dict[str, str] = {}
     for tname, df in result.tables.items():
         csv = out / f"{tname}.csv"
@@ -78,6 +87,7 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
         "bundle_root": str(root.resolve()),
         "bundle_kind": kind,
         "fingerprint": fingerprint,
+        "opened": sorted(str(p) for p in opened),
         "files": {k: _rel(Path(v), out) for k, v in result.files.items()},
         "tables": tables,
         "summary": result.summary,
@@ -87,17 +97,22 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
     write_json(out / RECORD, record)
 
 
-def _load_record(out: Path, root: Path, fingerprint: dict[str, Any]) -> SectionResult | None:
+def _fingerprint(declared: list[Path], opened: Iterable[Path], code: str) -> dict[str, Any]:
+    return {"inputs": input_fingerprint([*declared, *opened]), "code": code}
+
+
+def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> SectionResult | None:
     """The cached result in ``out`` if it is complete and was made from these very inputs and code."""
     path = out / RECORD
     if not path.is_file():
         return None
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        opened = [Path(p) for p in rec.get("opened", [])]
+    except (OSError, ValueError, TypeError):
         return None  # a damaged cache is just recomputed
     if (rec.get("record_version") != RECORD_VERSION or rec.get("bundle_root") != str(root.resolve())
-            or rec.get("fingerprint") != fingerprint):
+            or rec.get("fingerprint") != _fingerprint(declared, opened, code)):
         return None
     files = {k: (out / v if not Path(v).is_absolute() else Path(v)) for k, v in rec.get("files", {}).items()}
     table_paths = {k: out / v for k, v in rec.get("tables", {}).items()}
@@ -123,26 +138,26 @@ def run_section(name: str, bundle_root: str | os.PathLike[str], output_dir: str 
     root = Path(bundle_root)
     if not root.is_dir():
         raise InputError(root, "bundle root is not a directory")
-    inputs = [*section.input_paths(root), *section.optional_paths(root)]
     manifest = root / _bundle.MANIFEST
-    fingerprint = {
-        "inputs": input_fingerprint([*inputs, *([manifest] if manifest.is_file() else [])]),
-        "code": code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])]),
-    }
+    declared = [*section.input_paths(root), *section.optional_paths(root), manifest]
+    code = code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
     out = Path(output_dir) / name
     if not force:
-        cached = _load_record(out, root, fingerprint)
+        cached = _load_record(out, root, declared, code)
         if cached is not None:
             cached.data["cached"] = True
             return cached
     # Drop a stale record first: if the analysis fails half-way, no old record may vouch for new files.
     (out / RECORD).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    result = section.entry("analyze")(root, out)
+    with recording() as opened:
+        result = section.entry("analyze")(root, out)
     if not isinstance(result, SectionResult):
         raise NeutrinoAEError(f"{section.name}: analyze returned {type(result).__name__}, not a SectionResult")
     kind = _bundle.bundle_kind(root)
     result.data.setdefault("bundle_kind", kind)
-    _write_record(result, out, root, fingerprint, kind)
+    # Only inputs count: the analysis also reads back files it wrote itself under ``out``.
+    opened = [p for p in opened if not p.is_relative_to(out.resolve())]
+    _write_record(result, out, root, _fingerprint(declared, opened, code), kind, opened)
     result.data["cached"] = False
     return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import struct
 import tracemalloc
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from neutrino_ae.errors import TraceFormatError
+from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats import records
 from neutrino_ae.formats.bintrace import (
     Level,
@@ -208,8 +209,16 @@ def _header(grid=(4, 1, 1), block=(64, 1, 1), shared=0, nprobes=1) -> bytes:
     return struct.pack("<8I", *grid, *block, shared, nprobes)
 
 
-def test_missing_file(tmp_path: Path) -> None:
-    _expect(tmp_path / "nope.bin", "no such trace file")
+def test_missing_file_fifo_and_device_are_input_errors(tmp_path: Path) -> None:
+    # Not format violations: the file is absent or not a file at all (a FIFO would block forever).
+    with pytest.raises(InputError, match="no such trace file"):
+        open_trace(tmp_path / "nope.bin")
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="is not a regular file"):
+        open_trace(fifo)
+    with pytest.raises(InputError, match="is not a regular file"):
+        open_trace("/dev/zero")
 
 
 def test_truncated_header(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neutrino_ae.errors import TraceFormatError
+from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats import dmat as dmat_mod
 from neutrino_ae.formats import records
 from neutrino_ae.formats.dmat import DmatData, from_pairs, page_of, read_dmat, sparsify, write_dmat
@@ -82,9 +82,11 @@ def _bad(tmp_path: Path, blob: bytes, match: str) -> None:
     assert str(info.value).startswith(str(p))
 
 
-def test_missing(tmp_path: Path) -> None:
-    with pytest.raises(TraceFormatError, match="no such"):
+def test_missing_or_not_a_regular_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such .dmat file"):
         read_dmat(tmp_path / "none.dmat")
+    with pytest.raises(InputError, match="is not a regular file"):
+        read_dmat("/dev/zero")
 
 
 def test_truncated_header(tmp_path: Path) -> None:

@@ -80,6 +80,7 @@ from pathlib import Path
 import pandas as pd
 
 from neutrino_ae.atomic import write_text
+from neutrino_ae.formats.inputs import read_text_input
 from neutrino_ae.report.results import SectionResult, write_results
 
 CALLS = []
@@ -88,6 +89,8 @@ CALLS = []
 def analyze(root, out):
     CALLS.append(Path(out))
     value = float((Path(root) / "toy" / "in.txt").read_text())
+    # An input nobody declared, read through the formats layer: the runner must still watch it.
+    read_text_input(Path(root) / "toy" / "extra" / "notes.txt", "notes", 1000)
     fig = Path(out) / "toy_plot.png"
     fig.write_bytes(b"\\x89PNG toy")
     table = pd.DataFrame({"x": [1, 2], "y": [value, value * 2]})
@@ -112,8 +115,9 @@ def toy(tmp_path, monkeypatch):
     (folder / "analysis.py").write_text(textwrap.dedent(TOY_ANALYSIS))
     monkeypatch.setenv(registry.EXTRA_ROOTS_ENV, str(tmp_path / "sections"))
     root = tmp_path / "bundle"
-    (root / "toy").mkdir(parents=True)
+    (root / "toy" / "extra").mkdir(parents=True)
     (root / "toy" / "in.txt").write_text("3.5")
+    (root / "toy" / "extra" / "notes.txt").write_text("v1")
     bundle.write_manifest(root, bundle.SAMPLE, ground_truth={})
     yield root
     import sys
@@ -169,6 +173,32 @@ def test_changed_input_lost_output_or_edited_code_recomputes(toy, tmp_path):
     code.write_text(code.read_text() + "\n# edited\n")
     runner.run_section("toy", toy, out)
     assert len(_calls()) == 5, "an edited section folder invalidates the cache"
+
+    notes = toy / "toy" / "extra" / "notes.txt"
+    st = notes.stat()
+    notes.write_text("v2")  # same size, mtime put back: only the inode or content check can see it
+    os.utime(notes, ns=(st.st_atime_ns, st.st_mtime_ns))
+    runner.run_section("toy", toy, out)
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 6, "an undeclared file the analysis opened is part of the fingerprint"
+
+    (out / "toy" / "toy.json").unlink()
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 7, "deleting one output file recomputes"
+
+
+def test_a_real_section_watches_the_probe_toml_it_read(tmp_path):
+    from neutrino_ae.sample.generate import generate_bundle
+
+    root = generate_bundle(tmp_path / "bundle", scale="tiny", progress=False)
+    out = tmp_path / "results"
+    assert runner.run_section("block_sched", root, out).data["cached"] is False
+    assert runner.run_section("block_sched", root, out).data["cached"] is True
+    record = (out / "block_sched" / runner.RECORD).read_text()
+    probe = next((root / "block_sched").glob("*/probe.toml"))
+    assert str(probe.resolve()) in record, "the trace reader noted the probe.toml it took levels from"
+    probe.write_text(probe.read_text() + "\n# edited\n")
+    assert runner.run_section("block_sched", root, out).data["cached"] is False
 
 
 def test_failed_analysis_leaves_no_record(toy, tmp_path):
