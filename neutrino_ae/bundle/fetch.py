@@ -63,7 +63,15 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.atomic import write_json, write_text
-from neutrino_ae.bundle.manifest import MANIFEST, PAPER, SAMPLE, read_manifest, write_manifest
+from neutrino_ae.bundle.manifest import (
+    MANIFEST,
+    PAPER,
+    SAMPLE,
+    SAMPLE_LAYOUT_MARKER,
+    read_manifest,
+    sample_layout_root,
+    write_manifest,
+)
 from neutrino_ae.errors import BundleError
 
 PAPER_BUNDLE_URL = "https://pub-eef24bf0aa5b4950860ea28dfbe39d8c.r2.dev/trace.zip"
@@ -966,6 +974,9 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
                                                f"not {expected}; pass force to fetch again")
         return root
     if manifest is None and not force and has_paper_layout(root):
+        if sample_layout_root(root) is not None:
+            raise BundleError(root, f"holds a sample bundle without its {MANIFEST} ({SAMPLE_LAYOUT_MARKER} is "
+                                    "there), not the paper's traces; choose another trace root")
         _note(progress, f"{root}: using the extracted paper traces already there (no {MANIFEST})")
         return root
 

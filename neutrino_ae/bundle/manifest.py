@@ -76,17 +76,43 @@ def find_bundle_root(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def bundle_kind(path: str | os.PathLike[str]) -> str:
-    """``sample``, ``paper`` or ``unknown`` for any file or directory inside a bundle."""
+#: Only the sample generator writes a trace of the memset variant (no kernel of ours runs there,
+#: so neither the paper's bundle nor dynamic.ipynb has one): a bundle holding it is a sample.
+SAMPLE_LAYOUT_MARKER = Path("block_sched") / "variants" / "memset"
+
+
+def sample_layout_root(path: str | os.PathLike[str]) -> Path | None:
+    """The nearest directory at or above ``path`` laid out like a sample bundle, if any."""
+    p = Path(path).resolve()
+    for candidate in [p, *p.parents] if p.is_dir() else list(p.parents):
+        if (candidate / SAMPLE_LAYOUT_MARKER).is_dir():
+            return candidate
+    return None
+
+
+def kind_and_source(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The bundle kind of ``path`` and how it is known: ``manifest`` (bundle.json), ``layout`` (no
+    bundle.json, but the sample generator's layout: never let synthetic data lose its label) or
+    ``none`` (kind ``unknown``)."""
     root = find_bundle_root(path)
-    if root is None:
-        return UNKNOWN
-    manifest = read_manifest(root)
-    return str(manifest["kind"]) if manifest else UNKNOWN
+    manifest = read_manifest(root) if root is not None else None
+    if manifest:
+        return str(manifest["kind"]), "manifest"
+    if sample_layout_root(path) is not None:
+        return SAMPLE, "layout"
+    return UNKNOWN, "none"
 
 
-def is_synthetic(path: str | os.PathLike[str]) -> bool:
-    return bundle_kind(path) == SAMPLE
+def bundle_kind(path: str | os.PathLike[str]) -> str:
+    """``sample``, ``paper``, ``dynamic`` or ``unknown`` for any file or directory inside a bundle."""
+    return kind_and_source(path)[0]
+
+
+def is_synthetic(path: str | os.PathLike[str]) -> bool | None:
+    """True for sample data, False for measured traces, None when nobody can tell (no bundle.json):
+    figures and results then carry an "unverified provenance" warning instead of a label."""
+    kind = bundle_kind(path)
+    return True if kind == SAMPLE else None if kind == UNKNOWN else False
 
 
 def ground_truth(path: str | os.PathLike[str], section: str) -> dict[str, Any] | None:

@@ -12,23 +12,29 @@ import pandas as pd
 
 from neutrino_ae import __version__
 from neutrino_ae.atomic import atomic_open, write_json, write_text
-from neutrino_ae.bundle.manifest import SAMPLE, bundle_kind, find_bundle_root, read_manifest
+from neutrino_ae.bundle.manifest import SAMPLE, UNKNOWN, find_bundle_root, kind_and_source, read_manifest
 
 
 def provenance(input_path: str | os.PathLike[str]) -> dict[str, Any]:
     """Where the data came from: bundle kind, whether it is synthetic, generator details."""
     root = find_bundle_root(input_path)
     manifest = read_manifest(root) if root else None
-    kind = bundle_kind(input_path)
+    kind, source = kind_and_source(input_path)
     prov: dict[str, Any] = {
         "bundle_kind": kind,
-        "synthetic": kind == SAMPLE,
+        "kind_from": source,
+        "synthetic": True if kind == SAMPLE else None if kind == UNKNOWN else False,
         "bundle_root": str(root) if root else None,
         "input": str(Path(input_path)),
         "suite_version": __version__,
     }
     if manifest and kind == SAMPLE:
         prov["generator"] = {k: manifest.get(k) for k in ("generator_version", "scale", "seed")}
+    if source == "layout":
+        prov["warning"] = ("bundle.json is missing; the folder layout is the sample generator's, so the data is "
+                           "labelled synthetic")
+    elif kind == UNKNOWN:
+        prov["warning"] = "no bundle.json: where this data came from (GPU or the sample generator) is unknown"
     return prov
 
 
@@ -48,6 +54,8 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
         doc["provenance"] = provenance(input_path)
         doc.setdefault("bundle_kind", doc["provenance"]["bundle_kind"])
         doc.setdefault("synthetic", doc["provenance"]["synthetic"])
+        if "warning" in doc["provenance"]:
+            doc.setdefault("provenance_warning", doc["provenance"]["warning"])
     doc.setdefault("generated_at", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
     for name, df in (tables or {}).items():
         csv_path = out / f"{name}.csv"

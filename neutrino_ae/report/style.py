@@ -38,6 +38,7 @@ RC = {
 }
 
 SYNTHETIC_LABEL = "SYNTHETIC SAMPLE DATA (execution model, not a GPU measurement)"
+UNKNOWN_PROVENANCE_LABEL = "UNVERIFIED PROVENANCE: no bundle.json, the data may be synthetic"
 
 
 def new_figure(width: float = 7.0, height: float = 4.0, **kwargs) -> Figure:
@@ -52,8 +53,13 @@ def style_context():
     return matplotlib.rc_context(RC)
 
 
-def mark_synthetic(fig: Figure, synthetic: bool = True) -> None:
-    """Put a visible watermark and a footer on figures made from a sample bundle."""
+def mark_synthetic(fig: Figure, synthetic: bool | None = True) -> None:
+    """Put a visible watermark and a footer on figures made from a sample bundle, and a warning
+    footer on figures whose data's provenance is unknown (``synthetic=None``: no bundle.json)."""
+    if synthetic is None:
+        fig.text(0.995, 0.005, UNKNOWN_PROVENANCE_LABEL, fontsize=8, color="#a05000", ha="right", va="bottom",
+                 transform=fig.transFigure)
+        return
     if not synthetic:
         return
     fig.text(0.5, 0.5, "SYNTHETIC", fontsize=48, color="grey", alpha=0.13, ha="center", va="center",

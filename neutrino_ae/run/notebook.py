@@ -106,6 +106,9 @@ class StaticNotebook:
                   f"(scale={manifest.get('scale')}, seed={manifest.get('seed')}), not traces from a GPU.")
             print('Its numbers test the analyses; they do not reproduce the paper. Use bundle="paper" for that.')
             print("=" * 100)
+        elif self.kind == "unknown":
+            print("WARNING: no bundle.json in this trace root: the data's provenance is unknown (it may be synthetic); "
+                  "figures and results files carry that warning.")
         elif self.kind == "paper":
             print(f"paper traces from {manifest.get('url', 'a hand-extracted trace.zip')} "
                   f"(sha256 {manifest.get('sha256', 'not recorded')})")

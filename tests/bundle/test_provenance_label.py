@@ -1,0 +1,50 @@
+"""Sample data never loses its synthetic label: without bundle.json the sample generator's layout is
+recognised; data nobody can place is labelled unknown, with a warning in figures and results."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neutrino_ae.bundle import fetch
+from neutrino_ae.bundle.manifest import MANIFEST, SAMPLE, UNKNOWN, is_synthetic, kind_and_source
+from neutrino_ae.errors import BundleError
+from neutrino_ae.report.results import write_results
+from neutrino_ae.report.style import UNKNOWN_PROVENANCE_LABEL, mark_synthetic, new_figure
+from neutrino_ae.run import runner
+from neutrino_ae.sample.generate import generate_bundle
+
+
+@pytest.fixture(scope="module")
+def bare_sample(tmp_path_factory):
+    root = generate_bundle(tmp_path_factory.mktemp("bare") / "bundle", scale="tiny", progress=False)
+    (root / MANIFEST).unlink()
+    return root
+
+
+def test_a_sample_without_bundle_json_is_still_synthetic(bare_sample, tmp_path):
+    trace = next((bare_sample / "warp_sched").rglob("*.bin"))
+    assert kind_and_source(trace) == (SAMPLE, "layout") and is_synthetic(trace) is True
+    res = runner.run_section("block_sched", bare_sample, tmp_path / "out")
+    doc = json.loads((tmp_path / "out" / "block_sched" / "block_sched.json").read_text())
+    assert res.data["bundle_kind"] == SAMPLE and doc["synthetic"] is True
+    assert doc["provenance"]["kind_from"] == "layout" and "sample generator's" in doc["provenance_warning"]
+
+
+def test_paper_mode_refuses_a_sample_without_bundle_json(bare_sample):
+    with pytest.raises(BundleError, match="sample bundle without its bundle.json"):
+        fetch.fetch_paper_bundle(bare_sample, progress=False)
+
+
+def test_data_nobody_can_place_is_unknown_with_a_warning(tmp_path):
+    data = tmp_path / "loose" / "exposed_latency" / "attn.csv"
+    data.parent.mkdir(parents=True)
+    data.write_text("probe,original\n")
+    assert kind_and_source(data) == (UNKNOWN, "none") and is_synthetic(data) is None
+    doc = json.loads(write_results(tmp_path / "out", "x", {}, input_path=data)["json"].read_text())
+    assert doc["synthetic"] is None and doc["bundle_kind"] == UNKNOWN
+    assert "unknown" in doc["provenance_warning"]
+    fig = new_figure()
+    mark_synthetic(fig, None)
+    assert [t.get_text() for t in fig.texts] == [UNKNOWN_PROVENANCE_LABEL]
