@@ -14,6 +14,7 @@ The display goes through IPython when it is there, else to stdout, so the same c
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 import time
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.run import registry
+from neutrino_ae.run.lock import hold_output_lock
 from neutrino_ae.run.runner import run_section
 
 
@@ -71,6 +73,48 @@ def show(res: SectionResult | None, figures: Iterable[str] | None = None, tables
         print(res.text)
 
 
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise NotebookStop(message)
+
+
+def _flag(name: str, value: Any) -> bool:
+    _check(isinstance(value, bool), f"{name} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def _sections(value: Any) -> list[str]:
+    _check(value is None or isinstance(value, str) or (isinstance(value, list | tuple)
+                                                         and all(isinstance(v, str) for v in value)),
+           f"sections must be a list of section names or a comma-separated string, not {value!r}")
+    try:
+        names = registry.parse_names(value)
+    except NeutrinoAEError as exc:
+        raise NotebookStop(str(exc)) from None
+    _check(bool(names), f"sections names no section ({value!r}); valid: {', '.join(registry.names())}")
+    return names
+
+
+def _separate(output_dir: Path, trace_root: Path) -> None:
+    out, traces = output_dir.resolve(), trace_root.resolve()
+    _check(not out.is_relative_to(traces),
+           f"output_dir {output_dir} is inside trace_root {trace_root}: results would mix with the traces; "
+           "choose an output_dir outside it")
+
+
+def _prepare_output(output_dir: Path) -> None:
+    """Lock the output folder for this run and drop a summary a previous run left: a new run's
+    results must never sit beside an old summary that looks complete."""
+    try:
+        hold_output_lock(output_dir)
+    except OSError as exc:
+        raise NotebookStop(f"output_dir {output_dir}: {exc.strerror or exc}") from None
+    except NeutrinoAEError as exc:
+        raise NotebookStop(str(exc)) from None
+    for name in ("summary.json", "summary.md"):
+        (output_dir / name).unlink(missing_ok=True)
+
+
 class StaticNotebook:
     """static.ipynb: resolve the bundle, then compute (or reuse) each section on it."""
 
@@ -79,11 +123,20 @@ class StaticNotebook:
                  sample_scale: str = "small", seed: int = 0, force: bool = False) -> None:
         # run_section imports the section folders; keep their bytecode caches out of the source tree.
         sys.dont_write_bytecode = True
-        if bundle not in ("auto", "paper", "sample"):
-            raise NotebookStop(f'bundle must be "auto", "paper" or "sample", not {bundle!r}')
-        self.bundle, self.force = bundle, bool(force)
+        _check(bundle in ("auto", "paper", "sample"), f'bundle must be "auto", "paper" or "sample", not {bundle!r}')
+        _check(sample_scale in ("small", "paper"), f'sample_scale must be "small" or "paper", not {sample_scale!r}')
+        _check(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
+               f"seed must be a non-negative integer, not {seed!r}")
+        for name, value in (("trace_root", trace_root), ("output_dir", output_dir), ("bundle_url", bundle_url),
+                            ("bundle_sha256", bundle_sha256)):
+            _check(isinstance(value, str | os.PathLike), f"{name} must be a path or string, not {value!r}")
+        _check(bool(str(output_dir).strip()), "output_dir must not be empty")
+        self.bundle, self.force = bundle, _flag("force", force)
+        self.selected = _sections(sections)
+        self.out_root = Path(output_dir)
+        _separate(self.out_root, Path(trace_root))
+        _prepare_output(self.out_root)
         try:
-            self.selected = registry.parse_names(sections)
             self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
                                                    sha256=bundle_sha256 or None, sample_scale=sample_scale,
                                                    seed=int(seed))
@@ -93,7 +146,6 @@ class StaticNotebook:
                 message += f"; {fetch.SAMPLE_HINT}"
             raise NotebookStop(message) from None
         self.kind = bundle_kind(self.bundle_root)
-        self.out_root = Path(output_dir)
         self.results: dict[str, SectionResult] = {}
         self.failed: dict[str, str] = {}
         self._print_header(read_manifest(self.bundle_root) or {})
@@ -130,6 +182,10 @@ class StaticNotebook:
         except (NeutrinoAEError, OSError) as exc:
             self.failed[name] = str(exc)
             print(f"{name}: FAILED: {exc}", file=sys.stderr)
+            return None
+        except Exception as exc:  # a bug in an analysis: the other sections still run, the summary says so
+            self.failed[name] = f"{type(exc).__name__}: {exc}"
+            print(f"{name}: FAILED ({type(exc).__name__}): {exc}", file=sys.stderr)
             return None
         self.failed.pop(name, None)
         self.results[name] = res
@@ -191,10 +247,20 @@ class DynamicNotebook:
         from neutrino_ae.workloads.neutrino import collection_blocker
 
         sys.dont_write_bytecode = True  # keep the section folders free of __pycache__
-        self.selected = registry.parse_names(sections)
+        _check(isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1,
+               f"repeats must be a positive integer, not {repeats!r}")
+        _check(isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0,
+               f"timeout must be a positive number of seconds, not {timeout!r}")
+        _check(collect_args is None or (isinstance(collect_args, dict) and all(
+            isinstance(v, list | tuple) and all(isinstance(a, str) for a in v) for v in collect_args.values())),
+            f'collect_args must map section names to lists of strings, e.g. {{"max_mem": ["--models", "x"]}}, '
+            f"not {collect_args!r}")
+        collect, self.strict = _flag("collect", collect), _flag("strict", strict)
+        self.selected = _sections(sections)
         self.trace_root = Path(trace_root)
         self.out_root = Path(output_dir)
-        self.strict = bool(strict)
+        _separate(self.out_root, self.trace_root)
+        _prepare_output(self.out_root)
         self.env_report = envcheck.run_checks(neutrino=neutrino)
         print(self.env_report.table())
         self.blocker = None if collect else "collect=False"

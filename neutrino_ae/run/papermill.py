@@ -25,6 +25,7 @@ from typing import Any
 
 import neutrino_ae
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.run.lock import HELD_BY_PARENT_ENV, hold_output_lock
 
 NOTEBOOKS = ("static", "dynamic")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -98,6 +99,10 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     nb = Path(notebook)
     out_dir = Path(output_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
+    # One run per output folder: this process holds the lock and lends it to its kernel, so a
+    # second run fails here before it writes anything (not even its executed notebook).
+    hold_output_lock(out_dir)
+    os.environ[HELD_BY_PARENT_ENV] = f"{os.getpid()}:{out_dir}"
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
     params = {**(parameters or {}), "output_dir": str(out_dir)}

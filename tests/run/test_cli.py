@@ -63,7 +63,9 @@ def test_run_injects_parameters_and_saves_executed_notebook(tmp_path: Path, monk
     injected = [c for c in nbformat.read(executed, as_version=4).cells
                 if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and f'output_dir = "{tmp_path / "out"}"' in injected[0].source
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["seen.json", "tiny.executed.ipynb"]
+    # plus the hidden lock file that keeps a second run out of the folder
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".neutrino-ae.lock", "seen.json",
+                                                                    "tiny.executed.ipynb"]
 
 
 def test_failing_cell_exits_1_with_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

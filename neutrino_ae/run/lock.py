@@ -1,0 +1,62 @@
+"""One run per output folder: an exclusive lock held while a notebook kernel uses the folder.
+
+Two runs writing one ``output_dir`` would mix their files (an executed notebook from one bundle,
+a summary from the other). The lock is an ``flock`` on ``<output_dir>/.neutrino-ae.lock``, held by
+the kernel process until it exits, so a crashed run never leaves a stale lock behind. Re-running
+the set-up cell in the same kernel keeps the lock it already holds.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from neutrino_ae.errors import NeutrinoAEError
+
+LOCK_NAME = ".neutrino-ae.lock"
+#: Set by a process that holds the lock for the kernel it starts (``neutrino-ae run``): "<pid>:<dir>".
+HELD_BY_PARENT_ENV = "NEUTRINO_AE_OUTPUT_LOCK"
+_held: dict[Path, int] = {}
+
+
+class OutputInUse(NeutrinoAEError):
+    """Another live process holds the output folder."""
+
+
+def hold_output_lock(output_dir: str | os.PathLike[str]) -> Path:
+    """Lock ``output_dir`` for this process (idempotent); raise OutputInUse if another holds it."""
+    out = Path(output_dir).resolve()
+    if out in _held or _held_by_parent(out):
+        return out / LOCK_NAME
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+        os.close(fd)
+        raise OutputInUse(f"{out}: in use by another run ({owner}); wait for it or choose another output_dir") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+    _held[out] = fd
+    return path
+
+
+def _held_by_parent(out: Path) -> bool:
+    """True when the process that started this one locked ``out`` for it (papermill's kernel is a
+    child of ``neutrino-ae run``) and still holds it."""
+    pid, _, where = os.environ.get(HELD_BY_PARENT_ENV, "").partition(":")
+    if not pid.isdigit() or Path(where) != out or int(pid) != os.getppid():
+        return False
+    try:
+        return (out / LOCK_NAME).read_text().strip() == f"pid {pid}"
+    except OSError:
+        return False
+
+
+def release_output_lock(output_dir: str | os.PathLike[str]) -> None:
+    fd = _held.pop(Path(output_dir).resolve(), None)
+    if fd is not None:
+        os.close(fd)

@@ -1,0 +1,101 @@
+"""The notebook facade: parameters checked with one message each, one run per output folder, and
+no summary of an earlier run survives a new one; a crashing section is named in the summary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from neutrino_ae.report.section import NotebookStop
+from neutrino_ae.run import lock
+from neutrino_ae.run.notebook import DynamicNotebook, StaticNotebook
+from neutrino_ae.sample.generate import generate_bundle
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return generate_bundle(tmp_path_factory.mktemp("facade") / "traces", scale="tiny", progress=False)
+
+
+@pytest.fixture
+def out(tmp_path):
+    yield tmp_path / "results"
+    lock.release_output_lock(tmp_path / "results")
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"sections": 5}, "sections must be a list of section names"),
+    ({"sections": ","}, "sections names no section"),
+    ({"sections": ["dmat", 3]}, "sections must be a list"),
+    ({"sections": "fig13"}, "unknown section 'fig13'"),
+    ({"force": "maybe"}, "force must be True or False, not 'maybe'"),
+    ({"seed": "zero"}, "seed must be a non-negative integer"),
+    ({"seed": -1}, "seed must be a non-negative integer"),
+    ({"sample_scale": "huge"}, 'sample_scale must be "small" or "paper"'),
+    ({"bundle": "mine"}, 'bundle must be "auto", "paper" or "sample"'),
+    ({"output_dir": ""}, "output_dir must not be empty"),
+])
+def test_bad_static_parameters_stop_with_one_message(tiny, out, params, message):
+    kwargs = {"bundle": "auto", "trace_root": str(tiny), "output_dir": str(out), **params}
+    with pytest.raises(NotebookStop, match=message) as info:
+        StaticNotebook(**kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_output_inside_the_trace_root_is_refused(tiny):
+    for where in (tiny, tiny / "results"):
+        with pytest.raises(NotebookStop, match="is inside trace_root"):
+            StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(where))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"repeats": 0}, "repeats must be a positive integer"),
+    ({"timeout": "soon"}, "timeout must be a positive number"),
+    ({"collect": "yes"}, "collect must be True or False"),
+    ({"collect_args": {"max_mem": "--models x"}}, "collect_args must map section names to lists"),
+])
+def test_bad_dynamic_parameters_stop_with_one_message(tmp_path, params, message):
+    with pytest.raises(NotebookStop, match=message):
+        DynamicNotebook(output_dir=str(tmp_path / "o"), trace_root=str(tmp_path / "t"), **params)
+
+
+def test_a_second_run_on_the_same_output_folder_is_refused(tiny, out):
+    holder = subprocess.Popen([sys.executable, "-c", f"from neutrino_ae.run import lock; "
+                               f"lock.hold_output_lock({str(out)!r}); print('held', flush=True); "
+                               "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(NotebookStop, match=rf"in use by another run \(pid {holder.pid}\)"):
+            StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out), sections="dmat")
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.1)
+    StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out), sections="dmat")  # free again
+
+
+def test_stale_summary_is_removed_and_a_crashing_section_is_named(tiny, out, monkeypatch):
+    out.mkdir(parents=True)
+    (out / "summary.json").write_text('{"results": []}')
+    (out / "summary.md").write_text("old")
+    nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out), sections="dmat,max_mem")
+    assert not (out / "summary.json").exists() and not (out / "summary.md").exists()
+
+    def crash(*args, **kwargs):
+        raise ZeroDivisionError("a bug in the analysis")
+
+    from neutrino_ae.run import notebook as facade
+
+    real = facade.run_section
+    monkeypatch.setattr(facade, "run_section",
+                        lambda name, *a, **k: crash() if name == "max_mem" else real(name, *a, **k))
+    assert nb.section("max_mem") is None and nb.section("dmat") is not None
+    with pytest.raises(NotebookStop, match="1 section\\(s\\) failed.*max_mem: ZeroDivisionError"):
+        nb.summary()
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["failed_sections"] == {"max_mem": "ZeroDivisionError: a bug in the analysis"}
+    assert {r["section"] for r in doc["results"]} == {"dmat"}
