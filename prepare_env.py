@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -145,7 +144,7 @@ def execute(plan: Plan, dry_run: bool) -> int:
         print(f"[{i}/{len(plan.steps)}] {step.what}: {cmd}", flush=True)
         if dry_run:
             continue
-        rc, out = envcheck.run_tool(step.argv, timeout=STEP_TIMEOUT_S) if step.cwd is None else _run_in(step)
+        rc, out = envcheck.run_tool(step.argv, timeout=STEP_TIMEOUT_S, cwd=step.cwd)
         if rc != 0:
             print(f"[fail] {step.what} exited {rc}: {cmd}\n{_tail(out)}\n  what to do: {step.hint}", flush=True)
             return envcheck.EXIT_MISSING
@@ -153,17 +152,6 @@ def execute(plan: Plan, dry_run: bool) -> int:
     if dry_run:
         print(f"dry run: {len(plan.steps)} step(s) listed, nothing executed")
     return envcheck.EXIT_MISSING if plan.problems else envcheck.EXIT_READY
-
-
-def _run_in(step: Step) -> tuple[int, str]:
-    try:
-        proc = subprocess.run(step.argv, cwd=step.cwd, capture_output=True, text=True, errors="replace",
-                              timeout=STEP_TIMEOUT_S, check=False)
-    except FileNotFoundError as exc:
-        return 127, f"{exc.filename}: not found"
-    except subprocess.TimeoutExpired:
-        return 124, f"timed out after {STEP_TIMEOUT_S}s"
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 def main(argv: Sequence[str] | None = None) -> int:

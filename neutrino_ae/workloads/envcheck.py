@@ -13,12 +13,14 @@ Exit codes (``prepare_env.py --check``):
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -105,20 +107,40 @@ class Report:
         return "\n".join(lines + (["", "what to do:", *hints] if hints else []) + ["", verdict])
 
 
-def run_tool(argv: Sequence[str], timeout: float = 20.0, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run a command; return (exit code, stdout+stderr). 127 = not found, 124 = timed out."""
+def run_tool(argv: Sequence[str], timeout: float = 20.0, env: dict[str, str] | None = None,
+             cwd: str | os.PathLike[str] | None = None) -> tuple[int, str]:
+    """Run a command; return (exit code, stdout+stderr). 127 = not found, 124 = timed out.
+
+    The command runs in its own process group, and a timeout kills the whole group: a wrapper
+    script's children (a hung driver query, a compiler) never outlive the check.
+    """
     try:
-        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, env=env,
-                              errors="replace", check=False)
+        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", env=env, cwd=cwd, start_new_session=True)
     except FileNotFoundError:
         return 127, f"{argv[0]}: not found"
     except PermissionError:
         return 126, f"{argv[0]}: not executable"
-    except subprocess.TimeoutExpired:
-        return 124, f"{argv[0]}: timed out after {timeout:g}s"
     except OSError as exc:
         return 126, f"{argv[0]}: {exc.strerror}"
-    return proc.returncode, (proc.stdout + proc.stderr).strip()
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return 124, f"{argv[0]}: timed out after {timeout:g}s"
+    return proc.returncode, out.strip()
+
+
+def printable(text: str, limit: int = 120) -> str:
+    """``text`` safe to print on one line: control and undecodable characters as ``?``, cut at ``limit``."""
+    clean = "".join(c if c.isprintable() else "?" for c in text.replace("\n", " "))
+    return clean if len(clean) <= limit else clean[: limit - 3] + "..."
+
+
+_CAP_RE = re.compile(r"\d+\.\d+")
+_DRIVER_RE = re.compile(r"\d+(\.\d+)+")
 
 
 def known_sm_count(name: str) -> str:
@@ -136,14 +158,19 @@ def query_gpus(timeout: float = 20.0) -> tuple[list[GpuInfo], str]:
     rc, out = run_tool(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version",
                         "--format=csv,noheader"], timeout)
     if rc != 0:
-        return [], f"nvidia-smi failed (exit {rc}): {_last_line(out)}"
+        return [], f"nvidia-smi failed (exit {rc}): {printable(_last_line(out))}"
     gpus = []
     for line in out.splitlines():
         parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 3 or not parts[0]:
+        # A GPU line is "<name>, <major.minor>, <driver version>"; anything else is not a GPU.
+        if (len(parts) != 3 or not parts[0] or not parts[0].isprintable() or not _CAP_RE.fullmatch(parts[1])
+                or not _DRIVER_RE.fullmatch(parts[2])):
             continue
         gpus.append(GpuInfo(name=parts[0], compute_cap=parts[1], driver=parts[2], sm_count=known_sm_count(parts[0])))
-    return gpus, "" if gpus else "nvidia-smi lists no GPU"
+    if gpus:
+        return gpus, ""
+    first = out.splitlines()[0] if out.strip() else "(nothing)"
+    return [], f"nvidia-smi lists no GPU (its output does not parse: {printable(first)!r})"
 
 
 _TORCH_PROBE = r"""

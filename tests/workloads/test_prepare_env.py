@@ -6,7 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -101,3 +104,55 @@ def test_install_bad_local_checkout_is_reported(tmp_path):
     proc = _run(tmp_path, "--install", "--dry-run", extra_env={"NEUTRINO_SRC": str(tmp_path / "nowhere")})
     assert "no setup.py there" in proc.stdout
     assert proc.returncode == 1
+
+
+# ------------------------------------------------------------------- hostile nvidia-smi and hung tools
+
+
+def _tool(bindir: Path, name: str, body: str) -> None:
+    exe = bindir / name
+    exe.write_text("#!/bin/sh\n" + body)
+    exe.chmod(0o755)
+
+
+@pytest.mark.parametrize("output", [
+    r"printf '\001\377garbage\033[31m\n'",
+    "echo 'NVIDIA A100, eight, 535.1'",
+    "echo 'x,y'",
+    "echo ''",
+])
+def test_garbage_from_nvidia_smi_is_not_a_gpu_and_is_printed_safely(tmp_path, monkeypatch, output):
+    from neutrino_ae.workloads import envcheck
+
+    _tool(tmp_path, "nvidia-smi", output + "\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    gpus, problem = envcheck.query_gpus(timeout=10)
+    assert gpus == [] and problem.startswith("nvidia-smi lists no GPU")
+    assert problem.isprintable() and "\x1b" not in problem
+
+
+def test_a_valid_line_is_a_gpu(tmp_path, monkeypatch):
+    from neutrino_ae.workloads import envcheck
+
+    _tool(tmp_path, "nvidia-smi", "echo 'NVIDIA A100-SXM4-40GB, 8.0, 535.104.05'\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    gpus, problem = envcheck.query_gpus(timeout=10)
+    assert [(g.name, g.compute_cap, g.sm_count) for g in gpus] == [("NVIDIA A100-SXM4-40GB", "8.0", "108")]
+
+
+def test_a_timed_out_tool_leaves_no_child_behind(tmp_path):
+    from neutrino_ae.workloads import envcheck
+
+    pidfile = tmp_path / "child.pid"
+    _tool(tmp_path, "hang", f"sleep 300 &\necho $! > {pidfile}\nwait\n")
+    rc, out = envcheck.run_tool([str(tmp_path / "hang")], timeout=1)
+    assert rc == 124 and "timed out" in out
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the tool's child {child} outlived the timeout")
