@@ -221,6 +221,19 @@ class EventLog:
     def __len__(self) -> int:
         return len(self.launches)
 
+    @property
+    def cut_launch(self) -> int | None:
+        """The launch the file was cut in: when the log ends without a newline (a run killed while
+        writing), its last launch may lack lines that were never written -- None otherwise."""
+        if self.truncated_tail is None or not len(self.launches):
+            return None
+        return int(self.launches["launch"].iloc[-1])
+
+    def complete_launches(self) -> pd.DataFrame:
+        """``launches`` without :attr:`cut_launch`: what an analysis may trust; report the cut one."""
+        cut = self.cut_launch
+        return self.launches if cut is None else self.launches[self.launches["launch"] != cut]
+
 
 class _TooBig(ValueError):
     pass

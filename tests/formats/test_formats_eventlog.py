@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats import eventlog
-from neutrino_ae.formats.eventlog import LAUNCH_COLUMNS, EventLogWriter, parse_bytes, parse_event_log
+from neutrino_ae.formats.eventlog import LAUNCH_COLUMNS, EventLogWriter, parse_bytes, parse_event_log, parse_text
 
 
 def _sample_writer() -> EventLogWriter:
@@ -450,3 +450,16 @@ def test_very_long_lines_agree() -> None:
     _frames_equal(fast, parse_bytes(data, vectorised=False))
     assert fast.launches["save_path"].tolist() == [long_path, "./x.bin"]
     assert fast.launches["save_size"].tolist() == [9, 3]
+
+
+def test_a_log_cut_mid_launch_names_the_launch_it_cannot_trust(tmp_path):
+    whole = (EventLogWriter().pid(1)
+             .launch(10, [1], (4, 1, 1), (128, 1, 1), probe_bytes=16, save=("a.bin", 100), timing=(0.1, 0.2, 0.3))
+             .launch(20, [1], (4, 1, 1), (128, 1, 1), probe_bytes=16, save=("b.bin", 100), timing=(0.1, 0.2, 0.3))
+             .text())
+    cut = whole[: whole.rindex("[exec] save") + len("[exec] sa")]  # killed while writing launch 1
+    log = parse_text(cut)
+    assert log.truncated_tail == "[exec] sa" and log.cut_launch == 1
+    assert log.complete_launches()["launch"].tolist() == [0]
+    intact = parse_text(whole)
+    assert intact.cut_launch is None and len(intact.complete_launches()) == 2
