@@ -69,13 +69,15 @@ def page_of(addr: np.ndarray) -> np.ndarray:
     return np.asarray(addr, dtype=np.uint64) & PAGE_MASK
 
 
-def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray) -> DmatData:
-    """Build a canonical DmatData (clocks ascending, pages ascending) from unique (clock, page) pairs."""
+def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray, presorted: bool = False) -> DmatData:
+    """Build a canonical DmatData (clocks ascending, pages ascending) from unique (clock, page) pairs;
+    ``presorted``: they already are in (clock, page) order (skips a sort)."""
     clock = np.asarray(clock, dtype=np.uint64)
     page = np.asarray(page, dtype=np.uint64)
     count = np.asarray(count)
-    order = np.lexsort((page, clock))
-    clock, page, count = clock[order], page[order], count[order]
+    if not presorted:
+        order = np.lexsort((page, clock))
+        clock, page, count = clock[order], page[order], count[order]
     if count.size and int(count.max()) > np.iinfo(np.uint32).max:
         raise ValueError("a (clock, page) cell has more than 2**32-1 accesses; the .dmat format cannot hold it")
     starts = np.flatnonzero(np.r_[True, clock[1:] != clock[:-1]]) if clock.size else np.zeros(0, np.int64)
@@ -97,6 +99,10 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
     def merge() -> None:
         nonlocal merged_clock, merged_page, merged_count, acc_keys, acc_counts, pending
         if not acc_keys:
+            return
+        if len(acc_keys) == 1 and merged_clock.size == 0:  # one reduced run: nothing to merge
+            (merged_clock, merged_page), merged_count = acc_keys[0], acc_counts[0]
+            acc_keys, acc_counts, pending = [], [], 0
             return
         clk = np.concatenate([merged_clock, *(k[0] for k in acc_keys)])
         pg = np.concatenate([merged_page, *(k[1] for k in acc_keys)])
@@ -122,7 +128,7 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
         if pending >= merge_every:
             merge()
     merge()
-    data = from_pairs(merged_clock, merged_page, merged_count)
+    data = from_pairs(merged_clock, merged_page, merged_count, presorted=True)  # _reduce sorts by (clock, page)
     data.unfilled = unfilled
     return data
 
@@ -157,7 +163,7 @@ def _reduce(clock: np.ndarray, page: np.ndarray,
         idx = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         n = np.diff(np.r_[idx, key.size]).astype(np.uint64)
     else:
-        order = np.argsort(key)
+        order = np.argsort(key, kind="stable")  # the runs being merged are sorted: timsort merges them
         key = key[order]
         idx = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         n = np.add.reduceat(np.asarray(count, np.uint64)[order], idx)
