@@ -151,11 +151,8 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
-        # PTX snippets read best as multi-line literal strings; fall back to an escaped basic string
-        # when the text could end the literal early or holds control characters.
-        if "\n" in value and "'''" not in value and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", value):
-            if not value.endswith("'"):
-                return "'''\n" + value + "'''"
+        # One-line basic strings with escapes, as the CLI's toml.dumps writes them (JSON's string
+        # escapes are valid TOML).
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
@@ -170,12 +167,17 @@ def _toml_key(key: str) -> str:
 
 
 def format_probe_toml(probes: Mapping[str, Mapping[str, Any]], analyze_hook: str | None = None,
-                      comment: str | None = None) -> str:
-    """TOML text of a probe file. ``probes`` maps probe name → keys (``position``, ``datamodel``,
-    ``before``, ``after``, ...); order is kept, so saving probes become sections in that order."""
+                      comment: str | None = None, header: Mapping[str, Any] | None = None) -> str:
+    """TOML text of a probe file, shaped like the artifact CLI's ``toml.dumps`` of a tool file:
+    top-level ``header`` keys (``author``, ``description``, ``dynamic``) in order, then
+    ``analyze_hook``, then one table per probe. ``probes`` maps probe name → keys (``position``,
+    ``datamodel``, ``before``, ``after``, ...); order is kept, so saving probes become sections in
+    that order."""
     out: list[str] = []
     if comment:
         out += [f"# {line}" for line in comment.splitlines()]
+    for key, value in (header or {}).items():
+        out.append(f"{_toml_key(key)} = {_toml_value(value)}")
     if analyze_hook is not None:
         out.append(f"analyze_hook = {_toml_value(analyze_hook)}")
     for name, body in probes.items():
@@ -188,5 +190,6 @@ def format_probe_toml(probes: Mapping[str, Mapping[str, Any]], analyze_hook: str
 
 
 def write_probe_toml(path: str | os.PathLike[str], probes: Mapping[str, Mapping[str, Any]],
-                     analyze_hook: str | None = None, comment: str | None = None) -> Path:
-    return write_text(path, format_probe_toml(probes, analyze_hook, comment))
+                     analyze_hook: str | None = None, comment: str | None = None,
+                     header: Mapping[str, Any] | None = None) -> Path:
+    return write_text(path, format_probe_toml(probes, analyze_hook, comment, header))

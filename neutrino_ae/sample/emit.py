@@ -82,7 +82,15 @@ def write_trace_dir(path: Path, probes: Sequence[ProbeDef], events: EventLogWrit
     for p in probes:
         tables.update(p.toml_tables())
     hooks = [p.analyze_hook for p in probes if p.analyze_hook]
-    write_probe_toml(path / "probe.toml", tables, analyze_hook=hooks[0] if hooks else None)
+    # The top-level keys the CLI copies from a built-in tool file; the description says whose data it is.
+    header: dict[str, object] = {
+        "author": "neutrino-ae sample generator",
+        "description": "Synthetic trace written by the suite's execution model in the shape of Neutrino's "
+                       f"built-in {', '.join(p.name for p in probes)} tool (not a GPU measurement)",
+    }
+    if any(p.count for p in probes):
+        header["dynamic"] = True
+    write_probe_toml(path / "probe.toml", tables, analyze_hook=hooks[0] if hooks else None, header=header)
     events.write(path / "event.log")
     # kernel.info: a count-sized probe's bytes are -1 (sized at launch); the artifact's engine
     # writes the analyze hook as an absolute path into the installed package's tools/.

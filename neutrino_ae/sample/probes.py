@@ -21,18 +21,16 @@ class ProbeDef:
     before: str
     after: str
     analyze_hook: str | None = None
+    #: key order of the probe's table, as in Neutrino's tool file (and so in a trace dir's probe.toml)
+    key_order: tuple[str, ...] = ("position", "datamodel", "before", "after")
 
     @property
     def datamodel(self) -> str:
         return f"{self.level.name.lower()}:{self.bytes}" + (":count" if self.count else "")
 
     def toml_tables(self) -> dict[str, dict[str, str]]:
-        body = {"position": self.position, "datamodel": self.datamodel}
-        if self.before:
-            body["before"] = self.before
-        if self.after:
-            body["after"] = self.after
-        return {self.name: body}
+        values = {"position": self.position, "datamodel": self.datamodel, "before": self.before, "after": self.after}
+        return {self.name: {k: values[k] for k in self.key_order if values[k]}}
 
 
 _BLOCK_BEFORE = """mov.u64 %lstart, %clock64;
@@ -57,6 +55,6 @@ PROBES: dict[str, ProbeDef] = {
         "add.u64 %mma_count, %mma_count, 1;\n", "tensorop_count.py"),
     "dmat": ProbeDef(
         "dmat", Level.THREAD, 16, True, "ld.global:st.global:cp.async",
-        "mov.u64 %clk, %clock64;\nsub.u64 %clk, %clk, %entry_clock;\n",
-        "SAVE.u64 {%clk, ADDR};\n", "dmat.py"),
+        "mov.u64 %clk, %clock64;\nsub.u64 %clk, %clk, %entry_clock;\nSAVE.u64 {%clk, ADDR};\n", "",
+        "dmat.py", key_order=("position", "before", "datamodel")),
 }

@@ -1,0 +1,171 @@
+"""Run the REAL Neutrino probe engine on small PTX kernels and keep what it writes, as test data.
+
+For each Neutrino branch (artifact: what the paper used; main: today's) and each built-in probe,
+this does what the hook driver does on a kernel's first launch (``neutrino/src/cuda.c``): write the
+kernel's PTX to ``./trace/<dir>/kernel/<i>_<sha1(name)>/original.bin`` and run
+``python neutrino/probe/cuda.py <that dir> <kernel name>`` with ``NEUTRINO_PROBES`` set to the probe
+exactly as the branch's CLI dumps it (``toml.dumps`` of the tool file; on main, of the DSL compiled
+by ``neutrino.language.compiler.compile``). The engine runs ``ptxas`` (CUDA 13 here) and writes
+``kernel.info``, ``process.log`` and the pruned/probed/count PTX. A stub ``nvidia-smi`` answers its
+compute-capability query (8.0, an A100).
+
+Kept (text only) under ``tests/data/genuine/probe-engine/<branch>/<probe>/``: ``probe.toml`` (what
+the hook driver writes into a trace dir: the ``NEUTRINO_PROBES`` text), and the kernel folder's
+``kernel.info``, ``process.log``, ``pruned.ptx``, ``probed.ptx``, ``countd.ptx``. One substitution
+is made, recorded in the MANIFEST: the absolute path of the extracted Neutrino tree (it appears in
+the artifact's ``kernel.info`` analyze-hook line) becomes ``/opt/neutrino``. Nothing of Neutrino's
+source is copied; the files are outputs of running it.
+
+    python tools/genuine/probe_engine.py [--src ../shared/neutrino-src] [--out tests/data/genuine/probe-engine]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+KERNELS_CU = Path(__file__).resolve().parent / "kernels.cu"
+BRANCHES = {  # branch -> (tarball, commit in ../shared/neutrino-src/README.md)
+    "artifact": ("neutrino-artifact.tar.gz", "43182f3082f5617d8bc85cd8902af4f6fbaeeb24"),
+    "main": ("neutrino-main.tar.gz", "4a82cd22f474c31ac2fecfa174d381a19bb3f469"),
+}
+#: branch -> probe -> kernel it is applied to
+PROBES = {
+    "artifact": {"block_sched": "zero_fill", "dmat": "attn_fwd", "gmem_bytes": "attn_fwd",
+                 "tensorop_count": "mma_gemm"},
+    "main": {"block_sched": "zero_fill", "dmat": "attn_fwd", "gmem_bytes": "attn_fwd", "tensorop": "mma_gemm"},
+}
+TRACE_DIR = "Nov23_000000_4242"  # the hook driver's "%b%d_%H%M%S_<pid>" naming
+KEPT = ("kernel.info", "process.log", "pruned.ptx", "probed.ptx", "countd.ptx")
+TREE_PLACEHOLDER = "/opt/neutrino"
+
+
+def missing_tools() -> str | None:
+    for tool in ("ptxas", "nvcc", "file"):
+        if shutil.which(tool) is None:
+            return f"{tool} not on PATH"
+    try:
+        import toml  # noqa: F401  (the real engine needs it)
+    except ImportError:
+        return "the Python package 'toml' is not installed (the real Neutrino needs it)"
+    return None
+
+
+def extract(src: Path, branch: str, into: Path) -> Path:
+    tarball = src / BRANCHES[branch][0]
+    if not tarball.is_file():
+        raise FileNotFoundError(f"{tarball}: no such Neutrino tarball")
+    with tarfile.open(tarball) as tar:
+        tar.extractall(into, filter="data")
+    (tree,) = [p for p in into.iterdir() if (p / "neutrino" / "probe" / "cuda.py").is_file()]
+    return tree
+
+
+def probe_text(tree: Path, branch: str, probe: str, env: dict[str, str]) -> str:
+    """NEUTRINO_PROBES as the branch's CLI sets it (run in the branch's own package)."""
+    if branch == "artifact":
+        code = ("import sys, toml; print(toml.dumps(toml.load(sys.argv[1])), end='')",
+                str(tree / "neutrino" / "tools" / f"{probe}.toml"))
+    else:
+        code = ("import sys, toml; from neutrino.language.compiler import compile; "
+                "print(toml.dumps(compile('CUDA', open(sys.argv[1]).read())), end='')",
+                str(tree / "neutrino" / "tools" / f"{probe}.py"))
+    return subprocess.run([sys.executable, "-c", *code], env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def run_engine(tree: Path, branch: str, probe: str, kernel: str, ptx: str, work: Path, env: dict[str, str]) -> Path:
+    probes = probe_text(tree, branch, probe, env)
+    kdir_rel = Path("trace") / TRACE_DIR / "kernel" / f"0_{hashlib.sha1(kernel.encode()).hexdigest()}"
+    kdir = work / kdir_rel
+    kdir.mkdir(parents=True)
+    (kdir / "original.bin").write_text(ptx)
+    (work / "trace" / TRACE_DIR / "probe.toml").write_text(probes)
+    run_env = {**env, "NEUTRINO_PROBES": probes, "NEUTRINO_KERNEL": "", "NEUTRINO_FILTER": ""}
+    if "dynamic = true" in probes:
+        run_env["NEUTRINO_DYNAMIC"] = "1"
+    # The hook driver passes the kernel folder relative to NEUTRINO_TRACEDIR (default ./trace).
+    subprocess.run([sys.executable, str(tree / "neutrino" / "probe" / "cuda.py"), f"./{kdir_rel}", kernel],
+                   cwd=work, env=run_env, check=True, capture_output=True, text=True)
+    return kdir
+
+
+def generate(src: Path, out: Path) -> list[str]:
+    problem = missing_tools()
+    if problem:
+        raise SystemExit(f"error: {problem}")
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="neutrino-genuine-") as tmp:
+        tmp_path = Path(tmp)
+        bindir = tmp_path / "bin"
+        bindir.mkdir()
+        smi = bindir / "nvidia-smi"
+        smi.write_text("#!/bin/sh\necho 8.0\n")  # compute capability of an A100
+        smi.chmod(0o755)
+        ptx_path = tmp_path / "kernels.ptx"
+        subprocess.run(["nvcc", "-ptx", "-arch=sm_80", str(KERNELS_CU), "-o", str(ptx_path)], check=True)
+        ptx = ptx_path.read_text()
+        for branch, probes in PROBES.items():
+            tree = extract(src, branch, tmp_path / f"src-{branch}")
+            env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(tree)}
+            for probe, kernel in probes.items():
+                work = tmp_path / f"work-{branch}-{probe}"
+                kdir = run_engine(tree, branch, probe, kernel, ptx, work, env)
+                dest = out / branch / probe
+                shutil.rmtree(dest, ignore_errors=True)
+                dest.mkdir(parents=True)
+                (dest / "probe.toml").write_text((work / "trace" / TRACE_DIR / "probe.toml").read_text())
+                for name in KEPT:
+                    if (kdir / name).is_file():
+                        text = (kdir / name).read_text().replace(str(tree), TREE_PLACEHOLDER)
+                        (dest / name).write_text(text)
+                lines.append(f"| {branch} | {probe} | {kernel} | {', '.join(sorted(p.name for p in dest.iterdir()))} |")
+    return lines
+
+
+def _shown(path: Path) -> Path:
+    path = path.resolve()
+    return path.relative_to(REPO) if path.is_relative_to(REPO) else path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--src", type=Path,
+                    default=Path(os.environ.get("NEUTRINO_SRC", REPO.parent / "shared" / "neutrino-src")))
+    ap.add_argument("--out", type=Path, default=REPO / "tests" / "data" / "genuine" / "probe-engine")
+    args = ap.parse_args(argv)
+    rows = generate(args.src, args.out)
+    ptxas = subprocess.run(["ptxas", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    manifest = "\n".join([
+        "# Genuine probe-engine output (test data)",
+        "",
+        "Written by the real Neutrino probe engine (`neutrino/probe/cuda.py`), run by",
+        "`tools/genuine/probe_engine.py` on the kernels of `tools/genuine/kernels.cu`. Not edited except:",
+        f"the extracted Neutrino tree's absolute path is replaced by `{TREE_PLACEHOLDER}`.",
+        "",
+        f"* generated: {_dt.date.today().isoformat()}",
+        f"* ptxas: {ptxas}; arch from a stub nvidia-smi: sm_80",
+        *[f"* Neutrino {b}: {BRANCHES[b][1]} ({BRANCHES[b][0]})" for b in BRANCHES],
+        f"* command: `python tools/genuine/probe_engine.py --out {_shown(args.out)}`",
+        "",
+        "| branch | probe | kernel | files |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ])
+    (args.out / "MANIFEST.md").write_text(manifest)
+    print(manifest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
