@@ -60,6 +60,10 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--log-output", action="store_true", help="stream cell output to stderr while running")
     p.add_argument("--notebook", help="run this notebook file instead of the repository's <name>.ipynb")
     p.add_argument("--kernel", help="Jupyter kernel name (default: the notebook's)")
+    p.add_argument("--report-only", action="store_true",
+                   help="exit 0 even when a claim's verdict is DIFFERS (the verdict is still written)")
+    p.add_argument("--allow-skip", action="store_true",
+                   help="dynamic: exit 0 even when nothing could be collected (no GPU or no neutrino)")
     p.set_defaults(func=_cmd_run)
 
 
@@ -120,6 +124,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
     executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel)
     print(executed)
     _print_outputs(Path(output_dir))
+    return _verdict_status(Path(output_dir), args.report_only, args.allow_skip)
+
+
+def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> int:
+    """Exit status from verdict.json: 1 when a claim DIFFERS (unless --report-only) or when a
+    dynamic run collected nothing (unless --allow-skip)."""
+    import json
+
+    from neutrino_ae.run.notebook import VERDICT_NAME
+
+    path = output_dir / VERDICT_NAME
+    if not path.is_file():
+        return 0
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    overall = doc.get("overall")
+    print(f"verdict: {overall} ({doc.get('scope')}): {path}")
+    for claim in doc.get("claims", []):
+        if claim.get("status") == "DIFFERS":
+            print(f"  DIFFERS {claim['section']}/{claim['claim']}: {claim['text']}: {claim['reason']}")
+    if overall == "DIFFERS" and not report_only:
+        return 1
+    if overall == "NOTHING COLLECTED" and not allow_skip:
+        print("error: nothing was collected (pass --allow-skip to accept that)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.report.claims import Claim
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Section:
     static_prose: str = ""
     dynamic_prose: str = ""
     notebook_figures: tuple[tuple[str, str], ...] = ()
+    claims: tuple[Claim, ...] = ()  # what the paper claims, checked on every run (report/claims.py)
     package: str = field(default="", compare=False)  # set by the registry: the imported package name
     folder: Path | None = field(default=None, compare=False)  # set by the registry
 

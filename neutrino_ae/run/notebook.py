@@ -21,10 +21,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from neutrino_ae.atomic import write_text
+from neutrino_ae.atomic import write_json, write_text
 from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.manifest import bundle_kind, read_manifest
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, verdict, verdict_table
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
@@ -113,6 +114,35 @@ def _prepare_output(output_dir: Path) -> None:
         raise NotebookStop(str(exc)) from None
     for name in ("summary.json", "summary.md"):
         (output_dir / name).unlink(missing_ok=True)
+
+
+VERDICT_NAME = "verdict.json"
+
+
+def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selected: list[str],
+                  skipped: dict[str, str], nothing_collected: bool = False) -> dict[str, Any]:
+    """Judge every selected section's claims on ``rows``; write ``verdict.json``; show the table."""
+    claims_by_section = {s.name: s.claims for s in registry.sections() if s.name in selected}
+    outcomes = verdict(claims_by_section, rows, skipped)
+    counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, DIFFERS, SKIPPED)}
+    if nothing_collected:
+        overall = "NOTHING COLLECTED"
+    elif counts[DIFFERS]:
+        overall = "DIFFERS"
+    elif counts[PASS]:
+        overall = "PASS"
+    else:
+        overall = "SKIPPED"
+    scope = {"sample": "SYNTHETIC sample bundle: this checks the pipeline (analyses vs an execution model), "
+                       "not the paper's measurements",
+             "paper": "the paper's traces", "dynamic": "traces collected on this machine's GPU"}.get(
+        kind, "traces of unknown provenance")
+    doc = {"overall": overall, "bundle_kind": kind, "scope": scope, "counts": counts,
+           "claims": [o.to_dict() for o in outcomes]}
+    write_json(out_root / VERDICT_NAME, doc)
+    _markdown(f"### Verdict: {overall}\n\n{scope}. {counts[PASS]} PASS, {counts[DIFFERS]} DIFFERS, "
+              f"{counts[SKIPPED]} SKIPPED.\n\n{verdict_table(outcomes)}\n")
+    return doc
 
 
 class StaticNotebook:
@@ -228,6 +258,8 @@ class StaticNotebook:
         summary_md = write_text(self.out_root / "summary.md", table_md)
         print(f"wrote {summary_json} and {summary_md}")
         _markdown(table_md)
+        skipped = {n: f"section failed: {m}" for n, m in self.failed.items()}
+        write_verdict(self.out_root, rows, self.kind, self.selected, skipped)
         if self.failed:
             problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")
@@ -366,4 +398,6 @@ class DynamicNotebook:
             _display(pd.DataFrame(rows)[["section", "key", "paper_ref", "value", "unit"]])
         for p in self.problems:
             print(f"problem: {p}")
+        skipped = {n: "no traces collected or analysed" for n in self.selected if n not in self.results}
+        write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results)
         return path
