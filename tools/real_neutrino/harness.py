@@ -1,0 +1,180 @@
+"""Build and run the REAL Neutrino (hook driver, CLI, probe engine) over our emulated CUDA driver.
+
+:func:`build` extracts a Neutrino branch's source (``$NEUTRINO_SRC/neutrino-<branch>.tar.gz``),
+compiles ``emucuda.c`` into ``libcuda.so.1`` and builds the hook driver from Neutrino's own files
+with the steps of its ``neutrino/build.py``: ``src/parse.py`` generates the pass-through wrappers
+from ``cuda.h`` and the driver's symbols, ``cc`` compiles ``src/cuda.c`` and ``src/preload.c``
+unmodified, and ``build/config.toml`` records the same keys. Two things differ from running
+build.py itself, both because of this machine, not of Neutrino:
+
+* the header is CUDA 12.1's ``cuda.h`` (pip package ``nvidia-cuda-runtime-cu12``, the artifact's
+  era). CUDA 13's ``cuda.h`` declares both ``cuX`` -- itself a macro for ``cuX_v2`` -- and
+  ``cuX_v2`` for several entry points (cuEventElapsedTime, cuStreamUpdateCaptureDependencies,
+  cuMemcpyBatchAsync, ...), so parse.py emits both wrappers and cuda.c fails to compile
+  ("redefinition of cuEventElapsedTime_v2"); build.py has no option for another header folder;
+* the "real" driver is our emulator, found by path rather than by ``ldconfig -p``.
+
+A stub ``nvidia-smi`` answers the probe engine's compute-capability query (8.0). :func:`run`
+then runs the real CLI like a user: ``neutrino -p <probe> [options] python workload.py ...``.
+Nothing of Neutrino is copied into this repository; only what it writes is kept (as test data).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+KERNELS_CU = REPO / "tools" / "genuine" / "kernels.cu"
+
+
+class Unavailable(RuntimeError):
+    """What this machine lacks to run the real Neutrino (a test skips with this one line)."""
+
+
+@dataclass(frozen=True)
+class Install:
+    branch: str
+    root: Path  # work folder of this build
+    tree: Path  # the extracted Neutrino source, built
+    neutrino: Path  # the CLI as a command
+    bindir: Path  # stub nvidia-smi and the neutrino command
+    ptx: Path  # our kernels, compiled by nvcc
+
+    def env(self, fill: Path | None = None, **emucuda: str) -> dict[str, str]:
+        env = {**os.environ, "PATH": f"{self.bindir}{os.pathsep}{os.environ['PATH']}",
+               "PYTHONPATH": str(self.tree)}
+        if fill is not None:
+            env["EMUCUDA_FILL"] = str(fill)
+        env.update({f"EMUCUDA_{k.upper()}": str(v) for k, v in emucuda.items()})
+        return env
+
+
+def cuda_include() -> Path | None:
+    """The folder of a cuda.h the artifact's hook driver compiles against (see the module docstring)."""
+    if os.environ.get("NEUTRINO_CUDA_INCLUDE"):
+        return Path(os.environ["NEUTRINO_CUDA_INCLUDE"])
+    try:
+        import nvidia.cuda_runtime  # the pip wheel of CUDA 12's runtime ships include/cuda.h
+    except ImportError:
+        return None
+    for base in nvidia.cuda_runtime.__path__:
+        if (Path(base) / "include" / "cuda.h").is_file():
+            return Path(base) / "include"
+    return None
+
+
+def source_dir() -> Path:
+    return Path(os.environ.get("NEUTRINO_SRC", REPO.parent / "shared" / "neutrino-src"))
+
+
+def unavailable(branch: str = "artifact") -> str | None:
+    """Why the real Neutrino cannot be built here, or None."""
+    tarball = source_dir() / f"neutrino-{branch}.tar.gz"
+    if not tarball.is_file():
+        return f"Neutrino source {tarball} not found (set NEUTRINO_SRC)"
+    for tool in ("cc", "nm", "ptxas", "nvcc", "file"):
+        if shutil.which(tool) is None:
+            return f"{tool} not on PATH"
+    if cuda_include() is None:
+        return ("CUDA 12's cuda.h not found: pip install 'nvidia-cuda-runtime-cu12==12.1.105' (the hook driver "
+                "compiles against it) or set NEUTRINO_CUDA_INCLUDE")
+    try:
+        import toml  # noqa: F401
+    except ImportError:
+        return "the Python package 'toml' is not installed (the real Neutrino needs it)"
+    return None
+
+
+def _stubs(cuda_h: Path, implemented: set[str]) -> str:
+    """C stubs for every driver entry point cuda.h declares that emucuda.c does not implement: the
+    hook driver dlsym()s them all at start-up. Each returns CUDA_ERROR_NOT_SUPPORTED (801).
+
+    Only the names as declared are exported, not the ``_v2`` targets of cuda.h's versioning macros
+    (``#define cuX __CUDA_API_PTSZ(cuX_v2)``): Neutrino's parse.py would add a wrapper for each such
+    symbol next to the macro-renamed one and the hook driver stops compiling (its cuda.c #undefs
+    only the macros of its day). A driver of the artifact's era exported just those; emucuda.c
+    implements the ``_v2`` entry points the hook driver calls itself (cuMemsetD32_v2, ...)."""
+    text = cuda_h.read_text(errors="replace")
+    names = set(re.findall(r"CUresult CUDAAPI\s+(cu\w+)\s*\(", text))
+    return "\n".join(f"int {n}(void) {{ return 801; }}" for n in sorted(names - implemented)) + "\n"
+
+
+def _cc(*args: str) -> None:
+    subprocess.run(["cc", *args], check=True, capture_output=True, text=True)
+
+
+def build(branch: str, root: Path) -> Install:
+    """Extract and build ``branch`` in ``root`` (a fresh folder). Raises Unavailable or CalledProcessError."""
+    problem = unavailable(branch)
+    if problem:
+        raise Unavailable(problem)
+    root.mkdir(parents=True, exist_ok=True)
+    bindir, emu = root / "bin", root / "emucuda"
+    bindir.mkdir()
+    emu.mkdir()
+    smi = bindir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n"
+                   'case "$*" in *compute_cap*) echo 8.0 ;; *) echo "emucuda A100 (emulated), 8.0, 999.0" ;; esac\n')
+    smi.chmod(0o755)
+
+    include = cuda_include()
+    assert include is not None
+    implemented = set(re.findall(r"^CUresult (cu\w+)\(", (HERE / "emucuda.c").read_text(), re.M))
+    (emu / "emucuda_stubs.c").write_text(_stubs(include / "cuda.h", implemented))
+    _cc("-shared", "-fPIC", "-O2", "-o", str(emu / "libcuda.so.999.0"), str(HERE / "emucuda.c"),
+        str(emu / "emucuda_stubs.c"))
+    # Named like a driver release: preload.so redirects every dlopen of a name containing
+    # "libcuda.so.1" to the hook driver, the real driver's own file name included.
+    (emu / "libcuda.so.1").symlink_to("libcuda.so.999.0")
+
+    with tarfile.open(source_dir() / f"neutrino-{branch}.tar.gz") as tar:
+        tar.extractall(root / "src", filter="data")
+    tree = next(p for p in (root / "src").iterdir() if (p / "neutrino" / "build.py").is_file())
+    src, out = tree / "neutrino" / "src", tree / "neutrino" / "build"
+    out.mkdir(exist_ok=True)
+    # The steps of neutrino/build.py for CUDA, on Neutrino's unmodified sources:
+    subprocess.run([sys.executable, str(src / "parse.py"), str(include / "cuda.h"), str(emu / "libcuda.so.999.0")],
+                   check=True, capture_output=True, text=True)
+    _cc(str(src / "cuda.c"), "-fPIC", "-shared", "-ldl", "-lpthread", "-O3", "-I", str(include),
+        "-o", str(out / "libcuda.so.1"))
+    _cc(str(src / "preload.c"), "-fPIC", "-shared", "-O3", "-o", str(out / "preload.so"))
+    (out / "libcuda.so").symlink_to("libcuda.so.1")
+    import toml
+
+    config = {"system": {"NEUTRINO_MODE": "CUDA", "NEUTRINO_DRIVER_HEADER_NAME": "cuda.h",
+                         "NEUTRINO_DRIVER_HEADER_DIR": str(include), "NEUTRINO_HOOK_DRIVER_LIB_NAME": "libcuda.so.1",
+                         "NEUTRINO_REAL_DRIVER_LIB_NAME": "libcuda.so.999.0", "NEUTRINO_REAL_DRIVER_LIB_DIR": str(emu)}}
+    (out / "config.toml").write_text(toml.dumps(config))
+    neutrino = bindir / "neutrino"
+    neutrino.write_text(f"#!/bin/sh\nexec {sys.executable} {tree / 'neutrino' / 'cli.py'} \"$@\"\n")
+    neutrino.chmod(0o755)
+    ptx = root / "kernels.ptx"
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_80", str(KERNELS_CU), "-o", str(ptx)], check=True,
+                   capture_output=True, text=True)
+    return Install(branch, root, tree, neutrino, bindir, ptx)
+
+
+def workload(install: Install, kernel: str, grid: int, block: int, launches: int = 1) -> list[str]:
+    """The argv of our driver-API workload (what follows ``neutrino -p <probe>``)."""
+    return [sys.executable, str(HERE / "workload.py"), str(install.ptx), kernel, str(grid), str(block),
+            "--launches", str(launches)]
+
+
+def run(install: Install, cli_args: list[str], command: list[str], workdir: Path, fill: Path | None = None,
+        timeout: float = 300, **emucuda: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """Run ``neutrino <cli_args> <command>`` in ``workdir``; return the trace dir it announced."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([str(install.neutrino), *cli_args, *command], cwd=workdir, capture_output=True,
+                          text=True, env=install.env(fill, **emucuda), timeout=timeout)
+    found = re.findall(r"trace in (\S+)", proc.stderr)
+    if proc.returncode != 0 or not found:
+        raise RuntimeError(f"neutrino {' '.join(cli_args)} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return (workdir / found[-1]).resolve(), proc
