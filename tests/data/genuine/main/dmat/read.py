@@ -1,7 +1,6 @@
 # Neutrino Auto-Generated Code for Trace Reading
 import struct
 from typing import NamedTuple
-
 from neutrino import TraceHeader, TraceSection
 
 
