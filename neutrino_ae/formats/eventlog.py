@@ -3,8 +3,9 @@
 Lines the analyses read (anything else, e.g. ``[info]``, ``[mod]``, ``[jit]``, is skipped; today's
 Neutrino, branch main, tags the JIT lines ``[probe]`` and init ``[init] success``, also skipped)::
 
-    [pid] 1860576
-    [cmd] 26 python block_sched/raw.py          number = bytes of /proc/<pid>/cmdline (NUL-terminated args)
+    [pid] 1860576                               ([init] pid 1860576 on branch main)
+    [cmd] 26 python block_sched/raw.py          number = bytes of /proc/<pid>/cmdline (NUL-terminated args;
+                                                ([init] cmd .. on main) the rest of the hook's buffer follows)
     [benchmark] ENABLED L2 Flush Size <bytes>
     [mem] cuMemAlloc_v2 0 dptr 7fdf78000000 bytesize 33554432      op, return code, pointer (hex), bytes
     [exec] <launch-ns> param 7fdf78000000 7fdf7a000000 ...          starts a launch
@@ -200,8 +201,9 @@ _RE_BENCH = re.compile(rb"\n\[benchmark\] prologue " + _NUM + rb" kernel " + _NU
                        + rb" original " + _NUM + rb" impact " + _NUM + rb"(?: (-?\d{1,9}))?" + _EOL)
 _RE_MEM = re.compile(rb"\n\[mem\] (\S+) (-?\d{1,9}) dptr (?:0x)?([0-9a-fA-F]{1,16})(?: bytesize " + _INT
                      + rb")?" + _EOL)
-_RE_PID = re.compile(rb"\n\[pid\] " + _INT + _EOL)
-_RE_CMD = re.compile(rb"\n\[cmd\] \d+ ?([^\n]*)(?=\n)")
+# "[pid] N" / "[cmd] len argv" (artifact branch); "[init] pid N" / "[init] cmd len argv" (main).
+_RE_PID = re.compile(rb"\n\[(?:pid\]|init\] pid) " + _INT + _EOL)
+_RE_CMD = re.compile(rb"\n\[(?:cmd\]|init\] cmd) \d+ ?([^\n]*)(?=\n)")
 _RE_L2 = re.compile(rb"\n\[benchmark\] ENABLED L2 Flush Size " + _INT + _EOL)
 # The analyze hook's subprocess: "[analyze] subproc .." (artifact branch), "[callback] subproc .." (main).
 _RE_ANALYZE = re.compile(rb"\n\[(?:analyze|callback)\] ([^\n]*)(?=\n)")
@@ -918,8 +920,9 @@ def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True
         "bytesize": _int_column(len(m_tab), np.flatnonzero(has_size), _ints(m_tab[has_size, 3])),
     })
 
-    pid = _RE_PID.search(lines_of(b"[pid] "))
-    cmd = _RE_CMD.search(lines_of(b"[cmd] "))
+    init = log.subset(b"[init] ") if fast else text
+    pid = _RE_PID.search(lines_of(b"[pid] ")) or _RE_PID.search(init)
+    cmd = _RE_CMD.search(lines_of(b"[cmd] ")) or _RE_CMD.search(init)
     l2 = _RE_L2.search(lines_of(b"[benchmark] ENABLED L2 Flush Size "))
     hook_lines = log.subset(b"[analyze] ") + log.subset(b"[callback] ") if fast else text
     analyze = [_decode(a).rstrip() for a in _RE_ANALYZE.findall(hook_lines)]
