@@ -121,8 +121,10 @@ def build(branch: str, root: Path) -> Install:
     bindir.mkdir()
     emu.mkdir()
     smi = bindir / "nvidia-smi"
+    # The probe engine asks for compute_cap alone; other callers (prepare_env) for a full GPU line.
     smi.write_text("#!/bin/sh\n"
-                   'case "$*" in *compute_cap*) echo 8.0 ;; *) echo "emucuda A100 (emulated), 8.0, 999.0" ;; esac\n')
+                   'case "$*" in *query-gpu=compute_cap" "*) echo 8.0 ;;\n'
+                   '  *) echo "NVIDIA A100-SXM4-40GB (emucuda), 8.0, 999.0" ;; esac\n')
     smi.chmod(0o755)
 
     include = cuda_include()
