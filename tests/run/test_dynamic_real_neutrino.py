@@ -50,10 +50,11 @@ def test_dynamic_notebook_collects_and_analyses_with_the_real_cli(artifact, tmp_
     papermill.execute_notebook(
         str(REPO / "dynamic.ipynb"), str(tmp_path / "out.ipynb"), cwd=str(REPO), kernel_name="python3",
         progress_bar=False, parameters={
-            "sections": "block_sched,dmat,kernel_overhead,max_mem", "output_dir": str(out),
+            "sections": "block_sched,dmat,kernel_overhead,max_mem,exposed_latency", "output_dir": str(out),
             "trace_root": str(tmp_path / "traces"), "neutrino": str(STANDIN), "strict": True,
             "collect_args": {"kernel_overhead": ["--only", "softmax,attn", "--probes", "block_sched,dmat"],
-                             "max_mem": ["--models", "llama1b-bs32", "--probes", "block_sched,dmat"]}})
+                             "max_mem": ["--models", "llama1b-bs32", "--probes", "block_sched,dmat"],
+                             "exposed_latency": ["--workloads", "attn", "--probes", "block_sched"]}})
     nb = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     text = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
     assert "collection: enabled" in text and "skipped:" not in text
@@ -77,6 +78,13 @@ def test_dynamic_notebook_collects_and_analyses_with_the_real_cli(artifact, tmp_
     # zero_fill <<<16, 128>>>: 4 warps x 16 B per block; dmat: 32 B per thread from the count kernel
     assert rows[("max_mem", "llama1b-bs32.block_sched.probe_mem_max")] == 16 * 4 * 16
     assert rows[("max_mem", "llama1b-bs32.dmat.probe_mem_max")] == 16 * 128 * 32
+    # Fig. 12: prologue/kernel/epilogue of a run that SAVED its trace (the epilogue holds the copy
+    # back and the write), the original kernel time from a --benchmark run of the same cell.
+    import pandas as pd
+
+    (row,) = pd.read_csv(tmp_path / "traces" / "exposed_latency" / "attn.csv").to_dict("records")
+    assert (row["probe"], row["original"], row["kernel"]) == ("block_sched", 1.0, 1.5)  # emulator's model
+    assert row["epilogue"] > 0 and row["neutrino"] == pytest.approx(row["prologue"] + 1.5 + row["epilogue"])
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["overall"] != "NOTHING COLLECTED" and verdict["bundle_kind"] == "dynamic"
     assert os.path.isdir(tmp_path / "traces" / "block_sched" / "variants" / "persistent")
