@@ -1,1 +1,1 @@
-"""One module per on-disk format. See ../shared/docs/neutrino-formats.md for the facts they encode."""
+"""One module per on-disk format; each docstring states the facts it encodes (checked against the real Neutrino: docs/DESIGN.md)."""

@@ -1,6 +1,6 @@
 """A Neutrino trace directory (one per profiled process) and how to find them.
 
-Layout (see ``../shared/docs/neutrino-formats.md`` section 1)::
+Layout (as the hook driver writes it, see docs/DESIGN.md)::
 
     <tracedir>/probe.toml  event.log  [tensor.trace]
     <tracedir>/kernel/<idx>_<sha1>/{kernel.info, process.log, ...}
