@@ -100,7 +100,7 @@ def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys):
         assert (out / name).is_file(), name
     doc = json.loads((out / "block_sched.json").read_text())
     assert [t["line"] for t in doc["traces"]] == [SUBTLE_LINE, "No.block:2 Running:150 Scheduling:0(cycle)"]
-    assert doc["bundle_kind"] == "unknown" and doc["synthetic"] is False
+    assert doc["bundle_kind"] == "unknown" and doc["synthetic"] is None  # no bundle.json: provenance unknown
 
 
 def test_cli_bad_inputs_one_line_errors(tmp_path, capsys):
