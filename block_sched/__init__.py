@@ -5,6 +5,8 @@ GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrin
 
 from neutrino_ae.report.section import Section
 
+from .claims import CLAIMS
+
 STATIC_PROSE = """
 A GPU runs a kernel's blocks on its SMs; when a block finishes, the SM has to retire it and
 start the next one. The cycles in between do no work: that is the **block scheduling cost**
@@ -49,9 +51,10 @@ SECTION = Section(
     runtime="5 s small sample, 6 s paper-scale sample",
     inputs=("block_sched/*/result/*.bin",),
     optional_inputs=("block_sched/variants/*/*/result/*.bin",),
-    analyze="block_sched:analyze_bundle",
+    analyze="pipeline:analyze_bundle",
     collect="collect:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
+    claims=CLAIMS,
 )

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 # Run as a script (also under `neutrino ... python <this file>`): make the repo root importable.
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
-
-from neutrino_ae.report.script import run_main  # noqa: E402
-from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.report.script import run_main
+from neutrino_ae.workloads.gpu import cuda_torch
 
 
 def main(argv: list[str] | None = None) -> int:

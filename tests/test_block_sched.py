@@ -7,9 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from block_sched import block_sched as bs
+from block_sched import cli
+from block_sched import pipeline as bs
 from neutrino_ae.formats.bintrace import TraceHeader, write_trace
 from neutrino_ae.formats.records import BLOCK_SCHED
+from neutrino_ae.report.script import run_main
 
 BASE = 10**12  # realistic clock64 magnitude; the metric must only use differences
 
@@ -90,7 +92,7 @@ def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys):
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
     other = _write(tmp_path / "persist.bin", [(0, 100, 4), (100, 50, 4)], block_size=128)
     out = tmp_path / "out"
-    assert bs.main([str(path), str(other), "--out", str(out)]) == 0
+    assert cli.main([str(path), str(other), "--out", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == SUBTLE_LINE
     # Second trace: one SM, running 150, b1 starts exactly when b0 ends -> scheduling 0.
@@ -106,13 +108,13 @@ def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys):
 def test_cli_bad_inputs_one_line_errors(tmp_path, capsys):
     short = tmp_path / "short.bin"
     short.write_bytes(b"\x01\x00\x00\x00" * 3)
-    assert bs.run_main(bs.main, [str(short), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli.main, [str(short), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "short.bin" in err[0] and "truncated" in err[0]
 
     pkl = tmp_path / "tmp.pkl"
     pkl.write_bytes(b"not read")
-    assert bs.run_main(bs.main, [str(pkl), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli.main, [str(pkl), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert "tmp.pkl" in err and "arbitrary code" in err
 
@@ -122,6 +124,6 @@ def test_wrong_probe_trace_refused(tmp_path, capsys):
 
     path = tmp_path / "dmat.bin"
     write_trace(path, TraceHeader((2, 1, 1), (4, 1, 1)), [("thread", np.zeros((2, 4, 2), dtype=DMAT))])
-    assert bs.run_main(bs.main, [str(path), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli.main, [str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "dmat.bin" in err[0] and "wrong probe" in err[0]

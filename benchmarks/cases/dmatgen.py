@@ -23,7 +23,9 @@ FIG = "fig1"
 
 def write_dmat_trace(path: Path, target_bytes: int, seed: int) -> dict[str, Any]:
     """Write a thread-level dmat trace of about ``target_bytes`` (whole rows of 32 m-tile blocks)."""
-    from dmat.sample import _layout
+    from neutrino_ae.run.registry import section_module
+
+    _layout = section_module("dmat", "sample")._layout
     from neutrino_ae.sample.attention import KERNELS, AttnShape, build_template, generate_chunks, kernel_grid
     from neutrino_ae.sample.device import Device
 

@@ -18,7 +18,10 @@ SMOKE_SECTIONS = "kernel_overhead"
 def run_block_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     """The Sec. 4.5 metric as the section computes it: first-warp records, the artifact's FIFO metric
     and the slot-reuse estimator per SM (figures are a fixed cost and are not part of this case)."""
-    from block_sched.block_sched import analyze_records, first_warp_records
+    from neutrino_ae.run.registry import section_module
+
+    bs = section_module("block_sched", "pipeline")
+    analyze_records, first_warp_records = bs.analyze_records, bs.first_warp_records
     from neutrino_ae.formats.bintrace import open_trace
 
     path = inp / "trace.bin"

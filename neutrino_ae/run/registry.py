@@ -96,6 +96,15 @@ def get(name: str) -> Section:
     raise InputError(None, f"unknown section {name!r}; valid sections: {', '.join(names())}")
 
 
+def section_module(name: str, module: str) -> object:
+    """Module ``module`` of section ``name``'s package (for benchmarks and tools that drive a
+    section's code directly; the folders themselves never import each other)."""
+    import importlib
+
+    section = get(name)
+    return importlib.import_module(f"{section.package}.{module}")
+
+
 def parse_names(value: str | Iterable[str] | None) -> list[str]:
     """Normalise a ``sections`` parameter: None/"all" -> all; a comma/space separated string or a
     list of names -> those names in registry order (duplicates dropped). Unknown names raise."""

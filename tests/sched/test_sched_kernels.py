@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from block_sched import block_sched as bs
+from block_sched import pipeline as bs
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched import slots
 from warp_sched import warp_sched as ws
@@ -283,7 +283,7 @@ def test_compiled_kernels_are_cached_outside_the_source_tree(tmp_path):
     before = set((repo / "neutrino_ae").rglob("*.nbi"))
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NEUTRINO_AE_PURE_NUMPY")}
     env["XDG_CACHE_HOME"] = str(tmp_path)
-    code = ("import numpy as np\nfrom block_sched import block_sched as b\n"
+    code = ("import numpy as np\nfrom block_sched import pipeline as b\n"
             "b.artifact_metric(np.arange(4), np.ones(4), np.zeros(4))\n")
     subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, check=True, timeout=300)
     assert list((tmp_path / "neutrino-ae" / "numba").rglob("*.nbi"))

@@ -1,0 +1,127 @@
+"""Figures of the block_sched section: tables in, matplotlib figures out (shared style)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from neutrino_ae.report.style import PALETTE, mark_synthetic, new_figure, style_context
+from neutrino_ae.sched.slots import lowest_free_slots
+
+from .analysis import TraceSched, _gt
+
+
+def _figure(width: float, height: float):
+    """Constrained layout with a strip kept free at the bottom for the synthetic-data footer."""
+    fig = new_figure(width, height, layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0.3 / height, 1, 1 - 0.3 / height))
+    return fig
+
+def _per_sm_figure(traces: list[TraceSched], synthetic: bool):
+    with style_context():
+        fig = _figure(9.0, 2.6 * len(traces) + 0.8)
+        axes = fig.subplots(len(traces), 1, squeeze=False)[:, 0]
+        for ax, t in zip(axes, traces, strict=True):
+            df = t.per_sm
+            x = np.arange(len(df))
+            ax.bar(x, 100 * df["ratio"], width=0.85, color=PALETTE[0], label="artifact metric (first-entry FIFO)")
+            ax.plot(x, 100 * df["slot_reuse_ratio"], ls="none", marker=".", ms=4, color=PALETTE[1],
+                    label="slot-reuse estimator")
+            mean_ratio = 100 * t.mean_scheduling / t.mean_running if t.mean_running else float("nan")
+            ax.axhline(mean_ratio, color="black", lw=1, ls="--", label=f"mean {mean_ratio:.1f}%")
+            ax.set_ylabel("scheduling / running (%)")
+            ax.set_title(f"{t.label}: {t.line}", fontsize=10)
+            step = max(1, len(df) // 16)
+            ax.set_xticks(x[::step], [str(s) for s in df["smid"].to_numpy()[::step]])
+            ax.set_xlim(-0.8, len(df) - 0.2)
+            top = np.nanmax(np.r_[100 * df["ratio"].to_numpy(float), 100 * df["slot_reuse_ratio"].to_numpy(float),
+                                  1.0])
+            ax.set_ylim(0, top * 1.35)  # headroom so the legend sits above the bars
+            if not np.nanmax(np.r_[df["ratio"].to_numpy(float), 0.0]) > 0:
+                ax.text(0.5, 0.45, "no dispatch gap measured on any SM", transform=ax.transAxes, ha="center",
+                        va="center", fontsize=10, color="dimgrey")
+            ax.legend(loc="upper right", ncols=3, frameon=True, framealpha=0.9)
+        axes[-1].set_xlabel("SM id")
+        fig.suptitle("Block scheduling cost per SM (Sec. 4.5)")
+        mark_synthetic(fig, synthetic)
+    return fig
+
+def pick_sms(per_sm: pd.DataFrame, n: int = 3) -> list[int]:
+    """SMs with the lowest, median and highest artifact ratio (distinct, in that order)."""
+    df = per_sm.dropna(subset=["ratio"]).sort_values(["ratio", "smid"], kind="stable")
+    if df.empty:
+        return [int(s) for s in per_sm["smid"].head(n)]
+    idx = np.unique(np.linspace(0, len(df) - 1, n).round().astype(int))
+    return [int(s) for s in df["smid"].to_numpy()[idx]]
+
+def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
+    rec = t.records
+    sms = pick_sms(t.per_sm)
+    with style_context():
+        fig = _figure(11.0, 2.2 * len(sms) + 1.2)
+        axes = fig.subplots(len(sms), 2, squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
+        for row, sm in enumerate(sms):
+            sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
+            start = rec.lstart[sel]
+            end = start + rec.elapse[sel]
+            slots = lowest_free_slots(np.zeros(sel.size, np.int64), start, end)
+            t0 = start.min()
+            for col, ax in enumerate(axes[row]):
+                for parity in (0, 1):
+                    m = (np.arange(sel.size) % 2) == parity  # k-th block of this SM in index order
+                    ax.barh(slots[m], (end - start)[m], left=(start - t0)[m], height=0.8,
+                            color=PALETTE[parity * 2], edgecolor="none")
+                ax.set_ylim(slots.max() + 0.7, -0.7)
+                if col == 0:
+                    ax.set_ylabel(f"SM {sm}\nblock slot")
+                    ax.set_title(f"SM {sm}: {sel.size} blocks, ratio {t.per_sm.set_index('smid').loc[sm, 'ratio']:.1%}",
+                                 fontsize=10)
+                else:
+                    # Zoom on the first refills: gaps between a finished block and the next are visible here.
+                    order = np.sort(end - t0)
+                    k = min(order.size - 1, zoom_blocks)
+                    ax.set_xlim(0, order[k] * 1.02 if order[k] > 0 else 1)
+                    ax.set_title(f"zoom: first {k + 1} block ends", fontsize=10)
+                ax.grid(axis="y", visible=False)
+        for ax in axes[-1]:
+            ax.set_xlabel("cycles since the SM's first block start")
+        fig.suptitle(f"{t.label}: block timeline of {len(sms)} SMs (lowest, median, highest scheduling ratio); "
+                     "colours alternate along the SM's blocks in index order")
+        mark_synthetic(fig, synthetic)
+    return fig
+
+def _compare_figure(traces: list[TraceSched], truths: list[dict | None], synthetic: bool):
+    """Left: running cycles per SM; right: scheduling cycles per SM by both estimators (+ ground truth)."""
+    labels = [f"{t.label}\n{t.records.grid_size} blocks" for t in traces]
+    x = np.arange(len(traces))
+    run = np.array([t.mean_running for t in traces])
+    sched = np.array([t.mean_scheduling for t in traces])
+    reuse = np.array([t.mean_slot_reuse for t in traces])
+    gt = np.array([_gt(g, "scheduling_cycles_per_sm") if g else np.nan for g in truths], dtype=float)
+    with style_context():
+        fig = _figure(2.2 * len(traces) + 4.5, 4.2)
+        ax_run, ax_sched = fig.subplots(1, 2)
+        bars = ax_run.bar(x, run, 0.6, color=PALETTE[0])
+        ax_run.bar_label(bars, labels=[f"{v:,.0f}" for v in run], fontsize=8)
+        ax_run.set_xticks(x, labels)
+        ax_run.set_ylabel("cycles per SM (mean over SMs)")
+        ax_run.set_ylim(0, max(run.max(), 1) * 1.15)
+        ax_run.set_title("running")
+        has_gt = bool(np.isfinite(gt).any())
+        series = [(sched, PALETTE[1], "artifact metric (first-entry FIFO)", None),
+                  (reuse, PALETTE[2], "slot-reuse estimator", None)]
+        if has_gt:
+            series.append((np.nan_to_num(gt), "white", "ground truth (sample model)", "//"))
+        w = 0.8 / len(series)
+        for i, (vals, colour, name, hatch) in enumerate(series):
+            bars = ax_sched.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, color=colour, label=name,
+                                hatch=hatch, edgecolor="black" if hatch else colour, linewidth=0.8)
+            ax_sched.bar_label(bars, labels=[f"{v / r:.1%}" if r else "" for v, r in zip(vals, run, strict=True)],
+                               fontsize=7)
+        ax_sched.set_xticks(x, labels)
+        ax_sched.set_ylim(0, max(np.nanmax(np.r_[sched, reuse, gt, 1.0]), 1) * 1.45)
+        ax_sched.set_title("scheduling (labels: share of running)")
+        ax_sched.legend(loc="upper right")
+        fig.suptitle("Block scheduling cost: variants compared (Sec. 4.5)")
+        mark_synthetic(fig, synthetic)
+    return fig

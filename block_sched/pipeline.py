@@ -1,0 +1,249 @@
+"""Block scheduling cost (paper Sec. 4.5) from ``block_sched`` traces.
+
+``python block_sched/block_sched.py <trace.bin | tracedir> [more ...] [--out DIR] [--json]``
+
+First stdout line(s), one per trace, exactly the artifact's::
+
+    No.block:<gridSize> Running:<int(mean running)> Scheduling:<int(mean scheduling)>(cycle)
+
+The artifact's metric (kept so the numbers stay comparable with the paper): take each block's
+first-warp record (lstart, elapse, smid); per SM keep a FIFO list of blocks; visit blocks in
+linear block-index order (not start-time order); for block b look only at the list's FIRST entry
+p: if ``p.lstart + p.elapse <= b.lstart`` add the gap to the SM's scheduling total and pop p;
+append b either way and add ``b.elapse`` to the SM's running total. Means are over the SMs that
+ran at least one block. Unlike the original script this indexes SMs by their distinct ids (no
+crash on non-contiguous smids) and takes the first warp as unit 0 whatever the block size.
+
+Beside it, clearly named, the *slot-reuse* estimator: per SM sort starts and ends by time; with C
+the SM's peak number of resident blocks, the i-th start (i >= C) refills the slot freed by the
+(i-C)-th end, so its dispatch gap is ``start_(i) - end_(i-C)`` (never negative, because at most C
+blocks are resident). It uses time order, so a late-listed block that finished early counts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
+from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
+from neutrino_ae.formats.records import BLOCK_SCHED
+from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.report.style import save_figure
+from neutrino_ae.sched import intervals as accel
+
+from .analysis import (  # noqa: F401  (re-exported for callers)
+    BlockRecords,
+    TraceSched,
+    _dense_sm,
+    _group_by_sm,
+    _gt,  # noqa: F401  (re-exported for callers)
+    _slot_reuse_lexsort,
+    analyze_records,
+    artifact_line,
+    artifact_metric,
+    artifact_metric_numpy,
+    slot_reuse_metric,
+    slot_reuse_metric_numpy,
+)
+from .figures import _compare_figure, _figure, _per_sm_figure, _timeline_figure, pick_sms  # noqa: F401
+
+SECTION = "block_sched"
+PAPER_REF = "Sec. 4.5"
+#: The kick-the-tires run on the authors' A100 (the paper's own traces were lost; see paper-map).
+PAPER_LINE = {"grid_size": 32768, "mean_running_cycles": 602241, "mean_scheduling_cycles": 87713}
+
+
+def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
+    """A ``.bin`` trace, or every ``result/*.bin`` of a trace directory (time order, levels from probe.toml)."""
+    p = Path(path)
+    refuse_pickle(p, "Pass the raw trace .bin (or its trace directory) instead.")
+    if not p.exists():
+        raise InputError(p, "no such file or directory")
+    if p.is_dir():
+        from neutrino_ae.formats.tracedir import TraceDir
+
+        td = TraceDir(p)
+        results = list(td.results())
+        if not results:
+            raise InputError(p, "trace directory has no result/*.bin trace")
+        return [(Path(r), td.open_result(r)) for r in results]
+    return [(p, open_trace(p))]
+
+
+def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
+    """Unit 0 of every block (the first warp, whatever the block size), first record of the unit."""
+    sec = trace.section(section)
+    if sec.level != Level.WARP or sec.size != 16:
+        raise TraceFormatError(trace.path, f"section {section} saves {sec.size} B per {sec.level.name.lower()}; a "
+                                           "block_sched/warp_sched trace saves 16 B per warp (wrong probe?)")
+    rec = trace.records(section, BLOCK_SCHED)
+    if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
+        raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")
+    words = accel.record_words(rec)
+    if words is not None:
+        lstart, elapse, smid = accel.split_records_kernel(words[:, 0, 0:2])
+    else:
+        first = np.asarray(rec[:, 0, 0])
+        lstart, elapse, smid = first["lstart"], first["elapse"].astype(np.int64), first["smid"].astype(np.int64)
+    origin = int(lstart.min())
+    # Subtracting the earliest clock keeps exact integer arithmetic in int64.
+    rel = (lstart - np.uint64(origin)).astype(np.int64)
+    return BlockRecords(rel, elapse, smid, trace.header.grid_size, trace.header.block_size, origin)
+
+
+def trace_label(path: Path, used: set[str]) -> str:
+    """``variants/<name>/...`` → name; a bundle's main block_sched trace → ``raw``; else the trace dir name."""
+    parts = path.resolve().parts
+    if "variants" in parts and parts.index("variants") + 1 < len(parts):
+        label = parts[parts.index("variants") + 1]
+    elif "block_sched" in parts and "variants" not in parts and bundle.find_bundle_root(path) is not None:
+        label = "raw"
+    else:
+        label = path.parent.parent.name if path.parent.name == "result" else path.stem
+    base, i = label, 2
+    while label in used:
+        label, i = f"{base}-{i}", i + 1
+    used.add(label)
+    return label
+
+
+# --------------------------------------------------------------------------------------------------
+# Figures
+
+
+# --------------------------------------------------------------------------------------------------
+# Section entry point
+
+
+def trace_truth(t: TraceSched) -> dict | None:
+    """The sample generator's truth for this trace: top level for the main trace, ``variants/<label>`` else.
+
+    Matched by the trace's bundle-relative path (the generator records it), so labels do not matter.
+    """
+    truth = bundle.ground_truth(t.path, SECTION)
+    root = bundle.find_bundle_root(t.path)
+    if not isinstance(truth, dict) or root is None:
+        return None
+    rel = t.path.resolve().relative_to(root).as_posix()
+    candidates = [truth, *(v for v in (truth.get("variants") or {}).values() if isinstance(v, dict))]
+    for cand in candidates:
+        if cand.get("trace") == rel:
+            return cand
+    return None
+
+
+def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
+                section: int = 0) -> SectionResult:
+    """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results."""
+    if not paths:
+        raise InputError(None, "no block_sched trace given")
+    out = Path(out_dir)
+    used: set[str] = set()
+    traces: list[TraceSched] = []
+    for p in paths:
+        for bin_path, trace in resolve_traces(p):
+            rec = first_warp_records(trace, section)
+            traces.append(analyze_records(trace_label(bin_path, used), bin_path, rec))
+    synthetic = any(bundle.is_synthetic(t.path) for t in traces)
+
+    compare = pd.DataFrame({
+        "trace": [t.label for t in traces],
+        "grid_size": [t.records.grid_size for t in traces],
+        "block_size": [t.records.block_size for t in traces],
+        "sms": [len(t.per_sm) for t in traces],
+        "mean_running_cycles": [t.mean_running for t in traces],
+        "mean_scheduling_cycles": [t.mean_scheduling for t in traces],
+        "scheduling_ratio": [t.mean_scheduling / t.mean_running if t.mean_running else float("nan")
+                             for t in traces],
+        "mean_slot_reuse_cycles": [t.mean_slot_reuse for t in traces],
+        "line": [t.line for t in traces],
+        "path": [str(t.path) for t in traces],
+    })
+    per_sm = pd.concat([t.per_sm for t in traces], ignore_index=True)
+
+    truths = [trace_truth(t) for t in traces]
+    files: dict[str, Path] = {}
+    for stem, fig in [("block_sched_per_sm", _per_sm_figure(traces, synthetic)),
+                      ("block_sched_timeline", _timeline_figure(traces[0], synthetic)),
+                      *([("block_sched_compare", _compare_figure(traces, truths, synthetic))]
+                        if len(traces) > 1 else [])]:
+        png, svg = save_figure(fig, out, stem)
+        files[f"{stem}.png"], files[f"{stem}.svg"] = png, svg
+
+    # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
+    # estimators (artifact FIFO and slot reuse) estimate that same quantity.
+    compare["gt_running_cycles"] = [_gt(g, "running_cycles_per_sm") for g in truths]
+    compare["gt_scheduling_cycles"] = [_gt(g, "scheduling_cycles_per_sm") for g in truths]
+    summary = []
+    for t, g in zip(traces, truths, strict=True):
+        gt_run, gt_sched = _gt(g, "running_cycles_per_sm"), _gt(g, "scheduling_cycles_per_sm")
+        for key, value, unit, gt in [
+            ("mean_running_cycles", t.mean_running, "cycles", gt_run),
+            ("mean_scheduling_cycles", t.mean_scheduling, "cycles", gt_sched),
+            ("scheduling_ratio", t.mean_scheduling / t.mean_running if t.mean_running else None, "fraction",
+             gt_sched / gt_run if gt_run and gt_sched is not None else None),
+            ("mean_slot_reuse_cycles", t.mean_slot_reuse, "cycles", gt_sched),
+        ]:
+            summary.append({"key": f"{t.label}.{key}", "paper_ref": PAPER_REF, "value": value, "unit": unit,
+                            "ground_truth": gt})
+    data = {
+        "section": SECTION,
+        "paper_ref": PAPER_REF,
+        "paper_kick_the_tires": PAPER_LINE,
+        "metric": "artifact first-entry-only FIFO per SM, blocks in index order; means over SMs with >=1 block",
+        "traces": [
+            {"label": t.label, "path": str(t.path), "line": t.line, "grid_size": t.records.grid_size,
+             "block_size": t.records.block_size, "sms": len(t.per_sm), "mean_running_cycles": t.mean_running,
+             "mean_scheduling_cycles": t.mean_scheduling, "mean_slot_reuse_cycles": t.mean_slot_reuse,
+             "ground_truth": g}
+            for t, g in zip(traces, truths, strict=True)
+        ],
+        "summary": summary,
+    }
+    files.update(write_results(out, SECTION, data, input_path=traces[0].path,
+                               tables={"block_sched_compare": compare, "block_sched_per_sm": per_sm}))
+    lines = [t.line for t in traces]
+    extra = [f"  {t.label}: scheduling/running {t.mean_scheduling / t.mean_running:.1%} (artifact), "
+             f"slot-reuse estimator {t.mean_slot_reuse:,.0f} cycles/SM over {len(t.per_sm)} SMs"
+             + (f"; ground truth running {g['running_cycles_per_sm']:,.0f}, scheduling "
+                f"{g['scheduling_cycles_per_sm']:,.0f} cycles/SM" if g and "scheduling_cycles_per_sm" in g else "")
+             for t, g in zip(traces, truths, strict=True) if t.mean_running]
+    text = "\n".join([*lines, *extra, f"results: {files['json']}"])
+    return SectionResult(SECTION, data, files, {"block_sched_compare": compare, "block_sched_per_sm": per_sm},
+                         summary, text)
+
+
+def find_bundle_traces(root: str | os.PathLike[str]) -> list[Path]:
+    """In a bundle's ``block_sched/`` folder: the raw trace dir(s) first, then ``variants/<name>/<tracedir>``."""
+    base = Path(root)
+    if (base / "block_sched").is_dir():
+        base = base / "block_sched"
+    if not base.is_dir():
+        raise InputError(base, "no such block_sched folder")
+    raw = sorted(d for d in base.iterdir() if d.is_dir() and (d / "result").is_dir())
+    variants = []
+    vdir = base / "variants"
+    if vdir.is_dir():
+        for v in sorted(d for d in vdir.iterdir() if d.is_dir()):
+            dirs = [v] if (v / "result").is_dir() else sorted(d for d in v.iterdir() if (d / "result").is_dir())
+            variants.extend(dirs[-1:])  # newest trace dir of each variant
+    if not raw:
+        raise InputError(base, "holds no block_sched trace directory (no <tracedir>/result/)")
+    return [*raw, *variants]
+
+
+def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """Sec. 4.5 from a bundle's ``block_sched/`` folder: the raw trace and any ``variants/``."""
+    return block_sched(find_bundle_traces(root), out_dir)
+
+
+def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: Sec. 4.5 from a bundle root."""
+    return analyze(Path(bundle_root) / "block_sched", out_dir)
+
