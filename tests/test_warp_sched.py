@@ -12,9 +12,9 @@ import pytest
 from neutrino_ae.formats.bintrace import TraceHeader, write_trace
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.report.script import run_main
-from warp_sched import fig13a as fig13a_cli
-from warp_sched import fig13cd as fig13cd_cli
-from warp_sched import warp_sched as ws
+from neutrino_ae.sched import slots
+from warp_sched import cli
+from warp_sched import pipeline as ws
 
 # (start, end): A(0,10) B(0,5) C(5,12) D(10,20) E(11,13)
 # A->0, B->1, C at 5: slot1 freed at 5 -> 1, D at 10: slot0 freed at 10 -> 0, E at 11: both busy -> 2
@@ -27,7 +27,7 @@ def _at(times, values, t):
 
 
 def test_lowest_free_slot_by_hand():
-    assert ws.lowest_free_slots(np.zeros(5), STARTS, ENDS).tolist() == [0, 1, 1, 0, 2]
+    assert slots.lowest_free_slots(np.zeros(5), STARTS, ENDS).tolist() == [0, 1, 1, 0, 2]
 
 
 def test_slots_per_group_input_order_scrambled_and_growth():
@@ -36,11 +36,11 @@ def test_slots_per_group_input_order_scrambled_and_growth():
     group = np.r_[np.zeros(5), np.full(3, 9)]
     start = np.r_[STARTS[perm], [7, 7, 8]]
     end = np.r_[ENDS[perm], [9, 30, 9]]
-    slots = ws.lowest_free_slots(group, start, end)
+    slots = slots.lowest_free_slots(group, start, end)
     assert slots[:5].tolist() == [[0, 1, 1, 0, 2][i] for i in perm]
     assert slots[5:].tolist() == [0, 1, 2]  # 7->0, 7->1, 8: both busy -> 2
     # 20 simultaneous intervals need 20 slots (more than the initial table width).
-    assert ws.lowest_free_slots(np.zeros(20), np.zeros(20), np.full(20, 5)).tolist() == list(range(20))
+    assert slots.lowest_free_slots(np.zeros(20), np.zeros(20), np.full(20, 5)).tolist() == list(range(20))
 
 
 def test_active_sweep_by_hand():
@@ -112,7 +112,7 @@ def test_timeline_slots_from_trace(tmp_path):
 
 def test_fig13a_cli(tmp_path, capsys):
     out = tmp_path / "out"
-    assert run_main(fig13a_cli.main, [str(_warp_trace(tmp_path / "w.bin")), "--out", str(out)]) == 0
+    assert run_main(cli.fig13a_main, [str(_warp_trace(tmp_path / "w.bin")), "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == str(out / "fig13a.png") and (out / "fig13a.svg").is_file()
     doc = json.loads((out / "fig13a.json").read_text())
@@ -124,7 +124,7 @@ def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
     csv = tmp_path / "tail.csv"
     df.to_csv(csv, index=False)
     out = tmp_path / "out"
-    assert run_main(fig13cd_cli.main, [str(csv), "--out", str(out), "--clock-align", "global"]) == 0
+    assert run_main(cli.tail_main, [str(csv), "--out", str(out), "--clock-align", "global"]) == 0
     capsys.readouterr()
     doc = json.loads((out / "fig13cd.json").read_text())
     assert doc["tail_start_cycle"] == 15 and doc["kernel_cycles"] == 30
@@ -163,7 +163,7 @@ def test_pickle_refused_without_loading(tmp_path, capsys):
     marker = tmp_path / "was_unpickled"
     pkl = tmp_path / "tmp.pkl"
     pkl.write_bytes(pickle.dumps(_Trap(marker)))
-    assert run_main(fig13cd_cli.main, [str(pkl), "--out", str(tmp_path / "out")]) == 2
+    assert run_main(cli.tail_main, [str(pkl), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {pkl}: refusing to load a pickle")
     assert "arbitrary code" in err[0] and ".npz" in err[0] and "lstart, elapse, smid" in err[0]

@@ -5,6 +5,8 @@ GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrin
 
 from neutrino_ae.report.section import Section
 
+from .claims import CLAIMS
+
 STATIC_PROSE = """
 Section 7 of the paper uses warp-level timing to look at how warps share an SM:
 
@@ -35,9 +37,10 @@ SECTION = Section(
     runtime="4 s small sample, 3 s paper-scale sample",
     inputs=("warp_sched/exclusive_sched/**/result/*.bin", "warp_sched/shared_sched/**/result/*.bin"),
     optional_inputs=("warp_sched/tail/**/result/*.bin", "warp_sched/*.pkl"),
-    analyze="warp_sched:analyze_bundle",
+    analyze="pipeline:analyze_bundle",
     collect="main:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
+    claims=CLAIMS,
 )

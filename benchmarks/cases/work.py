@@ -34,8 +34,11 @@ def run_block_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
 def warp_timelines(rec: Any) -> dict[str, Any]:
     """Fig. 13 timelines for every warp: the reconstructed warp slot of every warp on every SM
     (13a/b), active warps and busy SMs over time and the tail (13c/d)."""
+    from neutrino_ae.run.registry import section_module
     from neutrino_ae.sched.slots import lowest_free_slots
-    from warp_sched.warp_sched import active_sweep, busy_sm_sweep, find_tail
+
+    ws = section_module("warp_sched", "analysis")
+    active_sweep, busy_sm_sweep, find_tail = ws.active_sweep, ws.busy_sm_sweep, ws.find_tail
 
     end = rec.lstart + rec.elapse
     tb = rec.block * (np.int64(1) << 20) + np.maximum(rec.warp, 0)
@@ -49,7 +52,9 @@ def warp_timelines(rec: Any) -> dict[str, Any]:
 
 def run_warp_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     from neutrino_ae.formats.bintrace import open_trace
-    from warp_sched.warp_sched import records_from_trace
+    from neutrino_ae.run.registry import section_module
+
+    records_from_trace = section_module("warp_sched", "pipeline").records_from_trace
 
     return warp_timelines(records_from_trace(open_trace(inp / "trace.bin")))
 

@@ -19,7 +19,7 @@ import pytest
 from block_sched import pipeline as bs
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched import slots
-from warp_sched import warp_sched as ws
+from warp_sched import pipeline as ws
 
 needs_numba = pytest.mark.skipif(not accel.HAVE_NUMBA, reason="numba not installed (or NEUTRINO_AE_PURE_NUMPY=1)")
 
