@@ -12,7 +12,7 @@ import pytest
 from neutrino_ae.formats.bintrace import TraceHeader, write_trace
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.report.script import run_main
-from neutrino_ae.sched import slots
+from neutrino_ae.sched import slots as sched_slots
 from warp_sched import cli
 from warp_sched import pipeline as ws
 
@@ -27,7 +27,7 @@ def _at(times, values, t):
 
 
 def test_lowest_free_slot_by_hand():
-    assert slots.lowest_free_slots(np.zeros(5), STARTS, ENDS).tolist() == [0, 1, 1, 0, 2]
+    assert sched_slots.lowest_free_slots(np.zeros(5), STARTS, ENDS).tolist() == [0, 1, 1, 0, 2]
 
 
 def test_slots_per_group_input_order_scrambled_and_growth():
@@ -36,11 +36,11 @@ def test_slots_per_group_input_order_scrambled_and_growth():
     group = np.r_[np.zeros(5), np.full(3, 9)]
     start = np.r_[STARTS[perm], [7, 7, 8]]
     end = np.r_[ENDS[perm], [9, 30, 9]]
-    slots = slots.lowest_free_slots(group, start, end)
+    slots = sched_slots.lowest_free_slots(group, start, end)
     assert slots[:5].tolist() == [[0, 1, 1, 0, 2][i] for i in perm]
     assert slots[5:].tolist() == [0, 1, 2]  # 7->0, 7->1, 8: both busy -> 2
     # 20 simultaneous intervals need 20 slots (more than the initial table width).
-    assert slots.lowest_free_slots(np.zeros(20), np.zeros(20), np.full(20, 5)).tolist() == list(range(20))
+    assert sched_slots.lowest_free_slots(np.zeros(20), np.zeros(20), np.full(20, 5)).tolist() == list(range(20))
 
 
 def test_active_sweep_by_hand():
