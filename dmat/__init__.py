@@ -5,6 +5,8 @@ GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrin
 
 from neutrino_ae.report.section import Section
 
+from .claims import CLAIMS
+
 STATIC_PROSE = """
 A **densified memory access timeline** (DMAT) plots every global-memory access of a kernel:
 time (GPU clock since kernel entry) on the x axis, memory page on the y axis, colour for how many
@@ -41,11 +43,12 @@ SECTION = Section(
     runtime="3 s small sample, 16 s paper-scale sample",
     inputs=("dmat/fig1.dmat", "dmat/fig10a.dmat", "dmat/fig10b.dmat", "dmat/fig10c.dmat"),
     optional_inputs=("dmat/raw/**/*",),
-    analyze="dmat:analyze_bundle",
+    analyze="pipeline:analyze_bundle",
     collect="collect:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
+    claims=CLAIMS,
     notebook_figures=(
         ("fig1.png", "Fig. 1: Triton FlashAttention-2"),
         ("fig10a.png", "Fig. 10a: Triton FlashAttention-2, BLOCK_M 64, 4 warps"),

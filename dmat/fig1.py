@@ -5,14 +5,11 @@ Collect with ``neutrino -p dmat -k attn python dmat/fig1.py``.
 
 from __future__ import annotations
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workload_common
 
-import workload_common  # noqa: E402
-
-from neutrino_ae.workloads import attention  # noqa: E402
+from neutrino_ae.workloads import attention
 
 BLOCK_M, BLOCK_N, NUM_STAGES, NUM_WARPS = 128, 64, 2, 8
 

@@ -5,12 +5,9 @@ Collect with ``neutrino -p dmat -k fmha python dmat/fig10c.py`` (its kernels are
 
 from __future__ import annotations
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import workload_common  # noqa: E402
+import workload_common
 
 
 def attn(q, k, v, scale):

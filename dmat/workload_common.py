@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 # Run as a script (also under `neutrino ... python <this file>`): make the repo root importable.
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
-
-from neutrino_ae.report.script import run_main  # noqa: E402
-from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.report.script import run_main
+from neutrino_ae.workloads.gpu import cuda_torch
 
 PAPER_SHAPE = (4, 32, 4096, 64)
 SEED = 42

@@ -6,12 +6,14 @@ from collections import Counter
 
 import numpy as np
 
-from dmat import dmat as dm
+from dmat import cli
+from dmat import pipeline as dm
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace, write_trace
 from neutrino_ae.formats.dmat import read_dmat, write_dmat
 from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import write_tensor_trace
+from neutrino_ae.report.script import run_main
 
 Q = 0x7F00_0000_0000  # q: 3 pages
 K = 0x7F00_0003_0000  # k: 0x18000 bytes -> pages K and K + 0x10000
@@ -78,7 +80,7 @@ def test_sparsify_chunked_matches_counter(tmp_path):
 def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys):
     td, result = _trace_dir(tmp_path)
     out = tmp_path / "out"
-    assert dm.run_main(dm.main, [str(result), "--out", str(out)]) == 0
+    assert run_main(cli.main, [str(result), "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     name = td.name
     assert last == str(out / f"{name}.png")
@@ -144,6 +146,6 @@ def test_bare_dmat_finds_naming_in_raw_layout(tmp_path):
 def test_bad_dmat_one_line_error(tmp_path, capsys):
     bad = tmp_path / "bad.dmat"
     bad.write_bytes(b"\x05" + b"\x00" * 7)
-    assert dm.run_main(dm.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {bad}: truncated")

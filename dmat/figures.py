@@ -1,0 +1,92 @@
+"""DMAT figures (Fig. 1, Fig. 10a-c): binned timelines in, RGBA image and matplotlib figure out."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neutrino_ae.report.style import mark_synthetic, new_figure, style_context
+
+from .analysis import OTHER, UNNAMED, DmatPlotData
+
+#: Colour family per tensor (light -> dark); "other"/"unnamed" always grey.
+FAMILIES = ["Blues", "Oranges", "Greens", "Purples", "Reds", "YlOrBr", "PuRd", "BuGn", "GnBu", "OrRd"]
+
+QUANTILES = (0.25, 0.5, 0.75, 0.9)
+
+def _levels(values: np.ndarray) -> np.ndarray:
+    """Density level 1..5 of non-zero cells from quantiles of those cells (0 = empty)."""
+    out = np.zeros(values.shape, np.int64)
+    nz = values > 0
+    if not nz.any():
+        return out
+    q = np.quantile(values[nz], QUANTILES)
+    v = values[nz]
+    # Midpoint of the strict and non-strict ranks: a tensor whose cells all hold the same count gets the
+    # middle level, not the lightest.
+    out[nz] = 1 + (np.searchsorted(q, v, side="left") + np.searchsorted(q, v, side="right")) // 2
+    return out
+
+def render_rgba(plot: DmatPlotData) -> np.ndarray:
+    """RGBA image (ybins, xbins, 4): each cell takes the colour of its densest tensor at its level."""
+    import matplotlib
+
+    ny, nx = plot.hist.shape[1:]
+    img = np.ones((ny, nx, 4))
+    best = np.zeros((ny, nx))
+    for k, name in enumerate(plot.names):
+        h = plot.hist[k]
+        if not h.any():
+            continue
+        cmap = matplotlib.colormaps["Greys" if name in (OTHER, UNNAMED) else FAMILIES[k % len(FAMILIES)]]
+        lev = _levels(h)
+        palette = cmap(np.r_[0.0, np.linspace(0.35, 1.0, len(QUANTILES) + 1)])
+        take = h > best
+        img[take] = palette[lev[take]]
+        best = np.maximum(best, h)
+    return img
+
+def _draw(plot: DmatPlotData, title: str, synthetic: bool):
+    import matplotlib
+    from matplotlib.patches import Patch
+
+    with style_context():
+        fig = new_figure(10.0, 6.5, layout="constrained")
+        fig.get_layout_engine().set(rect=(0, 0.3 / 6.5, 1, 1 - 0.3 / 6.5))  # strip for the synthetic footer
+        ax = fig.subplots()
+        ax.imshow(render_rgba(plot), aspect="auto", origin="lower", interpolation="nearest",
+                  extent=(0, plot.x_edges[-1], 0, plot.n_pages))
+        ax.grid(False)
+        # A little room left of clock 0: accesses right at kernel entry would hide under the spine.
+        ax.set_xlim(-0.01 * plot.x_edges[-1], plot.x_edges[-1] * 1.005)
+        ax.set_xlabel("clock (cycles since the thread's kernel entry)")
+        ax.set_ylabel("page index (64 KiB pages, ascending address)")
+        ax.set_title(title, fontsize=11)
+        # Tensor boundaries as thin lines, names on the right edge.
+        if len(plot.names) > 1:
+            rows = plot.row_label
+            change = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1], True])
+            sec = ax.secondary_yaxis("right")
+            mids, labels = [], []
+            for a, b in zip(change[:-1], change[1:], strict=True):
+                y0, y1 = plot.y_edges[a], plot.y_edges[b]
+                if a:
+                    ax.axhline(y0, color="black", lw=0.4, alpha=0.5)
+                if y1 - y0 >= plot.n_pages * 0.03:  # label only bands tall enough to read
+                    mids.append((y0 + y1) / 2)
+                    labels.append(plot.names[rows[a]])
+            sec.set_yticks(mids, labels, fontsize=9)
+            sec.tick_params(length=0)
+        handles = []
+        for k, name in enumerate(plot.names):
+            if plot.accesses_per_label[k] == 0:
+                continue
+            fam = "Greys" if name in (OTHER, UNNAMED) else FAMILIES[k % len(FAMILIES)]
+            colour = matplotlib.colormaps[fam](0.75)
+            handles.append(Patch(color=colour, label=f"{name}: {int(plot.pages_per_label[k])} pages, "
+                                                     f"{int(plot.accesses_per_label[k]):,} accesses"))
+        # Below the axes (never over the data); constrained layout makes room for it above the footer strip.
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=min(3, len(handles)),
+                  frameon=False, title="tensor (darker = denser; levels = quantiles 25/50/75/90 % of its cells)",
+                  title_fontsize=9)
+        mark_synthetic(fig, synthetic)
+    return fig

@@ -1,0 +1,333 @@
+"""Densified memory access timeline (DMAT) plots: paper Fig. 1 and Fig. 10a/b/c.
+
+``python dmat/dmat.py <trace.bin | file.dmat | tracedir> [--out DIR] [--json]``; the last stdout line
+is the saved PNG (the notebooks display it).
+
+* A raw ``dmat`` trace (``result/*.bin``, or a trace directory: its newest result) is sparsified in
+  bounded-memory chunks into ``<name>.dmat`` in the output folder (formats.dmat.sparsify).
+* The plot: clock on x (cycles since the thread's kernel entry, the probe's own clock), page index
+  on y (distinct 64 KiB pages, ascending), one colour family per tensor, darker = denser. Density
+  levels are quantiles of the non-empty cells *of that tensor* (25/50/75/90 %), so a lightly used
+  tensor still shows its pattern. Cells are binned arrays (fixed ``--xbins`` clock bins and at most
+  ``--ybins`` page rows) filled with one ``np.bincount`` per tensor: drawing time depends on the
+  number of (clock, page) pairs, not on the number of distinct clocks. There is no clock cut-off.
+
+Tensor names come from the launch's pointer arguments (``[exec] <ns> param <hex> ...`` in
+``event.log``) matched to ``tensor.trace`` rows (decimal ``data_ptr`` + ``nbytes`` -> ``arg_name``).
+The launch is the one whose ``[exec] save`` names the plotted result file, else the last launch
+with parameters. A parameter missing from ``tensor.trace`` is named ``param<i>`` and extends to the
+next parameter's address (size unknown). A page that two tensors share belongs to the lower
+address. Pages of no tensor are grouped as ``other``.
+
+Where the naming files are looked for:
+  * trace directory or ``<tracedir>/result/*.bin``: that trace directory;
+  * a bare ``<dir>/<fig>.dmat``: the newest trace directory under ``<dir>/raw/<fig>/`` (the sample
+    bundle's layout), else ``<dir>/<fig>/`` if it is a trace directory; otherwise every page is
+    drawn as ``unnamed``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
+from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
+from neutrino_ae.formats.dmat import DmatData, drop_unfilled, read_dmat, sparsify, write_dmat
+from neutrino_ae.formats.records import DMAT
+from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.report.style import save_figure
+
+from .analysis import (  # noqa: F401  (re-exported for callers)
+    DEFAULT_XBINS,
+    DEFAULT_YBINS,
+    OTHER,
+    UNNAMED,
+    DmatPlotData,
+    TensorRange,
+    attribute_pages,
+    bin_dmat,
+    ranges_from_tensor_trace,
+    tensor_ranges,
+)
+from .figures import FAMILIES, QUANTILES, _draw, _levels, render_rgba  # noqa: F401  (re-exported for callers)
+
+SECTION = "dmat"
+FIGURES = ("fig1", "fig10a", "fig10b", "fig10c")
+PAPER_REFS = {"fig1": "Fig. 1", "fig10a": "Fig. 10a", "fig10b": "Fig. 10b", "fig10c": "Fig. 10c"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Inputs
+
+
+@dataclass
+class Naming:
+    """Where tensor names come from (any part may be missing)."""
+
+    trace_dir: Path | None = None
+    event_log: Path | None = None
+    tensor_trace: Path | None = None
+    result_name: str | None = None  # file name of the plotted result/*.bin, to pick the launch
+
+
+@dataclass
+class DmatInput:
+    name: str  # figure stem, e.g. "fig1"
+    source: Path
+    data: DmatData
+    naming: Naming
+    sparsified: Path | None = None  # the .dmat we wrote, for raw inputs
+
+
+def _is_trace_dir(p: Path) -> bool:
+    return p.is_dir() and ((p / "result").is_dir() or (p / "event.log").is_file())
+
+
+def _newest_result(trace_dir: Path) -> Path:
+    try:
+        from neutrino_ae.formats.tracedir import TraceDir
+
+        results = [Path(r) for r in TraceDir(trace_dir).results()]
+    except ImportError:  # tracedir.py not available: same rule, seconds-since-start file names
+        results = sorted((trace_dir / "result").glob("*.bin"), key=_result_seconds)
+    if not results:
+        raise InputError(trace_dir, "trace directory has no result/*.bin trace")
+    return results[-1]
+
+
+def _result_seconds(p: Path) -> float:
+    try:
+        return float(p.stem)
+    except ValueError:
+        return float("inf")
+
+
+def _open_result(trace_dir: Path | None, result: Path) -> BinTrace:
+    if trace_dir is not None and (trace_dir / "probe.toml").is_file():
+        try:
+            from neutrino_ae.formats.tracedir import TraceDir
+
+            return TraceDir(trace_dir).open_result(result)
+        except ImportError:
+            pass
+    return open_trace(result)
+
+
+def _naming_for_trace_dir(trace_dir: Path, result_name: str | None) -> Naming:
+    ev = trace_dir / "event.log"
+    tt = trace_dir / "tensor.trace"
+    return Naming(trace_dir, ev if ev.is_file() else None, tt if tt.is_file() else None, result_name)
+
+
+def naming_for_dmat(path: Path) -> Naming:
+    """Naming files for a bare ``<dir>/<fig>.dmat`` (rule in the module docstring)."""
+    stem = path.stem
+    raw = path.parent / "raw" / stem
+    if raw.is_dir():
+        dirs = sorted(d for d in raw.iterdir() if _is_trace_dir(d))
+        if _is_trace_dir(raw):
+            dirs.append(raw)
+        if dirs:
+            td = dirs[-1]
+            res = sorted((td / "result").glob("*.bin"), key=_result_seconds) if (td / "result").is_dir() else []
+            return _naming_for_trace_dir(td, res[-1].name if res else None)
+    side = path.parent / stem
+    if _is_trace_dir(side):
+        return _naming_for_trace_dir(side, None)
+    return Naming()
+
+
+def figure_name(path: Path) -> str:
+    """``fig1`` for ``dmat/fig1.dmat`` and for ``dmat/raw/fig1/<tracedir>/...``; else the trace dir / file stem."""
+    parts = path.resolve().parts
+    for i in range(len(parts) - 2, 0, -1):  # the bundle's dmat/raw/<fig>/... layout
+        if parts[i] == "raw" and parts[i - 1] == "dmat" and (i + 1 < len(parts) - 1 or path.is_dir()):
+            return parts[i + 1]
+    if path.suffix == ".bin" and path.parent.name == "result":
+        return path.parent.parent.name
+    return path.stem if path.suffix else path.name
+
+
+def sparsify_trace(trace: BinTrace, section: int = 0, chunk_bytes: int = 64 << 20) -> DmatData:
+    """Per-(clock, page) counts of a dmat trace, read in chunks of whole blocks (bounded memory)."""
+    sec = trace.section(section)
+    if sec.level != Level.THREAD:
+        raise TraceFormatError(trace.path, f"section {section} is {sec.level.name.lower()}-level; the dmat probe "
+                                           "saves per thread (wrong probe?)")
+    return sparsify(chunk for _, chunk in trace.iter_chunks(section, DMAT, chunk_bytes))
+
+
+def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) -> DmatInput:
+    p = Path(path)
+    refuse_pickle(p, "Pass the .dmat or the raw .bin trace instead.")
+    if not p.exists():
+        raise InputError(p, "no such file or directory")
+    name = figure_name(p)
+    if p.is_dir():
+        if not _is_trace_dir(p):
+            raise InputError(p, "is a directory but not a trace directory (no result/ or event.log)")
+        result = _newest_result(p)
+        trace_dir = p
+    elif p.suffix.lower() == ".dmat":
+        return DmatInput(name, p, read_dmat(p), naming_for_dmat(p))
+    elif p.suffix.lower() == ".bin":
+        result = p
+        trace_dir = p.parent.parent if p.parent.name == "result" and _is_trace_dir(p.parent.parent) else None
+    else:
+        raise InputError(p, "expected a dmat result .bin, a .dmat file or a trace directory")
+    data = sparsify_trace(_open_result(trace_dir, result), section)
+    naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
+    written = write_dmat(out_dir / f"{name}.dmat", data)
+    return DmatInput(name, result, data, naming, written)
+
+
+# --------------------------------------------------------------------------------------------------
+# Tensor attribution
+
+
+def launch_params(event_log: Path, result_name: str | None) -> tuple[int, ...]:
+    from neutrino_ae.formats.eventlog import parse_event_log
+
+    launches = parse_event_log(event_log).launches
+    if len(launches) == 0:
+        return ()
+    if result_name and "save_path" in launches:
+        hit = launches[launches["save_path"].map(lambda s: isinstance(s, str) and Path(s).name == result_name)]
+        if len(hit):
+            return tuple(int(x) for x in (hit.iloc[-1]["params"] or ()))
+    with_params = launches[launches["params"].map(lambda t: bool(t))]
+    return tuple(int(x) for x in with_params.iloc[-1]["params"]) if len(with_params) else ()
+
+
+def tensor_names(inp: DmatInput) -> tuple[np.ndarray, list[str], list[TensorRange]]:
+    """Page labels for the (sorted) pages of ``inp`` and their names; all ``unnamed`` without naming files."""
+    pages = np.unique(inp.data.pages)
+    nm = inp.naming
+    tensors = None
+    if nm.tensor_trace is not None:
+        from neutrino_ae.formats.tensortrace import read_tensor_trace
+
+        tensors = read_tensor_trace(nm.tensor_trace)
+    ranges: list[TensorRange] = []
+    if nm.event_log is not None:
+        ranges = tensor_ranges(launch_params(nm.event_log, nm.result_name), tensors)
+        if pages.size:
+            # Scalar arguments (sizes, strides) sit in the same param list: an argument unknown to
+            # tensor.trace counts as a pointer only if it points into the accessed address range.
+            lo, hi = int(pages.min()), int(pages.max()) + 0x10000
+            ranges = [r for r in ranges if r.nbytes is not None or lo <= r.start < hi]
+    elif tensors is not None:
+        ranges = ranges_from_tensor_trace(tensors)
+    if not ranges:
+        return np.zeros(pages.size, np.int64), [UNNAMED], []
+    labels, names = attribute_pages(pages, ranges)
+    return labels, names, sorted(ranges, key=lambda r: r.start)
+
+
+# --------------------------------------------------------------------------------------------------
+# Binning and drawing
+
+
+# --------------------------------------------------------------------------------------------------
+# Entry points
+
+
+def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], name: str | None = None,
+                xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS, section: int = 0) -> SectionResult:
+    """One DMAT figure from a ``.bin``, ``.dmat`` or trace directory; PNG path is ``files[<name>.png]``."""
+    out = Path(out_dir)
+    inp = load_input(path, out, section)
+    # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
+    # a page-0 cell at clock 0 (see formats/dmat.py); they are left out of the plot and reported.
+    inp.data = drop_unfilled(inp.data)
+    if name:
+        inp.name = name
+    labels, names, ranges = tensor_names(inp)
+    plot = bin_dmat(inp.data, labels, names, xbins, ybins)
+    synthetic = bundle.is_synthetic(inp.source)
+    ref = PAPER_REFS.get(inp.name, "DMAT")
+    title = (f"{ref} DMAT [{inp.name}]: {inp.data.num_accesses:,} accesses, {plot.n_pages} pages, "
+             f"clock 0-{plot.max_clock:,} cycles")
+    if inp.data.unfilled:
+        title += f"\n({inp.data.unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"
+    fig = _draw(plot, title, synthetic)
+    png, svg = save_figure(fig, out, inp.name)
+    files: dict[str, Path] = {f"{inp.name}.png": png, f"{inp.name}.svg": svg}
+    if inp.sparsified is not None:
+        files[f"{inp.name}.dmat"] = inp.sparsified
+    truth = bundle.ground_truth(inp.source, SECTION)
+    truth = truth.get(inp.name) if isinstance(truth, dict) and isinstance(truth.get(inp.name), dict) else None
+    starts = {r.name: r.start for r in ranges}
+    tensors = pd.DataFrame({
+        "tensor": names,
+        "address": [hex(starts[n]) if n in starts else "" for n in names],
+        "pages": plot.pages_per_label,
+        "accesses": plot.accesses_per_label.astype(np.int64),
+    })
+    if truth and isinstance(truth.get("tensor_ptrs"), dict):
+        # The generator keys its truth by its own tensor names; match them to ours by pointer.
+        by_ptr = {int(p): n for n, p in truth["tensor_ptrs"].items()}
+        per = truth.get("accesses_in_dmat") or {}
+        gt = [per.get(by_ptr.get(starts.get(n, -1))) for n in names]
+        tensors["gt_accesses"] = pd.Series([int(v) if v is not None else "" for v in gt], dtype=object)
+    data = {
+        "figure": inp.name, "paper_ref": ref, "input": str(path), "source": str(inp.source),
+        "sparsified_dmat": str(inp.sparsified) if inp.sparsified else None,
+        "naming": {"trace_dir": str(inp.naming.trace_dir) if inp.naming.trace_dir else None,
+                   "event_log": str(inp.naming.event_log) if inp.naming.event_log else None,
+                   "tensor_trace": str(inp.naming.tensor_trace) if inp.naming.tensor_trace else None},
+        "tensor_ranges": [{"name": r.name, "start": hex(r.start), "nbytes": r.nbytes} for r in ranges],
+        "accesses": inp.data.num_accesses, "pages": plot.n_pages, "clock_entries": int(inp.data.clocks.size),
+        "unfilled_slots_excluded": inp.data.unfilled,
+        "max_clock": plot.max_clock, "xbins": int(plot.hist.shape[2]), "ybins": int(plot.hist.shape[1]),
+        "tensors": tensors.to_dict(orient="records"), "ground_truth": truth,
+    }
+    summary = [
+        {"key": f"{inp.name}.accesses", "paper_ref": ref, "value": inp.data.num_accesses, "unit": "accesses",
+         "ground_truth": sum(truth["expected_accesses"].values())
+         if truth and isinstance(truth.get("expected_accesses"), dict) else None},
+        {"key": f"{inp.name}.pages", "paper_ref": ref, "value": plot.n_pages, "unit": "pages",
+         "ground_truth": truth.get("num_pages") if truth else None},
+        {"key": f"{inp.name}.max_clock", "paper_ref": ref, "value": plot.max_clock, "unit": "cycles",
+         "ground_truth": truth.get("max_clock") if truth else None},
+    ]
+    data["summary"] = summary
+    files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source,
+                               tables={f"dmat_{inp.name}_tensors": tensors}))
+    named = ", ".join(f"{n} ({a:,})" for n, a in zip(names, plot.accesses_per_label.astype(np.int64), strict=True))
+    text = (f"{inp.name}: {inp.data.num_accesses:,} accesses over {plot.n_pages} pages, clock up to "
+            f"{plot.max_clock:,}; tensors: {named}"
+            + (f"; {inp.data.unfilled:,} unfilled count slots excluded" if inp.data.unfilled else "") + f"\n{png}")
+    result = SectionResult(SECTION, data, files, {f"dmat_{inp.name}_tensors": tensors}, summary, text)
+    result.plot = plot  # type: ignore[attr-defined]  # the binned arrays, for tests and notebooks
+    return result
+
+
+def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """All DMAT figures of a bundle's ``dmat/`` folder (``fig1``, ``fig10a/b/c`` ``.dmat`` files present)."""
+    base = Path(root)
+    if (base / "dmat").is_dir():
+        base = base / "dmat"
+    inputs = [base / f"{f}.dmat" for f in FIGURES if (base / f"{f}.dmat").is_file()]
+    if not inputs:
+        raise InputError(base, f"holds none of {', '.join(f + '.dmat' for f in FIGURES)}")
+    parts = [dmat_figure(p, out_dir) for p in inputs]
+    files = {k: v for r in parts for k, v in r.files.items()}
+    data = {"section": SECTION, "paper_ref": "Fig. 1, Fig. 10a/b/c", "figures": [r.data for r in parts]}
+    summary = [row for r in parts for row in r.summary]
+    data["summary"] = summary
+    files.update(write_results(out_dir, SECTION, data, input_path=inputs[0]))
+    return SectionResult(SECTION, data, files, {k: v for r in parts for k, v in r.tables.items()}, summary,
+                         "\n".join(r.text for r in parts))
+
+
+def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: every DMAT figure of a bundle root."""
+    return analyze(Path(bundle_root) / "dmat", out_dir)
+
