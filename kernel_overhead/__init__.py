@@ -5,6 +5,8 @@ GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrin
 
 from neutrino_ae.report.section import Section
 
+from .claims import CLAIMS
+
 STATIC_PROSE = """
 The cost of probing, per kernel and probe (`block_sched`, `gmem_bytes`, `tensorop_count`, `dmat`):
 
@@ -38,9 +40,10 @@ SECTION = Section(
     order=30,
     runtime="1 s small sample, 1 s paper-scale sample",
     inputs=("kernel_overhead/cutlass_op", "kernel_overhead/triton_op", "kernel_overhead/pytorch_op"),
-    analyze="kernel_overhead:analyze_bundle",
+    analyze="pipeline:analyze_bundle",
     collect="collect:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
+    claims=CLAIMS,
 )

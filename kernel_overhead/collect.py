@@ -16,14 +16,10 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from neutrino_ae.report.script import run_main  # noqa: E402
-from neutrino_ae.run.collect import script_collector  # noqa: E402
-from neutrino_ae.workloads.cutlass import CUTLASS_OPS  # noqa: E402
-from neutrino_ae.workloads.ops import TORCH_OPS, TRITON_OPS, run_op  # noqa: E402
+from neutrino_ae.report.script import run_main
+from neutrino_ae.run.collect import script_collector
+from neutrino_ae.workloads.cutlass import CUTLASS_OPS
+from neutrino_ae.workloads.ops import TORCH_OPS, TRITON_OPS, run_op
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 # torch.randn & co. launch distribution kernels before the operator; keep them un-probed.

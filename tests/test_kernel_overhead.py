@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from kernel_overhead import kernel_overhead as ko
-from kernel_overhead.cutlass_op import overhead as cutlass_overhead
+from kernel_overhead import cli
+from kernel_overhead import pipeline as ko
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.report.script import run_main
 
@@ -163,12 +163,12 @@ def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
 
 
 def test_cli_and_group_wrapper(tree, tmp_path, capsys):
-    assert run_main(cutlass_overhead.main, [str(tree / "cutlass_op"), "--out", str(tmp_path / "o")]) == 0
+    assert run_main(cli.cutlass_op_main, [str(tree / "cutlass_op"), "--out", str(tmp_path / "o")]) == 0
     text = capsys.readouterr().out
     assert "GEMM" in text and "1.20x" in text and "FlashAttn" not in text
     assert (tmp_path / "o" / "kernel_overhead_cutlass_op.json").is_file()
-    assert run_main(ko.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
+    assert run_main(cli.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["html"].endswith("kernel_overhead.html") and len(doc["cells"]) == 4
-    assert run_main(ko.main, [str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli.main, [str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'nope'}: no such folder")

@@ -77,7 +77,7 @@ def test_parse_shape():
 
 
 def test_cutlass_keys_are_distinct():
-    from kernel_overhead.collect import CUTLASS_OPS
+    from neutrino_ae.workloads.cutlass import CUTLASS_OPS
 
     assert {"gemm", "gemm-streamk", "conv"} <= set(CUTLASS_OPS)
     assert CUTLASS_OPS["gemm"][0] == "gemm" and CUTLASS_OPS["gemm-streamk"][0] == "gemm-streamk"

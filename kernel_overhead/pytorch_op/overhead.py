@@ -2,26 +2,10 @@
 
     python kernel_overhead/pytorch_op/overhead.py [<root>] [--out DIR] [--json]
 
-The default root is this folder; the analysis lives in ``kernel_overhead/kernel_overhead.py``.
+The default root is this folder; the code is in the section package (``cli:pytorch_op_main``).
 """
 
-# ruff: noqa: E402  (imports follow the sys.path set-up that lets this file run as a script)
-from __future__ import annotations
-
-import sys
-from collections.abc import Sequence
-from pathlib import Path
-
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from kernel_overhead.kernel_overhead import group_main
-from neutrino_ae.report.script import run_main
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return group_main("pytorch_op", argv)
-
+from neutrino_ae.run.script import run_folder_script
 
 if __name__ == "__main__":
-    sys.exit(run_main(main))
+    raise SystemExit(run_folder_script(__file__, "cli:pytorch_op_main", up=1))

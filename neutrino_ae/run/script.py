@@ -22,9 +22,10 @@ from neutrino_ae.report.script import run_main
 from neutrino_ae.run.registry import import_folder
 
 
-def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None = None) -> int:
-    """Run ``entry`` (``"<module>:<function>"`` in the script's folder package) as a CLI ``main``."""
-    folder = Path(script_file).resolve().parent
+def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None = None, up: int = 0) -> int:
+    """Run ``entry`` (``"<module>:<function>"`` in the section package) as a CLI ``main``; the
+    section folder is the script's folder, or ``up`` folders above it (for scripts in subfolders)."""
+    folder = Path(script_file).resolve().parents[up]
     import_folder(folder)
     module, _, func = entry.partition(":")
     main = getattr(importlib.import_module(f"{folder.name}.{module}"), func)

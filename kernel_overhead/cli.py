@@ -1,0 +1,44 @@
+"""The Table 2 command lines: kernel_overhead.py (all rows) and <group>/overhead.py (one group's rows)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from neutrino_ae.report.script import add_output_args, emit
+
+from . import pipeline
+from .analysis import PAPER_REF
+
+
+def build_parser(default_root: Path, prog: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=f"{PAPER_REF}: kernel slowdown and extra registers "
+                                     "from Neutrino benchmark-mode traces.")
+    parser.add_argument("root", nargs="?", type=Path, default=default_root,
+                        help=f"kernel_overhead folder or one group folder (default: {default_root})")
+    add_output_args(parser)
+    return parser
+
+def main(argv: Sequence[str] | None = None, groups: Sequence[str] | None = None,
+         default_root: Path | None = None, prog: str | None = None) -> int:
+    args = build_parser(default_root or Path(__file__).resolve().parent, prog).parse_args(argv)
+    emit(pipeline.analyze(args.root, args.out, groups=groups), args.json)
+    return 0
+
+def group_main(group: str, argv: Sequence[str] | None = None) -> int:
+    """CLI of the per-group wrappers (``kernel_overhead/<group>/overhead.py``): that group's rows only."""
+    here = Path(__file__).resolve().parent / group
+    return main(argv, groups=[group], default_root=here, prog=f"{group}/overhead.py")
+
+
+def cutlass_op_main(argv: Sequence[str] | None = None) -> int:
+    return group_main("cutlass_op", argv)
+
+
+def triton_op_main(argv: Sequence[str] | None = None) -> int:
+    return group_main("triton_op", argv)
+
+
+def pytorch_op_main(argv: Sequence[str] | None = None) -> int:
+    return group_main("pytorch_op", argv)

@@ -1,0 +1,117 @@
+"""Table 2 rendered: the heatmap figure and the HTML table (shared style)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import matplotlib
+import numpy as np
+from matplotlib.colors import LogNorm
+from matplotlib.ticker import FuncFormatter
+
+from neutrino_ae.report import style
+
+from .analysis import GROUP_LABELS, KERNEL_LABELS, Cell, _ordered_probes
+
+
+def render_html(cells: Sequence[Cell], title: str, synthetic: bool) -> str:
+    """A standalone HTML page with Table 2 (probe headers spanning slowdown and +regs)."""
+    probes = _ordered_probes(cells)
+    by_key = {(c.group, c.kernel, c.probe): c for c in cells}
+    kernels: list[tuple[str, str]] = []
+    for c in cells:
+        if (c.group, c.kernel) not in kernels:
+            kernels.append((c.group, c.kernel))
+    esc = html.escape
+    out = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{esc(title)}</title>",
+           "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
+           "th,td{border:1px solid #999;padding:3px 8px;text-align:right}th{background:#eee}"
+           "td.k,th.k{text-align:left}td.na{color:#999;text-align:center}"
+           ".synthetic{color:#a00000;font-weight:bold}</style></head><body>",
+           f"<h2>{esc(title)}</h2>"]
+    if synthetic:
+        out.append(f"<p class='synthetic'>{esc(style.SYNTHETIC_LABEL)}</p>")
+    out.append("<table><thead><tr><th class='k' rowspan='2'>group</th><th class='k' rowspan='2'>kernel</th>")
+    out += [f"<th colspan='2'>{esc(p)}</th>" for p in probes]
+    out.append("</tr><tr>" + "<th>slowdown</th><th>+regs</th>" * len(probes) + "</tr></thead><tbody>")
+    groups = [g for g, _ in kernels]
+    for i, (g, k) in enumerate(kernels):
+        out.append("<tr>")
+        if i == 0 or groups[i - 1] != g:
+            out.append(f"<td class='k' rowspan='{groups.count(g)}'>{esc(GROUP_LABELS.get(g, g))}</td>")
+        out.append(f"<td class='k'>{esc(KERNEL_LABELS.get(k, k))}</td>")
+        for p in probes:
+            c = by_key.get((g, k, p))
+            tip = esc("; ".join(c.problems + [f"{len(c.failed)} failed launch(es)"] * bool(c.failed))) if c else ""
+            if c is None or c.slowdown is None:
+                out.append(f"<td class='na' title='{tip or 'not measured'}'>&ndash;</td>")
+            else:
+                out.append(f"<td title='{tip}'>{c.slowdown:.2f}&times;{'*' if c.failed else ''}</td>")
+            if c is None or c.extra_regs is None:
+                out.append(f"<td class='na' title='{tip or 'not measured'}'>&ndash;</td>")
+            else:
+                out.append(f"<td>{c.extra_regs:+d}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    out.append("<p>slowdown = median over launches of probed / pruned kernel time; +regs = probed &minus; pruned "
+               "registers (ptxas). * = some launches failed and were left out. &ndash; = not measured "
+               "(hover for the reason).</p></body></html>")
+    return "\n".join(out) + "\n"
+
+def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
+    """Kernels x probes heatmap of slowdown (log colour), each cell labelled with slowdown and +regs."""
+    probes = _ordered_probes(cells)
+    kernels: list[tuple[str, str]] = []
+    for c in cells:
+        if (c.group, c.kernel) not in kernels:
+            kernels.append((c.group, c.kernel))
+    by_key = {(c.group, c.kernel, c.probe): c for c in cells}
+    grid = np.full((len(kernels), len(probes)), np.nan)
+    for i, (g, k) in enumerate(kernels):
+        for j, p in enumerate(probes):
+            c = by_key.get((g, k, p))
+            if c is not None and c.slowdown is not None:
+                grid[i, j] = c.slowdown
+    with style.style_context():
+        fig = style.new_figure(1.6 + 1.5 * max(len(probes), 2), 1.4 + 0.5 * max(len(kernels), 2))
+        ax = fig.add_subplot(1, 1, 1)
+        ax.grid(False)
+        finite = grid[np.isfinite(grid) & (grid > 0)]
+        vmax = max(float(finite.max()) if finite.size else 2.0, 1.05)
+        vmin = min(float(finite.min()) if finite.size else 1.0, 1.0)
+        cmap = matplotlib.colormaps["YlOrRd"].with_extremes(bad="#dddddd")
+        im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=LogNorm(vmin=max(vmin, 1e-3), vmax=vmax),
+                       aspect="auto")
+        for i, (g, k) in enumerate(kernels):
+            for j, p in enumerate(probes):
+                c = by_key.get((g, k, p))
+                if c is None or c.slowdown is None:
+                    label = "n/a"
+                else:
+                    label = f"{c.slowdown:.2f}x" + ("*" if c.failed else "")
+                if c is not None and c.extra_regs is not None:
+                    label += f"\n{c.extra_regs:+d} regs"
+                elif c is not None and c.slowdown is not None:
+                    label += "\nregs n/a"
+                dark = np.isfinite(grid[i, j]) and LogNorm(vmin=max(vmin, 1e-3), vmax=vmax)(grid[i, j]) > 0.6
+                ax.text(j, i, label, ha="center", va="center", fontsize=8.5, color="white" if dark else "black")
+        ax.set_xticks(range(len(probes)), probes)
+        ax.xaxis.tick_top()
+        ax.set_yticks(range(len(kernels)), [f"{GROUP_LABELS.get(g, g)}: {KERNEL_LABELS.get(k, k)}"
+                                            for g, k in kernels])
+        for i in range(1, len(kernels)):
+            if kernels[i][0] != kernels[i - 1][0]:
+                ax.axhline(i - 0.5, color="black", linewidth=1.5)
+        cbar = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
+        cbar.set_label("slowdown (probed / pruned)")
+        # Plain "2x" labels instead of LogNorm's default 2x10^0 notation.
+        times = FuncFormatter(lambda v, _: f"{v:g}x")
+        cbar.ax.yaxis.set_major_formatter(times)
+        cbar.ax.yaxis.set_minor_formatter(times)
+        if any(c.failed for c in cells):
+            fig.text(0.01, 0.005, "* some launches failed and were left out (see JSON)", fontsize=8,
+                     ha="left", va="bottom")
+        ax.set_title(title, pad=24)
+        style.mark_synthetic(fig, synthetic)
+    return fig
