@@ -5,6 +5,8 @@ GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrin
 
 from neutrino_ae.report.section import Section
 
+from .claims import CLAIMS
+
 STATIC_PROSE = """
 How much slower a workload runs while being profiled, Neutrino against Nsight Compute, for four
 workloads (attention, group-GEMM, convolution, GEMM) and several probes. Bars are normalised to
@@ -28,9 +30,10 @@ SECTION = Section(
     order=50,
     runtime="3 s small sample, 3 s paper-scale sample",
     inputs=tuple(f"exposed_latency/{w}.csv" for w in ("attn", "gmm", "conv", "gemm")),
-    analyze="exposed_latency:analyze_bundle",
+    analyze="pipeline:analyze_bundle",
     collect="main:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
+    claims=CLAIMS,
 )

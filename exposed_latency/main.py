@@ -24,10 +24,6 @@ from pathlib import Path
 
 from neutrino_ae.run.collect import script_collector
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count")
 NCU_METRICS = {
     "block_sched": "sm__cycles_elapsed.avg",

@@ -5,6 +5,8 @@ GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrin
 
 from neutrino_ae.report.section import Section
 
+from .claims import CLAIMS
+
 STATIC_PROSE = """
 Neutrino allocates a buffer for the probes' records on every launch. Fig. 11 compares, per model
 and probe, the **largest probe buffer** (the `[exec] probe-mem` lines of `event.log`) with the
@@ -32,9 +34,10 @@ SECTION = Section(
     order=40,
     runtime="1.5 s small sample, 2 s paper-scale sample",
     inputs=("max_mem",),
-    analyze="max_mem:analyze_bundle",
+    analyze="pipeline:analyze_bundle",
     collect="collect:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
+    claims=CLAIMS,
 )

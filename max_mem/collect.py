@@ -21,13 +21,9 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from neutrino_ae.report.script import run_main  # noqa: E402
-from neutrino_ae.run.collect import script_collector  # noqa: E402
-from neutrino_ae.workloads.gpu import cuda_torch  # noqa: E402
+from neutrino_ae.report.script import run_main
+from neutrino_ae.run.collect import script_collector
+from neutrino_ae.workloads.gpu import cuda_torch
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 MODELS = ("resnet-bs32", "sd-bs1", "mamba-bs32", "llama1b-bs32", "llama3b-bs32", "llama8b-bs32",

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from exposed_latency import exposed_latency as el
+from exposed_latency import cli
+from exposed_latency import pipeline as el
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.report.script import run_main
@@ -145,12 +146,12 @@ def test_missing_ncu_measurement_is_not_an_error(tmp_path):
 
 def test_cli_error_exit_code_and_json(tmp_path, capsys):
     bad = _write(tmp_path / "bad" / "conv.csv", HEADER.replace(",epilogue", "") + "x,1,1,1,0,1\n")
-    assert run_main(el.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     has = "probe, original, ncu, neutrino, prologue, kernel"
     assert err.strip() == f"error: {bad}: missing column 'epilogue' (has: {has})"
     good = _write(tmp_path / "good" / "gemm.csv", GEMM)
-    assert run_main(el.main, [str(good), "--out", str(tmp_path / "o"), "--json"]) == 0
+    assert run_main(cli.main, [str(good), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["figure"].endswith("exposed_latency.png")
     assert len(doc["rows"]) == 3

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from max_mem import max_mem as mm
+from max_mem import cli
+from max_mem import pipeline as mm
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.report.script import run_main
 
@@ -118,8 +119,8 @@ def test_sample_bundle_truth_and_mark(tree, tmp_path):
 
 
 def test_cli(tree, tmp_path, capsys):
-    assert run_main(mm.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
+    assert run_main(cli.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["figure"].endswith("max_mem.png") and len(doc["entries"]) == 3
-    assert run_main(mm.main, [str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli.main, [str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'missing'}: no such folder")

@@ -1,0 +1,210 @@
+"""Fig. 11: the largest probe memory of each model x probe vs. the workload's own peak memory.
+
+Input layout (the dynamic notebook's ``--memusage`` runs of each torch.compile'd sub-module)::
+
+    <root>/<model>/<probe>/<sub>/stdout.log              workload prints "max memory: <bytes>"
+    <root>/<model>/<probe>/<sub>/<tracedir>/event.log    "[exec] probe-mem <bytes> (bytes)" per launch
+
+Per model x probe:
+
+* probe memory = the maximum ``[exec] probe-mem`` over ALL launches of ALL trace folders of ALL
+  sub-modules (each launch allocates its probe buffers anew, so the peak is one launch's need);
+* workload memory = the maximum of EVERY ``max memory:`` line of every sub-module's stdout.log
+  (the artifact's loop stopped at the first line of each file).
+
+A missing stdout.log / event.log, a sub-module without trace folder or an unreadable value is listed
+for its model and the rest is still reported.
+
+    python max_mem/max_mem.py [<root>] [--out DIR] [--json]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.errors import InputError
+from neutrino_ae.formats.eventlog import parse_event_log
+from neutrino_ae.report import style
+from neutrino_ae.report.results import SectionResult, write_results
+
+from .analysis import (  # noqa: F401  (re-exported for callers)
+    _PROBE_TRUTH,
+    _UNITS,
+    _WORKLOAD_TRUTH,
+    MODEL_ORDER,
+    PAPER_REF,
+    PROBE_ORDER,
+    Entry,
+    _models_probes,
+    _order,
+    _truth,
+    _truth_value,
+    human_bytes,
+    table,
+    workload_peaks,
+)
+from .figures import WORKLOAD_COLOR, _byte_ticks, draw  # noqa: F401  (re-exported for callers)
+
+SECTION = "max_mem"
+MAX_MEMORY_TAG = "max memory:"
+
+
+def read_max_memory(path: str | Path) -> tuple[int | None, list[str]]:
+    """Largest ``max memory: <bytes>`` value in a stdout.log, and problems (unreadable values, no line)."""
+    path = Path(path)
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    best: int | None = None
+    problems = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line.startswith(MAX_MEMORY_TAG):
+            continue
+        raw = line[len(MAX_MEMORY_TAG):].strip()
+        try:
+            value = float(raw.split()[0]) if raw else float("nan")
+        except ValueError:
+            value = float("nan")
+        if not np.isfinite(value) or value < 0:
+            problems.append(f"{path}: line {lineno}: {line[:80]!r} is not a byte count")
+            continue
+        best = int(value) if best is None else max(best, int(value))
+    if best is None and not problems:
+        problems.append(f"{path}: no '{MAX_MEMORY_TAG} <bytes>' line")
+    return best, problems
+
+
+def _subdirs(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def measure_entry(model: str, probe: str, probe_dir: str | Path) -> Entry:
+    """Peaks of one ``<model>/<probe>/`` folder over all its sub-modules."""
+    probe_dir = Path(probe_dir)
+    entry = Entry(model, probe, str(probe_dir))
+    subs = _subdirs(probe_dir)
+    if not subs:
+        entry.problems.append(f"{probe_dir}: no sub-module folders")
+    for sub in subs:
+        entry.subs.append(sub.name)
+        stdout = sub / "stdout.log"
+        if stdout.is_file():
+            value, problems = read_max_memory(stdout)
+            entry.problems += problems
+            if value is not None and (entry.workload_max is None or value > entry.workload_max):
+                entry.workload_max, entry.workload_source = value, str(stdout)
+        else:
+            entry.problems.append(f"{stdout}: missing, workload memory of this sub-module unknown")
+        tdirs = _subdirs(sub)
+        if not tdirs:
+            entry.problems.append(f"{sub}: no trace folder, probe memory of this sub-module unknown")
+        for tdir in tdirs:
+            log = tdir / "event.log"
+            if not log.is_file():
+                entry.problems.append(f"{log}: missing")
+                continue
+            entry.trace_dirs += 1
+            mem = parse_event_log(log).launches["probe_mem"].to_numpy(dtype=float, na_value=np.nan)
+            entry.launches += int(mem.size)
+            mem = mem[np.isfinite(mem)]
+            if mem.size and (entry.probe_mem_max is None or mem.max() > entry.probe_mem_max):
+                entry.probe_mem_max, entry.probe_mem_source = int(mem.max()), str(log)
+    if entry.probe_mem_max is None and entry.trace_dirs:
+        entry.problems.append(f"{probe_dir}: no '[exec] probe-mem' line in any event.log")
+    return entry
+
+
+def discover(root: str | Path) -> tuple[list[tuple[str, str, Path]], dict[str, list[str]]]:
+    """``(model, probe, folder)`` runs under ``root``, and models that have no probe folder at all."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(root, "no such folder (expected max_mem/<model>/<probe>/<sub>/)")
+    runs, empty = [], {}
+    for model in _order([p.name for p in _subdirs(root)], MODEL_ORDER):
+        probes = _order([p.name for p in _subdirs(root / model)], PROBE_ORDER)
+        if not probes:
+            empty[model] = [f"{root / model}: no <probe>/ folders, model not measured"]
+        runs += [(model, probe, root / model / probe) for probe in probes]
+    return runs, empty
+
+
+def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
+    """Fig. 11 from ``root`` (the max_mem folder); writes figure, table and JSON into ``out_dir``."""
+    root = Path(root)
+    out = Path(out_dir)
+    runs, problems_by_model = discover(root)
+    if not runs:
+        raise InputError(root, "no <model>/<probe>/ folders found")
+    entries = [measure_entry(m, p, d) for m, p, d in runs]
+    synthetic = bundle.is_synthetic(root)
+    gt = bundle.ground_truth(root, SECTION)
+    for e in entries:
+        e.ground_truth = _truth(gt, e.model, e.probe)
+
+    df = table(entries)
+    fig = draw(entries, synthetic)
+    files: dict[str, Path] = {}
+    png, *rest = style.save_figure(fig, out, SECTION)
+    files["figure"] = png
+    for extra in rest:
+        files[f"figure.{extra.suffix[1:]}"] = extra
+    for e in entries:
+        if e.problems:
+            problems_by_model.setdefault(e.model, []).extend(e.problems)
+    summary = []
+    for e in entries:
+        key = f"{e.model}.{e.probe}"
+        summary.append({"key": f"{key}.probe_mem_max", "paper_ref": PAPER_REF, "value": e.probe_mem_max,
+                        "unit": "bytes", "ground_truth": _truth_value(e.ground_truth, *_PROBE_TRUTH)})
+        summary.append({"key": f"{key}.workload_max", "paper_ref": PAPER_REF, "value": e.workload_max,
+                        "unit": "bytes", "ground_truth": _truth_value(e.ground_truth, *_WORKLOAD_TRUTH)})
+        summary.append({"key": f"{key}.probe_over_workload", "paper_ref": PAPER_REF, "value": e.ratio,
+                        "unit": "ratio", "ground_truth": None})
+    payload = {
+        "paper_ref": PAPER_REF,
+        "bundle_kind": bundle.bundle_kind(root),
+        "synthetic": synthetic,
+        "root": str(root),
+        "entries": [{**asdict(e), "ratio": e.ratio} for e in entries],
+        "workload_peaks": workload_peaks(entries),
+        "problems_by_model": problems_by_model,
+        "summary": summary,
+    }
+    files.update(write_results(out, SECTION, payload, input_path=root, tables={SECTION: df}))
+    return SectionResult(SECTION, payload, files, {SECTION: df}, summary,
+                         _text(entries, df, problems_by_model, synthetic, files["figure"]))
+
+
+def _text(entries: Sequence[Entry], df: pd.DataFrame, problems: dict[str, list[str]], synthetic: bool,
+          figure: Path) -> str:
+    lines = [f"{PAPER_REF}: maximum probe memory vs. workload peak" + (" [SYNTHETIC sample data]" if synthetic else "")]
+    show = df[["model", "probe", "probe_mem", "workload", "probe_over_workload"]].copy()
+    show["probe_over_workload"] = [("-" if pd.isna(v) else f"{v:.3g}") for v in show["probe_over_workload"]]
+    lines.append(show.to_string(index=False))
+    for what, names, attr in (("probe-memory", _PROBE_TRUTH, "probe_mem_max"),
+                              ("workload", _WORKLOAD_TRUTH, "workload_max")):
+        checked = []
+        for e in entries:
+            t = _truth_value(e.ground_truth, *names)
+            if t is not None and getattr(e, attr) is not None:
+                checked.append(getattr(e, attr) == int(t))
+        if checked:
+            lines.append(f"ground truth: {sum(checked)}/{len(checked)} {what} peaks equal the injected value")
+    if problems:
+        lines.append("missing or unusable inputs (the rest is reported):")
+        for model, items in problems.items():
+            lines.append(f"  {model}: {len(items)}")
+            lines += [f"    {p}" for p in items]
+    lines.append(f"wrote {figure}")
+    return "\n".join(lines)
+
+
+def analyze_bundle(bundle_root: str | Path, out_dir: str | Path) -> SectionResult:
+    """The section entry point: Fig. 11 from a bundle root."""
+    return analyze(Path(bundle_root) / "max_mem", out_dir)
+
