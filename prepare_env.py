@@ -30,9 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from neutrino_ae.workloads import envcheck  # noqa: E402
+from neutrino_ae.workloads import envcheck  # this file's folder (the repo root) is sys.path[0]
 
 HERE = Path(__file__).resolve().parent
 STEP_TIMEOUT_S = 3600  # a CUTLASS build is the slowest step

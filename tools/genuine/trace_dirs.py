@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -25,13 +26,21 @@ from pathlib import Path
 
 import numpy as np
 
+from neutrino_ae.formats.records import BLOCK_SCHED, DMAT
+from neutrino_ae.sample.dispatch import dispatch_fifo
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools" / "real_neutrino"))
 
-import harness  # noqa: E402
 
-from neutrino_ae.formats.records import BLOCK_SCHED, DMAT  # noqa: E402
-from neutrino_ae.sample.dispatch import dispatch_fifo  # noqa: E402
+def _load(path: Path) -> object:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+harness = _load(REPO / "tools" / "real_neutrino" / "harness.py")
 
 #: block_sched fill: blocks on SMS SMs, one slot each, DURATION cycles, GAP cycles between blocks.
 SMS, DURATION, GAP, CLOCK0 = 8, 1000, 100, 10_000_000

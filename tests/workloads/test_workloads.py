@@ -13,7 +13,7 @@ import pytest
 from dmat.workload_common import PAPER_SHAPE, parse_shape
 from neutrino_ae.workloads.attention import attention_reference
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = ["block_sched/raw.py", "block_sched/memset.py", "block_sched/persist.py", "dmat/fig1.py",
            "dmat/fig10a.py", "dmat/fig10b.py", "dmat/fig10c.py", "kernel_overhead/collect.py", "max_mem/collect.py",
            "exposed_latency/main.py", "warp_sched/main.py"]
