@@ -72,9 +72,13 @@ def read_workload_csv(path: str | Path) -> pd.DataFrame:
     if df.empty:
         raise InputError(path, "no data rows")
     out = pd.DataFrame({"probe": df["probe"].str.strip()})
+    seen: dict[str, int] = {}
     for i, probe in enumerate(out["probe"]):
         if not probe:
             raise InputError(path, f"row {i + 2}: empty value in column 'probe'")
+        if probe in seen:
+            raise InputError(path, f"probe {probe!r} is in rows {seen[probe]} and {i + 2}: one row per probe")
+        seen[probe] = i + 2
     for col in TIME_COLUMNS:
         raw = df[col].str.strip()
         values = pd.to_numeric(raw, errors="coerce")
@@ -86,10 +90,11 @@ def read_workload_csv(path: str | Path) -> pd.DataFrame:
             shown = raw.iloc[i]
             what = "empty value" if not shown else f"{shown!r} is not a number"
             raise InputError(path, f"column '{col}' row {i + 2} (probe {out['probe'].iloc[i]}): {what}")
-        bad = values < 0 if col not in ("original", "neutrino") else values <= 0
+        positive = col in ("original", "neutrino", "kernel")  # a kernel never takes no time
+        bad = values <= 0 if positive else values < 0
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            need = "positive" if col in ("original", "neutrino") else "non-negative"
+            need = "positive" if positive else "non-negative"
             raise InputError(path, f"column '{col}' row {i + 2} (probe {out['probe'].iloc[i]}): "
                                    f"{values.iloc[i]} is not {need}")
         out[col] = values.astype(float)
@@ -124,15 +129,17 @@ def analyze(inputs: Sequence[str | Path], out_dir: str | Path) -> SectionResult:
     found, missing = resolve_inputs(inputs)
     if not found:
         raise InputError(inputs[0] if inputs else None, "no workload CSV found (" + "; ".join(missing) + ")")
-    synthetic = any(bundle.is_synthetic(p) for _, p in found)
+    # Every input is read and checked before anything is written: a bad CSV leaves no figure behind.
+    tables = [(name, path, read_workload_csv(path)) for name, path in found]
+    kinds = {bundle.is_synthetic(p) for _, p in found}
+    synthetic = True if True in kinds else None if None in kinds else False
     gt = bundle.ground_truth(found[0][1], SECTION)
     panels: list[tuple[str, pd.DataFrame]] = []
     rows = []
     files: dict[str, Path] = {}
     summary = []
     warnings = []
-    for name, path in found:
-        data = read_workload_csv(path)
+    for name, path, data in tables:
         r = ratios(data)
         panels.append((name, r))
         for i, row in r.iterrows():

@@ -30,6 +30,7 @@ import pandas as pd
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
+from neutrino_ae.formats.inputs import MiB, read_text_input
 from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult, write_results
 
@@ -58,10 +59,15 @@ MAX_MEMORY_TAG = "max memory:"
 def read_max_memory(path: str | Path) -> tuple[int | None, list[str]]:
     """Largest ``max memory: <bytes>`` value in a stdout.log, and problems (unreadable values, no line)."""
     path = Path(path)
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    text = read_text_input(path, "stdout.log", 256 * MiB)
     best: int | None = None
     problems = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    if text and not text.endswith("\n"):  # the workload was cut off mid-line: its last value is incomplete
+        cut = lines.pop()
+        if cut.strip().startswith(MAX_MEMORY_TAG):
+            problems.append(f"{path}: last line {cut.strip()[:80]!r} has no newline (output cut short); excluded")
+    for lineno, line in enumerate(lines, 1):
         line = line.strip()
         if not line.startswith(MAX_MEMORY_TAG):
             continue

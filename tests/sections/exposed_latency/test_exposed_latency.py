@@ -88,7 +88,7 @@ def test_analyze_writes_figures_tables_and_lists_missing(tmp_path):
         assert (out / f"{stem}.svg").stat().st_size > 0
     assert res.files["figure"] == out / "exposed_latency.png"
     doc = json.loads((out / "exposed_latency.json").read_text())
-    assert doc["bundle_kind"] == "unknown" and doc["synthetic"] is False
+    assert doc["bundle_kind"] == "unknown" and doc["synthetic"] is None  # no bundle.json: provenance unknown
     row = [x for x in doc["rows"] if x["workload"] == "attn"][0]
     assert row["ncu_ratio"] == pytest.approx(10.0) and row["neutrino_ratio"] == pytest.approx(1.1)
     assert (out / "exposed_latency.csv").read_text().startswith("workload,probe,original,ncu,neutrino")
@@ -155,3 +155,22 @@ def test_cli_error_exit_code_and_json(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["figure"].endswith("exposed_latency.png")
     assert len(doc["rows"]) == 3
+
+
+@pytest.mark.parametrize("body, match", [
+    ("probe,original,ncu,neutrino,prologue,kernel,epilogue\nblock_sched,1,2,3,0.5,1.5,1\nblock_sched,1,2,3,0.5,1.5,1\n",
+     r"probe 'block_sched' is in rows 2 and 3: one row per probe"),
+    ("probe,original,ncu,neutrino,prologue,kernel,epilogue\nblock_sched,1,2,3,0.5,0,1\n",
+     r"column 'kernel' row 2 \(probe block_sched\): 0 is not positive"),
+    ("probe,original,ncu,neutrino,prologue,kernel,epilogue\nblock_sched,0,2,3,0.5,1,1\n",
+     r"column 'original' row 2 .* is not positive"),
+])
+def test_impossible_rows_are_refused_before_anything_is_written(tmp_path, body, match):
+    good = tmp_path / "in" / "attn.csv"
+    good.parent.mkdir()
+    good.write_text("probe,original,ncu,neutrino,prologue,kernel,epilogue\nblock_sched,1,2,3,0.5,1.5,1\n")
+    (tmp_path / "in" / "gmm.csv").write_text(body)
+    with pytest.raises(InputError, match=match) as info:
+        el.analyze([tmp_path / "in"], tmp_path / "out")
+    assert str(tmp_path / "in" / "gmm.csv") in str(info.value)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir()), "validate first, write after"

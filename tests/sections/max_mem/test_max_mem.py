@@ -124,3 +124,11 @@ def test_cli(tree, tmp_path, capsys):
     assert doc["files"]["figure"].endswith("max_mem.png") and len(doc["entries"]) == 3
     assert run_main(cli.main, [str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'missing'}: no such folder")
+
+
+def test_a_cut_last_line_is_not_read_as_a_value(tmp_path):
+    log = tmp_path / "stdout.log"
+    log.write_text("step 1\nmax memory: 1610612736\nmax memory: 23")  # killed while printing a later value
+    value, problems = mm.read_max_memory(log)
+    assert value == 1610612736
+    assert problems == [f"{log}: last line 'max memory: 23' has no newline (output cut short); excluded"]
