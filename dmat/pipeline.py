@@ -183,8 +183,9 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
         raise InputError(p, "expected a dmat result .bin, a .dmat file or a trace directory")
     data = sparsify_trace(_open_result(trace_dir, result), section)
     naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
-    written = write_dmat(out_dir / f"{name}.dmat", data)
-    return DmatInput(name, result, data, naming, written)
+    # The sparsified .dmat is written by dmat_figure once every input (event.log, tensor.trace) has
+    # been read: a failing run leaves nothing behind.
+    return DmatInput(name, result, data, naming, out_dir / f"{name}.dmat")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -249,6 +250,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     if name:
         inp.name = name
     labels, names, ranges = tensor_names(inp)
+    if inp.sparsified is not None:
+        write_dmat(inp.sparsified, inp.data)
     plot = bin_dmat(inp.data, labels, names, xbins, ybins)
     synthetic = bundle.is_synthetic(inp.source)
     ref = PAPER_REFS.get(inp.name, "DMAT")

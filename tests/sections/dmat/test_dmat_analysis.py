@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from dmat import cli
 from dmat import pipeline as dm
+from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace, write_trace
 from neutrino_ae.formats.dmat import read_dmat, write_dmat
 from neutrino_ae.formats.eventlog import EventLogWriter
@@ -149,3 +151,13 @@ def test_bad_dmat_one_line_error(tmp_path, capsys):
     assert run_main(cli.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {bad}: truncated")
+
+
+def test_an_unreadable_event_log_leaves_no_dmat_behind(tmp_path):
+    td, result = _trace_dir(tmp_path)
+    (td / "event.log").unlink()
+    (td / "event.log").mkdir()  # present but unreadable as a file
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match="event.log"):
+        dm.dmat_figure(td, out)
+    assert not out.exists() or not list(out.glob("*.dmat")), "validate first, write after"
