@@ -122,7 +122,8 @@ def _open_result(trace_dir: Path | None, result: Path) -> BinTrace:
 def _naming_for_trace_dir(trace_dir: Path, result_name: str | None) -> Naming:
     ev = trace_dir / "event.log"
     tt = trace_dir / "tensor.trace"
-    return Naming(trace_dir, ev if ev.is_file() else None, tt if tt.is_file() else None, result_name)
+    # present but unreadable (a folder, a FIFO, no permission) is an error, not "no naming"
+    return Naming(trace_dir, ev if ev.exists() else None, tt if tt.exists() else None, result_name)
 
 
 def naming_for_dmat(path: Path) -> Naming:
