@@ -111,7 +111,10 @@ def measure_cell(group: str, kernel: str, probe: str, probe_dir: str | Path) -> 
 
 def _read_launches(cell: Cell, log_path: Path, offset: int) -> np.ndarray:
     """Record launch counts and failures on ``cell``; return the impacts that count."""
-    launches = parse_event_log(log_path).launches
+    log = parse_event_log(log_path)
+    launches = log.complete_launches()
+    if log.cut_launch is not None:
+        cell.problems.append(f"{log_path}: ends mid-line (run killed?); launch {log.cut_launch} left out")
     cell.launches += len(launches)
     # Columns may be nullable (pd.NA); read them as float with NaN for "not logged".
     impact = launches["impact"].to_numpy(dtype=float, na_value=np.nan)

@@ -115,7 +115,10 @@ def measure_entry(model: str, probe: str, probe_dir: str | Path) -> Entry:
                 entry.problems.append(f"{log}: missing")
                 continue
             entry.trace_dirs += 1
-            mem = parse_event_log(log).launches["probe_mem"].to_numpy(dtype=float, na_value=np.nan)
+            parsed = parse_event_log(log)
+            if parsed.cut_launch is not None:
+                entry.problems.append(f"{log}: ends mid-line (run killed?); launch {parsed.cut_launch} left out")
+            mem = parsed.complete_launches()["probe_mem"].to_numpy(dtype=float, na_value=np.nan)
             entry.launches += int(mem.size)
             mem = mem[np.isfinite(mem)]
             if mem.size and (entry.probe_mem_max is None or mem.max() > entry.probe_mem_max):

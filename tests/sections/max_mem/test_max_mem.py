@@ -132,3 +132,18 @@ def test_a_cut_last_line_is_not_read_as_a_value(tmp_path):
     value, problems = mm.read_max_memory(log)
     assert value == 1610612736
     assert problems == [f"{log}: last line 'max memory: 23' has no newline (output cut short); excluded"]
+
+
+def test_an_event_log_cut_mid_launch_leaves_that_launch_out(tmp_path):
+    from neutrino_ae.formats.eventlog import EventLogWriter
+
+    sub = tmp_path / "m" / "dmat" / "layer"
+    tdir = sub / "Nov23_000000_1"
+    tdir.mkdir(parents=True)
+    text = (EventLogWriter().pid(1).launch(1, [1], (4, 1, 1), (64, 1, 1), probe_bytes=16, probe_mem=1000)
+            .launch(2, [1], (4, 1, 1), (64, 1, 1), probe_bytes=16, probe_mem=999999).text())
+    (tdir / "event.log").write_text(text[: text.rindex("probe-mem") + 12])  # killed while writing launch 1
+    (sub / "stdout.log").write_text("max memory: 5000\n")
+    entry = mm.measure_entry("m", "dmat", tmp_path / "m" / "dmat")
+    assert entry.probe_mem_max == 1000
+    assert any("ends mid-line" in p and "launch 1 left out" in p for p in entry.problems)
