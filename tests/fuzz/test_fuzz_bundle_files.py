@@ -1,0 +1,162 @@
+"""Hostile input, fuzzed: every reader and every per-figure command line on mutated bundle files
+(truncated, bytes flipped, garbage appended, emptied, replaced by a folder). Each run must end in
+a result or in one error line naming the file -- never a traceback or a hang. Bounded: a fixed
+number of examples per target, no deadline per example (the whole module takes seconds).
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import signal
+from collections import Counter
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neutrino_ae.bundle.manifest import read_manifest
+from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.formats.bintrace import open_trace
+from neutrino_ae.formats.dmat import read_dmat
+from neutrino_ae.formats.eventlog import parse_event_log
+from neutrino_ae.formats.kernelinfo import read_kernel_info, read_register_usage
+from neutrino_ae.formats.probe import read_probe_toml
+from neutrino_ae.formats.tensortrace import read_tensor_trace
+from neutrino_ae.report.script import run_main
+from neutrino_ae.sample.generate import generate_bundle
+
+TALLY: Counter = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_tally():
+    """Print how many cases ran and how they ended (pytest -s shows it)."""
+    yield
+    print(f"\nfuzz: {sum(TALLY.values())} cases: {TALLY['ok']} results, {TALLY['clean error']} clean errors, "
+          f"{TALLY['hang']} hangs; a crash or a hang fails its test")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    return generate_bundle(tmp_path_factory.mktemp("fuzz") / "b", scale="tiny", progress=False)
+
+
+def _pick(bundle: Path, pattern: str) -> Path:
+    return sorted(bundle.glob(pattern))[0]
+
+
+MUTATIONS = st.one_of(
+    st.tuples(st.just("truncate"), st.floats(0, 1)),
+    st.tuples(st.just("flip"), st.lists(st.tuples(st.floats(0, 1), st.integers(1, 255)), min_size=1, max_size=8)),
+    st.tuples(st.just("append"), st.binary(min_size=1, max_size=64)),
+    st.tuples(st.just("empty"), st.none()),
+)
+
+
+def _mutate(src: Path, dst: Path, mutation: tuple) -> None:
+    data = bytearray(src.read_bytes())
+    kind, arg = mutation
+    if kind == "truncate":
+        data = data[: int(len(data) * arg)]
+    elif kind == "flip":
+        for where, xor in arg:
+            if data:
+                data[min(int(where * len(data)), len(data) - 1)] ^= xor
+    elif kind == "append":
+        data += arg
+    else:
+        data = bytearray()
+    dst.write_bytes(bytes(data))
+
+
+class _Hang(Exception):
+    pass
+
+
+def _bounded(fn, seconds: int = 20):
+    def alarm(*_):
+        raise _Hang()
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        return fn()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _judge(fn, path: Path) -> None:
+    """A clean result, or a one-line error that names the file; anything else fails the test."""
+    try:
+        _bounded(fn)
+        TALLY["ok"] += 1
+    except NeutrinoAEError as exc:
+        text = str(exc)
+        assert "\n" not in text, text
+        assert str(path) in text or path.name in text, f"error names no file: {text}"
+        TALLY["clean error"] += 1
+    except _Hang:
+        TALLY["hang"] += 1
+        pytest.fail(f"hung on {path}")
+
+
+READERS = [
+    ("block_sched/*/result/*.bin", open_trace),
+    ("block_sched/*/event.log", parse_event_log),
+    ("block_sched/*/kernel/*/kernel.info", read_kernel_info),
+    ("block_sched/*/kernel/*/process.log", read_register_usage),
+    ("block_sched/*/probe.toml", read_probe_toml),
+    ("dmat/fig1.dmat", read_dmat),
+    ("dmat/raw/fig1/*/tensor.trace", read_tensor_trace),
+    ("bundle.json", lambda p: read_manifest(p.parent)),
+]
+
+
+@pytest.mark.parametrize("pattern, reader", READERS, ids=[r[0] for r in READERS])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutation=MUTATIONS)
+def test_every_reader_on_mutated_files(bundle, tmp_path, pattern, reader, mutation):
+    src = _pick(bundle, pattern)
+    dst = tmp_path / src.relative_to(bundle)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if pattern == "bundle.json":
+        dst = tmp_path / "bundle.json"
+    _mutate(src, dst, mutation)
+    _judge(lambda: reader(dst), dst)
+
+
+CLIS = [
+    ("block_sched", "block_sched/*/result/*.bin", lambda p: [str(p)]),
+    ("dmat", "dmat/fig1.dmat", lambda p: [str(p)]),
+    ("exposed_latency", "exposed_latency/attn.csv", lambda p: [str(p)]),
+    ("warp_sched", "warp_sched/tail/*/result/*.bin", lambda p: [str(p)]),
+]
+
+
+@pytest.mark.parametrize("section, pattern, args", CLIS, ids=[c[0] for c in CLIS])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutation=MUTATIONS)
+def test_every_command_line_on_mutated_input(bundle, tmp_path_factory, section, pattern, args, mutation):
+    from neutrino_ae.run.registry import section_module
+
+    work = tmp_path_factory.mktemp(section)
+    src = _pick(bundle, pattern)
+    dst = work / "in" / src.name
+    dst.parent.mkdir()
+    _mutate(src, dst, mutation)
+    cli = section_module(section, "cli")
+    main = cli.tail_main if section == "warp_sched" else cli.main
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = _bounded(lambda: run_main(main, [*args(dst), "--out", str(work / "out")]))
+    lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+    assert code in (0, 2), (code, err.getvalue()[-2000:])
+    if code == 2:
+        assert len(lines) == 1 and lines[0].startswith("error:") and str(dst) in lines[0], err.getvalue()
+        TALLY["clean error"] += 1
+    else:
+        TALLY["ok"] += 1
+    shutil.rmtree(work, ignore_errors=True)
