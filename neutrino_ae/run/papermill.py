@@ -125,8 +125,33 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
         where = f" (executed notebook: {final})" if saved else ""
         raise NotebookError(f"{nb.name}: could not run: {type(exc).__name__}: {_first_line(str(exc))}{where}",
                             final if saved else None) from None
+    _verdict_on_top(running, out_dir)
     _publish(running, final)
     return final
+
+
+def _verdict_on_top(executed: Path, out_dir: Path) -> None:
+    """Put the run's verdict table (verdict.json) first in the executed notebook, so a reader sees
+    whether the run reproduces the paper before scrolling; the last cell shows it again."""
+    import nbformat
+
+    from neutrino_ae.report.claims import Outcome, verdict_table
+
+    path = out_dir / "verdict.json"
+    if not executed.is_file() or not path.is_file():
+        return
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        outcomes = [Outcome(**c) for c in doc.get("claims", [])]
+        nb = nbformat.read(executed, as_version=4)
+    except (OSError, ValueError, TypeError):
+        return  # the executed notebook is still published as it is
+    counts = doc.get("counts", {})
+    text = (f"## Verdict: {doc.get('overall')}\n\n{doc.get('scope')}. {counts.get('PASS', 0)} PASS, "
+            f"{counts.get('DIFFERS', 0)} DIFFERS, {counts.get('SKIPPED', 0)} SKIPPED "
+            f"(details at the end and in `verdict.json`).\n\n{verdict_table(outcomes)}\n")
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(text, id="verdict-top"))
+    nbformat.write(nb, executed)
 
 
 def _publish(running: Path, final: Path) -> bool:

@@ -159,6 +159,17 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
 
     _check_against_ground_truth(rows, read_manifest(sample_bundle))
 
+    # Every claim of every section is judged; on the sample bundle all hold, and the verdict says
+    # that it checks the pipeline, not the paper.
+    verdict = json.loads((out / "verdict.json").read_text())
+    declared = {(s.name, c.id) for s in registry.sections() for c in s.claims}
+    assert {(c["section"], c["claim"]) for c in verdict["claims"]} == declared and len(declared) >= 12
+    assert all(c["status"] == "PASS" for c in verdict["claims"]), [c for c in verdict["claims"]
+                                                                  if c["status"] != "PASS"]
+    assert verdict["overall"] == "PASS" and "checks the pipeline" in verdict["scope"]
+    assert "Verdict: PASS" in _text_outputs(executed) or any(
+        "Verdict: PASS" in str(o.get("data", {})) for c in nb.cells for o in c.get("outputs", []))
+
     # Nothing outside trace_root, output_dir and the executed notebook.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "executed.ipynb", "results"]
 
