@@ -54,6 +54,17 @@ def pick_sms(per_sm: pd.DataFrame, n: int = 3) -> list[int]:
     idx = np.unique(np.linspace(0, len(df) - 1, n).round().astype(int))
     return [int(s) for s in df["smid"].to_numpy()[idx]]
 
+def _rects(ax, y: np.ndarray, left: np.ndarray, width: np.ndarray, color: str, height: float = 0.8) -> None:
+    """One artist for any number of bars (a bar per block would cost seconds per thousand blocks);
+    rasterised in vector outputs so an SVG stays small whatever the trace size."""
+    from matplotlib.collections import PolyCollection
+
+    x0, x1 = left.astype(float), (left + width).astype(float)
+    y0, y1 = y - height / 2, y + height / 2
+    verts = np.stack([np.c_[x0, y0], np.c_[x0, y1], np.c_[x1, y1], np.c_[x1, y0]], axis=1)
+    ax.add_collection(PolyCollection(verts, facecolors=color, edgecolors="none", rasterized=True))
+
+
 def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
     rec = t.records
     sms = pick_sms(t.per_sm)
@@ -69,8 +80,8 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
             for col, ax in enumerate(axes[row]):
                 for parity in (0, 1):
                     m = (np.arange(sel.size) % 2) == parity  # k-th block of this SM in index order
-                    ax.barh(slots[m], (end - start)[m], left=(start - t0)[m], height=0.8,
-                            color=PALETTE[parity * 2], edgecolor="none")
+                    _rects(ax, slots[m], (start - t0)[m], (end - start)[m], PALETTE[parity * 2])
+                ax.set_xlim(0, (end - t0).max() * 1.01 if end.size else 1)
                 ax.set_ylim(slots.max() + 0.7, -0.7)
                 if col == 0:
                     ax.set_ylabel(f"SM {sm}\nblock slot")
