@@ -59,6 +59,9 @@ from neutrino_ae.atomic import write_text
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.inputs import check_input
 
+#: An event.log is a few lines per launch; 4 GiB is millions of launches. Beyond, it is not one.
+MAX_EVENT_LOG_BYTES = 4 << 30
+
 LAUNCH_COLUMNS = [
     "launch", "time_ns", "params", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared",
     "probe_level", "probe_units", "probe_bytes", "total_bytes", "probe_mem", "save_path", "save_size",
@@ -131,6 +134,8 @@ class EventLogWriter:
                 raise ValueError(f"probe_level must be 'warp' or 'thread', got {probe_level!r}")
             total = grid_size * units * int(probe_bytes)
             self.line(f"[exec] grid {grid_size} {word} {units} probe {int(probe_bytes)} total {total}")
+            # The hook driver always follows the probe lines with the launch's probe memory.
+            probe_mem = total if probe_mem is None else probe_mem
         if probe_mem is not None:
             self.line(f"[exec] probe-mem {int(probe_mem)} (bytes)")
         if failed:
@@ -945,7 +950,8 @@ def parse_text(text: str, path: Path | None = None) -> EventLog:
 
 def parse_event_log(path: str | os.PathLike[str]) -> EventLog:
     """Parse an ``event.log`` file. Missing file → :class:`InputError`; garbage lines are skipped."""
-    p = check_input(path, "event.log")
+    # Read whole into memory: bounded, so a huge sparse file in its place is refused, not read.
+    p = check_input(path, "event.log", MAX_EVENT_LOG_BYTES)
     try:
         with open(p, "rb") as fh:
             # Read straight into the parse buffer: no second copy of a log that can be 100s of MB.

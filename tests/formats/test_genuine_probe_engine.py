@@ -82,11 +82,9 @@ def _ptxas_kinds(path: Path) -> list[str]:
     return [_line_kind(ln) for ln in lines[:2]] + [_line_kind(ln) for ln in lines[start:end]]
 
 
-@pytest.fixture(scope="module")
-def tiny_sample(tmp_path_factory):
-    from neutrino_ae.sample.generate import generate_bundle
-
-    return generate_bundle(tmp_path_factory.mktemp("shape") / "b", scale="tiny", progress=False)
+@pytest.fixture
+def tiny_sample(tiny_bundle):
+    return tiny_bundle
 
 
 @pytest.mark.parametrize("probe, sample_dir", [("block_sched", "block_sched"), ("dmat", "dmat/raw/fig1")])
@@ -130,3 +128,26 @@ def test_the_committed_fixtures_are_what_the_real_engine_writes_today(tmp_path):
     for branch, probe in CASES:
         for f in sorted((GENUINE / branch / probe).iterdir()):
             assert stable((tmp_path / branch / probe / f.name).read_text()) == stable(f.read_text()), f
+
+
+def _event_kinds(path: Path) -> list[str]:
+    """event.log lines reduced to their kind ("[exec] grid-warp", "[exec] save", ...)."""
+    kinds = []
+    for line in path.read_text(errors="replace").splitlines():
+        m = re.match(r"\[(\w+)\] (\S+)(?: \S+ \S+ \S+ (block|warp))?", line)
+        if not m:
+            continue
+        word = m.group(2)
+        if word.isdigit():
+            word = "param" if " param" in line else "N"
+        kinds.append(f"[{m.group(1)}] {word}" + (f"-{m.group(3)}" if m.group(3) else ""))
+    return kinds
+
+
+def test_the_sample_event_log_has_the_genuine_line_kinds_in_order(tiny_sample):
+    genuine = _event_kinds(GENUINE.parent / "artifact" / "block_sched" / "event.log")
+    ours = _event_kinds(next((tiny_sample / "block_sched").glob("*/event.log")))
+    assert set(ours) <= set(genuine), set(ours) - set(genuine)
+    launch = [k for k in genuine if k.startswith("[exec]") and "funcmap" not in k]
+    ours_launch = [k for k in ours if k.startswith("[exec]")][: len(launch)]
+    assert ours_launch == launch  # param, grid, grid-warp, probe-mem, succeed, save, prologue

@@ -26,7 +26,6 @@ from neutrino_ae.formats.kernelinfo import read_kernel_info, read_register_usage
 from neutrino_ae.formats.probe import read_probe_toml
 from neutrino_ae.formats.tensortrace import read_tensor_trace
 from neutrino_ae.report.script import run_main
-from neutrino_ae.sample.generate import generate_bundle
 
 TALLY: Counter = Counter()
 
@@ -39,9 +38,9 @@ def report_tally():
           f"{TALLY['hang']} hangs; a crash or a hang fails its test")
 
 
-@pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
-    return generate_bundle(tmp_path_factory.mktemp("fuzz") / "b", scale="tiny", progress=False)
+@pytest.fixture
+def bundle(tiny_bundle):
+    return tiny_bundle
 
 
 def _pick(bundle: Path, pattern: str) -> Path:

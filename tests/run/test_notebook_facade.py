@@ -13,12 +13,11 @@ import pytest
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.run import lock
 from neutrino_ae.run.notebook import DynamicNotebook, StaticNotebook
-from neutrino_ae.sample.generate import generate_bundle
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return generate_bundle(tmp_path_factory.mktemp("facade") / "traces", scale="tiny", progress=False)
+@pytest.fixture
+def tiny(tiny_bundle):
+    return tiny_bundle
 
 
 @pytest.fixture
