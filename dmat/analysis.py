@@ -99,7 +99,7 @@ def bin_dmat(data: DmatData, labels: np.ndarray, names: list[str], xbins: int = 
     page_idx = np.searchsorted(pages, data.pair_page)
     if clock.size and (np.any(page_idx >= n_pages) or np.any(pages[np.minimum(page_idx, n_pages - 1)]
                                                              != data.pair_page)):
-        raise TraceFormatError(None, "a (clock, page) pair names a page missing from the page list")
+        raise TraceFormatError(data.source, "a (clock, page) pair names a page missing from the page list")
     ny = max(1, min(ybins, n_pages))
     nx = max(1, xbins)
     # Integer bin arithmetic (no float rounding at the edges): bin = value * nbins // span.

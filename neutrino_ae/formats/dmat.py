@@ -44,6 +44,7 @@ class DmatData:
     pair_page: np.ndarray  # uint64
     pair_count: np.ndarray  # uint32
     unfilled: int = 0  # unfilled count slots dropped (zero-filled records, or a page-0 phantom cell)
+    source: Path | None = None  # the .dmat file it was read from, named by errors found later
 
     @property
     def num_accesses(self) -> int:
@@ -143,6 +144,7 @@ def drop_unfilled(data: DmatData) -> DmatData:
     clk = data.pair_clock()[keep]
     out = from_pairs(clk, data.pair_page[keep], data.pair_count[keep])
     out.unfilled = data.unfilled + int(data.pair_count[bad].sum(dtype=np.uint64))
+    out.source = data.source
     return out
 
 
@@ -265,7 +267,7 @@ def read_dmat(path: str | os.PathLike[str]) -> DmatData:
     pair_off = np.repeat(starts + 16, counts) + 12 * within
     pairs = _items(body, "V12", 12)[pair_off].view(PAIR_DTYPE) if total else np.zeros(0, PAIR_DTYPE)
     return DmatData(pages, clocks.astype(np.uint64), indptr, pairs["page"].astype(np.uint64),
-                    pairs["count"].astype(np.uint32))
+                    pairs["count"].astype(np.uint32), source=p)
 
 
 def _items(body: np.ndarray, dtype: np.dtype | str, size: int) -> np.ndarray:
