@@ -45,7 +45,7 @@ def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) ->
     Compiled single pass (:func:`neutrino_ae.sched.intervals.artifact_fifo_kernel`) when numba is available,
     else :func:`artifact_metric_numpy`; both give the same table.
     """
-    if not accel.use_numba():
+    if not accel.use_numba(np.size(lstart)):
         return artifact_metric_numpy(lstart, elapse, smid)
     lstart, elapse = accel.i64(lstart), accel.i64(elapse)
     sms, gidx = accel.dense_ids(smid)
@@ -88,7 +88,7 @@ def slot_reuse_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) 
     Compiled merge over the per-SM sorted starts and ends when numba is available, else
     :func:`slot_reuse_metric_numpy`; both give the same table.
     """
-    if not accel.use_numba() or np.size(lstart) == 0:
+    if not accel.use_numba(np.size(lstart)) or np.size(lstart) == 0:
         return slot_reuse_metric_numpy(lstart, elapse, smid)
     lstart = accel.i64(lstart)
     end = lstart + accel.i64(elapse)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.report.style import PALETTE, mark_synthetic, new_figure, style_context
+from neutrino_ae.report.style import PALETTE, interval_bars, mark_synthetic, new_figure, style_context
 from neutrino_ae.sched.slots import lowest_free_slots
 
 from .analysis import TraceSched, _gt
@@ -54,17 +54,6 @@ def pick_sms(per_sm: pd.DataFrame, n: int = 3) -> list[int]:
     idx = np.unique(np.linspace(0, len(df) - 1, n).round().astype(int))
     return [int(s) for s in df["smid"].to_numpy()[idx]]
 
-def _rects(ax, y: np.ndarray, left: np.ndarray, width: np.ndarray, color: str, height: float = 0.8) -> None:
-    """One artist for any number of bars (a bar per block would cost seconds per thousand blocks);
-    rasterised in vector outputs so an SVG stays small whatever the trace size."""
-    from matplotlib.collections import PolyCollection
-
-    x0, x1 = left.astype(float), (left + width).astype(float)
-    y0, y1 = y - height / 2, y + height / 2
-    verts = np.stack([np.c_[x0, y0], np.c_[x0, y1], np.c_[x1, y1], np.c_[x1, y0]], axis=1)
-    ax.add_collection(PolyCollection(verts, facecolors=color, edgecolors="none", rasterized=True))
-
-
 def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
     rec = t.records
     sms = pick_sms(t.per_sm)
@@ -80,7 +69,7 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
             for col, ax in enumerate(axes[row]):
                 for parity in (0, 1):
                     m = (np.arange(sel.size) % 2) == parity  # k-th block of this SM in index order
-                    _rects(ax, slots[m], (start - t0)[m], (end - start)[m], PALETTE[parity * 2])
+                    interval_bars(ax, slots[m], (start - t0)[m], (end - start)[m], PALETTE[parity * 2])
                 ax.set_xlim(0, (end - t0).max() * 1.01 if end.size else 1)
                 ax.set_ylim(slots.max() + 0.7, -0.7)
                 if col == 0:

@@ -85,7 +85,7 @@ def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
     rec = trace.records(section, BLOCK_SCHED)
     if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
         raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")
-    words = accel.record_words(rec)
+    words = accel.record_words(rec, items=rec.shape[0])
     if words is not None:
         lstart, elapse, smid = accel.split_records_kernel(words[:, 0, 0:2])
     else:
@@ -173,8 +173,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
                       ("block_sched_timeline", _timeline_figure(traces[0], synthetic)),
                       *([("block_sched_compare", _compare_figure(traces, truths, synthetic))]
                         if len(traces) > 1 else [])]:
-        png, svg = save_figure(fig, out, stem)
-        files[f"{stem}.png"], files[f"{stem}.svg"] = png, svg
+        files.update({p.name: p for p in save_figure(fig, out, stem)})
 
     # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
     # estimators (artifact FIFO and slot reuse) estimate that same quantity.

@@ -89,28 +89,56 @@ class DmatPlotData:
     pages_per_label: np.ndarray
     row_label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # majority label per y bin
 
+#: A page lookup table is used when the pages' span (in 64 KiB pages) is at most this many entries.
+PAGE_TABLE_LIMIT = 1 << 24
+
+
+def page_index(sorted_pages: np.ndarray, pair_page: np.ndarray) -> np.ndarray:
+    """Index of each of ``pair_page`` in ``sorted_pages`` (distinct, ascending), -1 where it is not one.
+
+    Pages are 64 KiB-aligned addresses, so over a moderate span one table lookup per pair replaces a
+    binary search (``searchsorted`` costs ~70 ns per pair on tens of millions of pairs)."""
+    n = sorted_pages.size
+    if n == 0:
+        return np.full(pair_page.size, -1, np.int64)
+    lo = int(sorted_pages[0])
+    span = (int(sorted_pages[-1]) - lo) >> 16
+    if span < PAGE_TABLE_LIMIT and not np.any(sorted_pages & ~PAGE_MASK):
+        table = np.full(span + 2, -1, np.int64)  # the last entry catches every page out of range
+        table[(sorted_pages - np.uint64(lo)) >> np.uint64(16)] = np.arange(n)
+        rel = pair_page - np.uint64(lo)  # wraps to a huge value below ``lo``
+        slot = np.minimum(rel >> np.uint64(16), np.uint64(span + 1)).astype(np.int64)
+        idx = table[slot]
+        idx[(rel & ~PAGE_MASK) != 0] = -1  # not 64 KiB-aligned: not a page of the list
+        return idx
+    idx = np.searchsorted(sorted_pages, pair_page)
+    found = idx < n
+    found[found] = sorted_pages[idx[found]] == pair_page[found]
+    return np.where(found, idx, -1)
+
+
 def bin_dmat(data: DmatData, labels: np.ndarray, names: list[str], xbins: int = DEFAULT_XBINS,
              ybins: int = DEFAULT_YBINS) -> DmatPlotData:
-    """Histogram every (clock, page, count) pair into (label, page-row, clock-bin) cells."""
+    """Histogram every (clock, page, count) pair into (label, page-row, clock-bin) cells.
+
+    The clock bin is computed once per clock entry and the (label, row) once per page; each pair then
+    costs one table lookup, one repeat and one bincount."""
     pages = np.unique(data.pages)
     n_pages = pages.size
-    clock = data.pair_clock()
-    max_clock = int(clock.max()) if clock.size else 0
-    page_idx = np.searchsorted(pages, data.pair_page)
-    if clock.size and (np.any(page_idx >= n_pages) or np.any(pages[np.minimum(page_idx, n_pages - 1)]
-                                                             != data.pair_page)):
+    max_clock = int(data.clocks.max()) if data.clocks.size else 0
+    page_idx = page_index(pages, data.pair_page)
+    if page_idx.size and page_idx.min() < 0:
         raise TraceFormatError(data.source, "a (clock, page) pair names a page missing from the page list")
     ny = max(1, min(ybins, n_pages))
     nx = max(1, xbins)
     # Integer bin arithmetic (no float rounding at the edges): bin = value * nbins // span.
     xspan = max_clock + 1
-    xb = (clock.astype(np.uint64) * np.uint64(nx) // np.uint64(xspan)).astype(np.int64) if clock.size else clock
-    yb = page_idx * ny // max(n_pages, 1)
-    lab = labels[page_idx] if clock.size else np.zeros(0, np.int64)
-    cell = (lab * ny + yb) * nx + xb
+    entry_xb = (data.clocks.astype(np.uint64) * np.uint64(nx) // np.uint64(xspan)).astype(np.int64)
+    page_rows = np.arange(n_pages) * ny // max(n_pages, 1)
+    page_cell = (np.asarray(labels, np.int64) * ny + page_rows) * nx  # first cell of each page's row
+    cell = page_cell[page_idx] + np.repeat(entry_xb, np.diff(data.indptr))
     hist = np.bincount(cell, weights=data.pair_count.astype(np.float64), minlength=len(names) * ny * nx)
     hist = hist.reshape(len(names), ny, nx)
-    page_rows = np.arange(n_pages) * ny // max(n_pages, 1)
     counts = np.zeros((ny, len(names)), np.int64)
     np.add.at(counts, (page_rows, labels), 1)
     return DmatPlotData(

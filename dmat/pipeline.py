@@ -261,8 +261,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     if inp.data.unfilled:
         title += f"\n({inp.data.unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"
     fig = _draw(plot, title, synthetic)
-    png, svg = save_figure(fig, out, inp.name)
-    files: dict[str, Path] = {f"{inp.name}.png": png, f"{inp.name}.svg": svg}
+    files: dict[str, Path] = {p.name: p for p in save_figure(fig, out, inp.name)}
     if inp.sparsified is not None:
         files[f"{inp.name}.dmat"] = inp.sparsified
     truth = bundle.ground_truth(inp.source, SECTION)
@@ -307,7 +306,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     named = ", ".join(f"{n} ({a:,})" for n, a in zip(names, plot.accesses_per_label.astype(np.int64), strict=True))
     text = (f"{inp.name}: {inp.data.num_accesses:,} accesses over {plot.n_pages} pages, clock up to "
             f"{plot.max_clock:,}; tensors: {named}"
-            + (f"; {inp.data.unfilled:,} unfilled count slots excluded" if inp.data.unfilled else "") + f"\n{png}")
+            + (f"; {inp.data.unfilled:,} unfilled count slots excluded" if inp.data.unfilled else "")
+            + f"\n{files[f'{inp.name}.png']}")
     result = SectionResult(SECTION, data, files, {f"dmat_{inp.name}_tensors": tensors}, summary, text)
     result.plot = plot  # type: ignore[attr-defined]  # the binned arrays, for tests and notebooks
     return result

@@ -13,6 +13,9 @@ from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched.slots import lowest_free_slots
 
 DEFAULT_TAIL_THRESHOLD = 0.9
+#: The numpy sweeps cost about four times per warp what block_sched's numpy metric costs per block, so
+#: numba pays for its start-up at a quarter of ``neutrino_ae.jit.NUMBA_MIN_ITEMS`` warps.
+WARP_COST = 4
 
 @dataclass
 class WarpRecords:
@@ -45,7 +48,7 @@ def align_clocks(lstart: np.ndarray, smid: np.ndarray, align: str = "sm") -> np.
     if align != "sm":
         raise ValueError(f"clock alignment must be 'sm' or 'global', got {align!r}")
     smid = np.asarray(smid)
-    if accel.use_numba() and smid.dtype.kind in "iu":
+    if accel.use_numba(WARP_COST * lstart.size) and smid.dtype.kind in "iu":
         sms, gidx = accel.dense_ids(smid)
         return accel.group_min_offset_kernel(np.ascontiguousarray(lstart), gidx, sms.size)
     sms, inv = np.unique(smid, return_inverse=True)
@@ -55,7 +58,7 @@ def align_clocks(lstart: np.ndarray, smid: np.ndarray, align: str = "sm") -> np.
 
 def active_sweep(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Step function of running intervals: ``count[i]`` holds on ``[times[i], times[i+1])``."""
-    if accel.use_numba():
+    if accel.use_numba(WARP_COST * np.size(start)):
         return accel.step_merge_kernel(np.sort(accel.i64(start)), np.sort(accel.i64(end)))
     return active_sweep_numpy(start, end)
 
@@ -75,7 +78,7 @@ def busy_sm_sweep(smid: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple
     SM at the same cycle are taken together, so back-to-back warps do not flicker the SM idle.
     """
     start = accel.i64(start)
-    if not accel.use_numba() or start.size == 0:
+    if not accel.use_numba(WARP_COST * start.size) or start.size == 0:
         return busy_sm_sweep_numpy(smid, start, end)
     end = accel.i64(end)
     times, _ = accel.step_merge_kernel(np.sort(start), np.sort(end))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.report.style import PALETTE, mark_synthetic, new_figure, style_context
+from neutrino_ae.report.style import PALETTE, interval_bars, mark_synthetic, new_figure, style_context
 
 from .analysis import LastWaveTail, Tail  # noqa: I001
 
@@ -31,8 +31,8 @@ def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, syntheti
             rank[np.argsort(d["start"].to_numpy()[first_idx], kind="stable")] = np.arange(ub.size)
             colour_idx = rank[np.searchsorted(ub, blocks)] % len(PALETTE[:7])
             colours = np.array(PALETTE[:7])[colour_idx]
-            ax.barh(d["slot"], d["end"] - d["start"], left=d["start"], height=0.85, color=colours,
-                    edgecolor="white", linewidth=0.3)
+            interval_bars(ax, d["slot"].to_numpy(), d["start"].to_numpy(), (d["end"] - d["start"]).to_numpy(),
+                          list(colours), height=0.85, edgecolor="white", linewidth=0.3)
             nslots = int(d["slot"].max()) + 1
             ax.set_ylim(nslots - 0.4, -0.6)
             ax.set_ylabel("warp slot")

@@ -182,7 +182,8 @@ def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str
 
 def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], stem: str, title: str,
                   sms: Sequence[int] | None = None, n_sms: int = 2, section: int = 0) -> SectionResult:
-    """Fig. 13a/13b: per-SM warp timelines of one trace, written as ``<stem>.png/.svg`` and ``<stem>.json``."""
+    """Fig. 13a/13b: per-SM warp timelines of one trace, written as ``<stem>.png`` (raster content: no SVG)
+    and ``<stem>.json``."""
     rec = load_warp_records(path, section)
     if sms:
         missing = sorted(set(int(s) for s in sms) - set(np.unique(rec.smid).tolist()))
@@ -195,8 +196,7 @@ def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     synthetic = bundle.is_synthetic(path)
     fig = _timeline_figure(tab, chosen, title, synthetic)
     out = Path(out_dir)
-    png, svg = save_figure(fig, out, stem)
-    files = {f"{stem}.png": png, f"{stem}.svg": svg}
+    files = {p.name: p for p in save_figure(fig, out, stem)}
     per_sm = (tab.groupby("smid").agg(warps=("warp", "size"), blocks=("block", "nunique"),
                                       slots=("slot", lambda s: int(s.max()) + 1), span_cycles=("end", "max"))
               .reset_index())
@@ -225,7 +225,7 @@ def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     gt_text = (f" (ground truth {truth['makespan_cycles']:,.0f} cycles, {truth['max_resident_blocks_per_sm']})"
                if "makespan_cycles" in truth and "max_resident_blocks_per_sm" in truth else "")
     text = (f"{title}: SMs {chosen}, {int(per_sm['slots'].max())} warp slots at most; makespan {makespan:,} cycles, "
-            f"up to {resident} resident blocks per SM{gt_text}\n{png}")
+            f"up to {resident} resident blocks per SM{gt_text}\n{files[f'{stem}.png']}")
     return SectionResult(SECTION, data, files, {f"{stem}_warps": tab}, summary, text)
 
 
@@ -350,8 +350,7 @@ def _tail_truth(path: str | os.PathLike[str]) -> dict | None:
 
 
 def _save(fig, out: Path, stem: str) -> dict[str, Path]:
-    png, svg = save_figure(fig, out, stem)
-    return {f"{stem}.png": png, f"{stem}.svg": svg}
+    return {p.name: p for p in save_figure(fig, out, stem)}
 
 
 # --------------------------------------------------------------------------------------------------

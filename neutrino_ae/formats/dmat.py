@@ -30,6 +30,7 @@ import numpy as np
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import TraceFormatError
 from neutrino_ae.formats.inputs import check_input
+from neutrino_ae.jit import jit, use_numba
 
 PAGE_MASK = np.uint64(~np.uint64(0xFFFF))
 PAIR_DTYPE = np.dtype([("page", "<u8"), ("count", "<u4")])  # packed: 12 bytes
@@ -259,15 +260,23 @@ def read_dmat(path: str | os.PathLike[str]) -> DmatData:
         raise TraceFormatError(p, f"impossible header: {num_clocks} clock entries do not fit in {size} bytes")
     body = raw[pos:]
     starts, counts = _walk_body(p, body, num_clocks)
-    # Every head and pair with one memcpy each, through views of the body as overlapping fixed-size items.
     clocks = _items(body, "V8", 8)[starts].view("<u8") if num_clocks else np.zeros(0, np.uint64)
     indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
-    total = int(indptr[-1])
-    within = np.arange(total, dtype=np.int64) - np.repeat(indptr[:-1], counts)
-    pair_off = np.repeat(starts + 16, counts) + 12 * within
-    pairs = _items(body, "V12", 12)[pair_off].view(PAIR_DTYPE) if total else np.zeros(0, PAIR_DTYPE)
-    return DmatData(pages, clocks.astype(np.uint64), indptr, pairs["page"].astype(np.uint64),
-                    pairs["count"].astype(np.uint32), source=p)
+    page, count = _pairs(body, starts)
+    return DmatData(pages, clocks.astype(np.uint64), indptr, page, count, source=p)
+
+
+def _pairs(body: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(page, count) of every pair of a walked body: entries start at multiples of 4 bytes, heads are 4
+    words and pairs 3, so dropping the head words leaves the pairs packed as rows of 3 words."""
+    if body.size % 4:  # not a whole number of words: the walk has already refused such a body
+        raise ValueError("a .dmat body is a whole number of 4-byte words")
+    words = body.view("<u4")
+    keep = np.ones(words.size, dtype=bool)
+    keep[((starts >> 2)[:, None] + np.arange(4)).ravel()] = False
+    rows = words[keep].reshape(-1, 3)
+    page = np.ascontiguousarray(rows[:, :2]).view("<u8").ravel().astype(np.uint64, copy=False)
+    return page, rows[:, 2].astype(np.uint32)
 
 
 def _items(body: np.ndarray, dtype: np.dtype | str, size: int) -> np.ndarray:
@@ -282,7 +291,37 @@ _PRUNE_ROUNDS = 3
 
 
 def _walk_body(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
-    """(offset in ``body``, pair count) of each of the ``num_clocks`` clock entries.
+    """(offset in ``body``, pair count) of each of the ``num_clocks`` clock entries: compiled one entry
+    at a time where numba is worth it (:func:`_walk_kernel`), else :func:`_walk_numpy`; a body that does
+    not walk cleanly is walked by :func:`_walk_loop`, which names the first bad entry."""
+    if use_numba(body.size // 12) and body.size % 4 == 0:
+        starts, counts, ok = _walk_kernel(body.view("<u4"), num_clocks)
+        return (starts, counts) if ok else _walk_loop(p, body, num_clocks)
+    return _walk_numpy(p, body, num_clocks)
+
+
+@jit
+def _walk_kernel(words: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Byte offset and pair count of each clock entry, following the chain through 4-byte words;
+    ``ok`` is False when an entry runs past the end or bytes are left after the last one."""
+    starts = np.zeros(num_clocks, np.int64)
+    counts = np.zeros(num_clocks, np.int64)
+    w = 0
+    nw = words.size
+    for i in range(num_clocks):
+        if w + 4 > nw or words[w + 3] != 0:  # a count of 2**32 pairs or more cannot fit either
+            return starts, counts, False
+        n = np.int64(words[w + 2])
+        if n > (nw - w - 4) // 3:
+            return starts, counts, False
+        starts[i] = 4 * w
+        counts[i] = n
+        w += 4 + 3 * n
+    return starts, counts, w == nw
+
+
+def _walk_numpy(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_walk_body` in numpy.
 
     Entry i+1 starts at ``offset_i + 16 + 12 n_i``: a chain that a loop follows one clock at a time.
     Instead, per window of the body, every 4-byte-aligned position (all entry offsets are: 16 + 12 n

@@ -5,7 +5,8 @@ the per-SM busy sweep are recurrences: each step depends on the previous one wit
 can only step over positions for all SMs at once (thousands of numpy calls at 1M records). Here the
 same rules run as plain loops, compiled by numba when it is installed (``pip install
 neutrino-ae[fast]``). Without numba, or with ``NEUTRINO_AE_PURE_NUMPY=1`` in the environment, the
-analyses use their numpy implementations; both paths give identical results (tests/test_accel.py).
+analyses use their numpy implementations; both paths give identical results
+(tests/sched/test_sched_kernels.py). The switch is :mod:`neutrino_ae.jit`.
 
 Kernels take contiguous int64 arrays only, so each compiles once per process (and is then cached on
 disk with ``cache=True``: a notebook pays the compile time once per machine, not per kernel start).
@@ -15,53 +16,15 @@ when numba is absent) so the rules can be checked on small inputs either way.
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-#: Environment switch that forces the pure-numpy path even where numba is installed.
-PURE_NUMPY_ENV = "NEUTRINO_AE_PURE_NUMPY"
+from neutrino_ae.jit import HAVE_NUMBA, jit, use_numba  # noqa: F401  (the switch, re-exported)
 
 #: Group (SM) ids below this are mapped to dense indices with a lookup table instead of a sort.
 DENSE_ID_LIMIT = 1 << 20
-
-
-def _numba_cache_dir() -> str:
-    """Where compiled kernels are cached: the user's cache, not the package's __pycache__ (which may
-    be read-only, and would otherwise put build products into a source checkout)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "neutrino-ae", "numba")
-
-
-def _numba_available() -> bool:
-    if os.environ.get(PURE_NUMPY_ENV, "").strip() not in ("", "0"):
-        return False
-    # numba reads NUMBA_CACHE_DIR once, when it is first imported; a value the user set wins.
-    os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_dir())
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-HAVE_NUMBA: bool = _numba_available()
-
-
-def use_numba() -> bool:
-    """Whether the analyses dispatch to the compiled kernels (read at call time, so tests can patch it)."""
-    return HAVE_NUMBA
-
-
-def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-    if not HAVE_NUMBA:
-        return fn
-    import numba
-
-    return numba.njit(cache=True, nogil=True)(fn)
 
 
 def i64(a: Any) -> np.ndarray:
@@ -72,7 +35,7 @@ def i64(a: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------- kernels
 
 
-@_jit
+@jit
 def dense_ids_kernel(ids: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct ids (ascending) and each element's index into them, for ``0 <= ids < limit``."""
     n = ids.size
@@ -96,7 +59,7 @@ def dense_ids_kernel(ids: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarra
     return uniq, idx
 
 
-@_jit
+@jit
 def artifact_fifo_kernel(lstart: np.ndarray, elapse: np.ndarray, gidx: np.ndarray,
                          n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The artifact's first-entry FIFO per group, visiting blocks in input (block-index) order.
@@ -130,7 +93,7 @@ def artifact_fifo_kernel(lstart: np.ndarray, elapse: np.ndarray, gidx: np.ndarra
     return blocks, running, sched
 
 
-@_jit
+@jit
 def lowest_free_kernel(start: np.ndarray, end: np.ndarray, first: np.ndarray,
                        counts: np.ndarray) -> np.ndarray:
     """Lowest free slot of every interval, intervals already ordered by (group, start, tiebreak).
@@ -220,7 +183,7 @@ def lowest_free_kernel(start: np.ndarray, end: np.ndarray, first: np.ndarray,
     return out
 
 
-@_jit
+@jit
 def peak_and_reuse_kernel(starts: np.ndarray, ends: np.ndarray, first: np.ndarray,
                           counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per group (starts and ends each sorted within the group): peak residency and slot-reuse total.
@@ -254,7 +217,7 @@ def peak_and_reuse_kernel(starts: np.ndarray, ends: np.ndarray, first: np.ndarra
     return peak, total
 
 
-@_jit
+@jit
 def step_merge_kernel(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct event times of globally sorted starts and ends, and the open count after each."""
     n = starts.size
@@ -282,7 +245,7 @@ def step_merge_kernel(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray,
     return times[:k], count[:k]
 
 
-@_jit
+@jit
 def busy_steps_kernel(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, counts: np.ndarray,
                       times: np.ndarray) -> np.ndarray:
     """Number of busy groups on each step of ``times`` (all distinct event times, ascending).
@@ -316,7 +279,7 @@ def busy_steps_kernel(starts: np.ndarray, ends: np.ndarray, first: np.ndarray, c
     return np.cumsum(delta)
 
 
-@_jit
+@jit
 def group_min_offset_kernel(values: np.ndarray, gidx: np.ndarray, n_groups: int) -> np.ndarray:
     """``values - min(values of the same group)`` for uint64 clocks, as int64."""
     n = values.size
@@ -330,7 +293,7 @@ def group_min_offset_kernel(values: np.ndarray, gidx: np.ndarray, n_groups: int)
     return out
 
 
-@_jit
+@jit
 def group_sort_kernel(values: np.ndarray, gidx: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, bool]:
     """``values`` sorted within each group (group g occupies ``[first[g], first[g+1])`` of the result).
 
@@ -363,7 +326,7 @@ def group_sort_kernel(values: np.ndarray, gidx: np.ndarray, first: np.ndarray) -
     return out, True
 
 
-@_jit
+@jit
 def split_records_kernel(words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Columns of 16-byte (lstart u8, elapse u4, smid u4) records seen as rows of two uint64 words.
 
@@ -382,12 +345,14 @@ def split_records_kernel(words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
     return lstart, elapse, smid
 
 
-def record_words(rec: np.ndarray) -> np.ndarray | None:
+def record_words(rec: np.ndarray, items: int | None = None) -> np.ndarray | None:
     """A BLOCK_SCHED structured array (last axis contiguous) seen as uint64 words, the last axis doubled,
     for :func:`split_records_kernel`; None when the compiled path does not apply (no numba, big-endian
-    host, another record layout)."""
+    host, another record layout, fewer than :data:`NUMBA_MIN_ITEMS` records used: ``items``, default all)."""
     dt = rec.dtype
-    if not use_numba() or sys.byteorder != "little" or dt.itemsize != 16 or dt.names != ("lstart", "elapse", "smid"):
+    if not use_numba(rec.size if items is None else items) or sys.byteorder != "little" or dt.itemsize != 16:
+        return None
+    if dt.names != ("lstart", "elapse", "smid"):
         return None
     if [dt.fields[k][0].str for k in dt.names] != ["<u8", "<u4", "<u4"] or rec.ndim == 0 or rec.strides[-1] != 16:
         return None
@@ -407,7 +372,7 @@ def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     lo, hi = int(ids.min()), int(ids.max())
     if lo >= 0 and hi < DENSE_ID_LIMIT:
-        if use_numba():
+        if use_numba(ids.size):
             return dense_ids_kernel(ids, hi + 1)
         present = np.bincount(ids, minlength=hi + 1) > 0
         return np.flatnonzero(present), (np.cumsum(present) - 1)[ids]
@@ -444,7 +409,7 @@ def group_sorted(gidx: np.ndarray, n_groups: int, *values: np.ndarray) -> tuple[
         if v.size == 0:
             out.append(v.copy())
             continue
-        if use_numba():
+        if use_numba(v.size):
             done, ok = group_sort_kernel(v, gidx, first)
             if ok:
                 out.append(done)

@@ -17,7 +17,7 @@ def lowest_free_slots(group: np.ndarray, start: np.ndarray, end: np.ndarray,
     and a heap loop (:func:`neutrino_ae.sched.intervals.lowest_free_kernel`); else :func:`lowest_free_slots_numpy`.
     """
     start = accel.i64(start)
-    if not accel.use_numba() or start.size == 0:
+    if not accel.use_numba(start.size) or start.size == 0:
         return lowest_free_slots_numpy(group, start, end, tiebreak)
     end = accel.i64(end)
     groups, gidx = accel.dense_ids(group)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from neutrino_ae import jit
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats import dmat as dmat_mod
 from neutrino_ae.formats import records
@@ -157,10 +158,18 @@ def _random_dmat(rng: np.random.Generator, n_clocks: int, max_pairs: int) -> byt
     return b"".join(out)
 
 
-@pytest.mark.parametrize("window", [16, 64, 1000, 1 << 22])
-def test_chain_walk_matches_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int) -> None:
-    # Small windows make the chain cross many window edges.
-    monkeypatch.setattr(dmat_mod, "_WALK_WINDOW", window)
+@pytest.mark.parametrize("walk, window", [("numpy", 16), ("numpy", 64), ("numpy", 1000), ("numpy", 1 << 22),
+                                          ("numba", 0)])
+def test_chain_walk_matches_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walk: str,
+                                      window: int) -> None:
+    if walk == "numba":
+        if not jit.HAVE_NUMBA:
+            pytest.skip("numba not installed (or NEUTRINO_AE_PURE_NUMPY=1)")
+        monkeypatch.setattr(jit, "NUMBA_MIN_ITEMS", 0)  # the compiled walk at any size
+    else:
+        monkeypatch.setattr(jit, "HAVE_NUMBA", False)
+        # Small windows make the chain cross many window edges.
+        monkeypatch.setattr(dmat_mod, "_WALK_WINDOW", window)
     rng = np.random.default_rng(window)
     p = tmp_path / "w.dmat"
     for trial in range(40):

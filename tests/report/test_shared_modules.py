@@ -95,3 +95,20 @@ def test_synthetic_mark_is_drawn(tmp_path):
     assert [p.suffix for p in paths] == [".png", ".svg"]
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "SYNTHETIC" in paths[1].read_text()
+
+
+def test_raster_figures_are_saved_as_png_only_and_vector_ones_keep_their_layout(tmp_path):
+    with style.style_context():
+        raster = style.new_figure(layout="constrained")
+        raster.add_subplot().imshow([[0, 1], [1, 0]])
+        vector = style.new_figure(layout="constrained")
+        vector.add_subplot().bar([0, 1], [1, 2])
+    assert style.has_raster_content(raster) and not style.has_raster_content(vector)
+    assert [p.name for p in style.save_figure(raster, tmp_path, "r")] == ["r.png"]
+    before = [ax.get_position().bounds for ax in vector.axes]
+    assert [p.name for p in style.save_figure(vector, tmp_path, "v")] == ["v.png", "v.svg"]
+    # The PNG's save laid the axes out; the SVG reuses those positions instead of laying out again.
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    assert [ax.get_position().bounds for ax in vector.axes] != before
+    assert not isinstance(vector.get_layout_engine(), ConstrainedLayoutEngine)

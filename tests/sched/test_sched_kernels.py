@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from block_sched import pipeline as bs
+from neutrino_ae import jit
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched import slots
 from warp_sched import pipeline as ws
@@ -24,12 +25,18 @@ from warp_sched import pipeline as ws
 needs_numba = pytest.mark.skipif(not accel.HAVE_NUMBA, reason="numba not installed (or NEUTRINO_AE_PURE_NUMPY=1)")
 
 
+@pytest.fixture(autouse=True)
+def numba_at_any_size(monkeypatch):
+    """These inputs are small: without this the size rule would send both paths through numpy."""
+    monkeypatch.setattr(jit, "NUMBA_MIN_ITEMS", 0)
+
+
 @pytest.fixture(params=["numpy", "numba"])
 def path(request, monkeypatch) -> str:
     """Run a test once through the public functions with numba off, and once with it on."""
     if request.param == "numba" and not accel.HAVE_NUMBA:
         pytest.skip("numba not installed")
-    monkeypatch.setattr(accel, "HAVE_NUMBA", request.param == "numba")
+    monkeypatch.setattr(jit, "HAVE_NUMBA", request.param == "numba")
     return request.param
 
 
@@ -149,7 +156,7 @@ def test_analyze_records_same_table_on_both_paths(monkeypatch):
     rec = bs.BlockRecords(lstart, elapse, smid, 500, 128, 0)
     tables = []
     for flag in ([False, True] if accel.HAVE_NUMBA else [False]):
-        monkeypatch.setattr(accel, "HAVE_NUMBA", flag)
+        monkeypatch.setattr(jit, "HAVE_NUMBA", flag)
         res = bs.analyze_records("t", None, rec)
         tables.append((res.per_sm, res.line, res.mean_slot_reuse))
     for per_sm, line, reuse in tables[1:]:
@@ -233,7 +240,27 @@ def test_env_var_forces_pure_numpy():
 def test_kernels_are_compiled_with_disk_cache():
     for kernel in (accel.artifact_fifo_kernel, accel.lowest_free_kernel, accel.busy_steps_kernel):
         # cache=True gives the dispatcher a FunctionCache (else a NullCache): compiled once per machine.
-        assert kernel._cache is not None and type(kernel._cache).__name__ == "FunctionCache"
+        dispatcher = kernel.dispatcher()
+        assert dispatcher._cache is not None and type(dispatcher._cache).__name__ == "FunctionCache"
+
+
+@needs_numba
+def test_numba_is_imported_only_for_inputs_worth_it():
+    """A small trace never imports numba (0.45 s, 100 MB); a large one does, and then everything uses it."""
+    code = """if True:
+        import sys
+        import numpy as np
+        from neutrino_ae import jit
+        from neutrino_ae.sched.slots import lowest_free_slots
+        small = np.arange(1000)
+        lowest_free_slots(small % 7, small, small + 5)
+        print("numba" in sys.modules, jit.use_numba(1000))
+        big = np.arange(jit.NUMBA_MIN_ITEMS)
+        lowest_free_slots(big % 7, big, big + 5)
+        print("numba" in sys.modules, jit.use_numba(1000))
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "True", "True"]
 
 
 @needs_numba
@@ -265,7 +292,7 @@ def test_trace_readers_same_records_on_both_paths(tmp_path, monkeypatch):
     path = write_trace(tmp_path / "t.bin", TraceHeader((50, 1, 1), (96, 1, 1)), [("warp", arr)]) or tmp_path / "t.bin"
     got = {}
     for flag in ([False, True] if accel.HAVE_NUMBA else [False]):
-        monkeypatch.setattr(accel, "HAVE_NUMBA", flag)
+        monkeypatch.setattr(jit, "HAVE_NUMBA", flag)
         b = bs.first_warp_records(open_trace(path))
         w = ws.records_from_trace(open_trace(path))
         got[flag] = (b.lstart.tolist(), b.elapse.tolist(), b.smid.tolist(), w.lstart.tolist(), w.smid.tolist())
@@ -283,7 +310,8 @@ def test_compiled_kernels_are_cached_outside_the_source_tree(tmp_path):
     before = set((repo / "neutrino_ae").rglob("*.nbi"))
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NEUTRINO_AE_PURE_NUMPY")}
     env["XDG_CACHE_HOME"] = str(tmp_path)
-    code = ("import numpy as np\nfrom block_sched import pipeline as b\n"
+    code = ("import numpy as np\nfrom neutrino_ae import jit\n"
+            "jit.NUMBA_MIN_ITEMS = 0\nfrom block_sched import pipeline as b\n"
             "b.artifact_metric(np.arange(4), np.ones(4), np.zeros(4))\n")
     subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, check=True, timeout=300)
     assert list((tmp_path / "neutrino-ae" / "numba").rglob("*.nbi"))

@@ -161,3 +161,23 @@ def test_an_unreadable_event_log_leaves_no_dmat_behind(tmp_path):
     with pytest.raises(InputError, match="event.log"):
         dm.dmat_figure(td, out)
     assert not out.exists() or not list(out.glob("*.dmat")), "validate first, write after"
+
+
+def test_page_index_by_table_and_by_search_agree_with_a_dictionary():
+    from dmat.analysis import page_index
+
+    rng = np.random.default_rng(3)
+    base = np.uint64(0x7F00_0000_0000)
+    pages = np.unique(base + (rng.integers(0, 5000, 300).astype(np.uint64) << np.uint64(16)))
+    queries = np.concatenate([
+        rng.choice(pages, 2000),
+        base + (rng.integers(0, 6000, 500).astype(np.uint64) << np.uint64(16)),  # some not in the list
+        pages[:50] + np.uint64(8),  # misaligned
+        np.array([0, base - np.uint64(1 << 16), np.uint64(2**64 - 1)], np.uint64),  # below, far above
+    ])
+    where = {int(p): i for i, p in enumerate(pages)}
+    expected = [where.get(int(q), -1) for q in queries]
+    assert page_index(pages, queries).tolist() == expected  # lookup table (span 5000 pages)
+    wide = np.r_[pages, np.uint64(2**63)]  # span too large for a table: binary search
+    assert page_index(wide, queries).tolist() == expected
+    assert page_index(pages[:0], queries).tolist() == [-1] * queries.size
