@@ -262,16 +262,19 @@ def read_dmat(path: str | os.PathLike[str]) -> DmatData:
     starts, counts = _walk_body(p, body, num_clocks)
     clocks = _items(body, "V8", 8)[starts].view("<u8") if num_clocks else np.zeros(0, np.uint64)
     indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
-    page, count = _pairs(body, starts)
+    page, count = _pairs(body, starts, counts, int(indptr[-1]))
     return DmatData(pages, clocks.astype(np.uint64), indptr, page, count, source=p)
 
 
-def _pairs(body: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(body: np.ndarray, starts: np.ndarray, counts: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
     """(page, count) of every pair of a walked body: entries start at multiples of 4 bytes, heads are 4
-    words and pairs 3, so dropping the head words leaves the pairs packed as rows of 3 words."""
+    words and pairs 3, so dropping the head words leaves the pairs packed as rows of 3 words (one
+    compiled copy where numba is worth it, else a mask over the words)."""
     if body.size % 4:  # not a whole number of words: the walk has already refused such a body
         raise ValueError("a .dmat body is a whole number of 4-byte words")
     words = body.view("<u4")
+    if use_numba(total):
+        return _pairs_kernel(words, starts, counts, total)
     keep = np.ones(words.size, dtype=bool)
     keep[((starts >> 2)[:, None] + np.arange(4)).ravel()] = False
     rows = words[keep].reshape(-1, 3)
@@ -298,6 +301,22 @@ def _walk_body(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, 
         starts, counts, ok = _walk_kernel(body.view("<u4"), num_clocks)
         return (starts, counts) if ok else _walk_loop(p, body, num_clocks)
     return _walk_numpy(p, body, num_clocks)
+
+
+@jit
+def _pairs_kernel(words: np.ndarray, starts: np.ndarray, counts: np.ndarray,
+                  total: int) -> tuple[np.ndarray, np.ndarray]:
+    page = np.empty(total, np.uint64)
+    count = np.empty(total, np.uint32)
+    k = 0
+    for i in range(starts.size):
+        w = starts[i] // 4 + 4
+        for _ in range(counts[i]):
+            page[k] = np.uint64(words[w]) | (np.uint64(words[w + 1]) << np.uint64(32))
+            count[k] = words[w + 2]
+            w += 3
+            k += 1
+    return page, count
 
 
 @jit
