@@ -54,7 +54,14 @@ def pick_sms(per_sm: pd.DataFrame, n: int = 3) -> list[int]:
     idx = np.unique(np.linspace(0, len(df) - 1, n).round().astype(int))
     return [int(s) for s in df["smid"].to_numpy()[idx]]
 
-def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
+#: Blocks drawn per SM in the timeline: beyond a few thousand the bars are below a pixel wide, and the
+#: figure's cost would grow with the trace. The first blocks by start time are drawn (greedy slots are
+#: assigned in start order, so their slots are the same as in the whole trace) and the title says so.
+TIMELINE_MAX_BLOCKS = 2000
+
+
+def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
+                     max_blocks: int = TIMELINE_MAX_BLOCKS):
     rec = t.records
     sms = pick_sms(t.per_sm)
     with style_context():
@@ -62,6 +69,10 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
         axes = fig.subplots(len(sms), 2, squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
         for row, sm in enumerate(sms):
             sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
+            total = sel.size
+            if total > max_blocks:
+                first = np.sort(np.argsort(rec.lstart[sel], kind="stable")[:max_blocks])
+                sel = sel[first]  # still in index order, so colours keep alternating along the SM's blocks
             start = rec.lstart[sel]
             end = start + rec.elapse[sel]
             slots = lowest_free_slots(np.zeros(sel.size, np.int64), start, end)
@@ -74,8 +85,9 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24):
                 ax.set_ylim(slots.max() + 0.7, -0.7)
                 if col == 0:
                     ax.set_ylabel(f"SM {sm}\nblock slot")
-                    ax.set_title(f"SM {sm}: {sel.size} blocks, ratio {t.per_sm.set_index('smid').loc[sm, 'ratio']:.1%}",
-                                 fontsize=10)
+                    shown = f"first {sel.size:,} of {total:,} blocks" if sel.size < total else f"{total:,} blocks"
+                    ratio = t.per_sm.set_index("smid").loc[sm, "ratio"]
+                    ax.set_title(f"SM {sm}: {shown}, ratio {ratio:.1%}", fontsize=10)
                 else:
                     # Zoom on the first refills: gaps between a finished block and the next are visible here.
                     order = np.sort(end - t0)

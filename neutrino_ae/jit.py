@@ -38,8 +38,9 @@ HAVE_NUMBA: bool = _numba_installed()
 
 #: Inputs with fewer records than this take the numpy path even where numba is installed, unless numba
 #: is already loaded: importing it and loading the cached kernels (~0.5 s, ~100 MB) costs a one-shot
-#: command line more than numpy spends below this size (block_sched: ~0.3 s per million blocks).
-NUMBA_MIN_ITEMS = 1 << 21
+#: command line more than numpy spends below this size (block_sched's metric, estimator and timeline
+#: slots together: ~1 s per million blocks in numpy, ~0.1 s compiled).
+NUMBA_MIN_ITEMS = 1 << 19
 
 
 def use_numba(items: int | None = None) -> bool:
