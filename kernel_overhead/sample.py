@@ -59,7 +59,8 @@ def _build(root: Path, device: Device, params: OverheadParams, costs: CostModel,
             pid += 7
             pc = costs.probes[probe]
             cmd = _COMMANDS.get(test, ["python", "-m", f"pt.{test}_test"])
-            ev = EventLogWriter().pid(pid).cmd(["neutrino", "--benchmark", "-p", f"./{probe}.toml", *cmd])
+            # [cmd] is the hooked process's own command line, never the neutrino CLI (genuine event.log)
+            ev = EventLogWriter().pid(pid).cmd(cmd)
             ev.l2_flush(L2_FLUSH_BYTES)
             alloc = DeviceAllocator(0x7F1200000000 + (pid % 128) * (1 << 34))
             t_ns = 1_200_000_000

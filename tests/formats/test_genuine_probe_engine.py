@@ -151,3 +151,17 @@ def test_the_sample_event_log_has_the_genuine_line_kinds_in_order(tiny_sample):
     launch = [k for k in genuine if k.startswith("[exec]") and "funcmap" not in k]
     ours_launch = [k for k in ours if k.startswith("[exec]")][: len(launch)]
     assert ours_launch == launch  # param, grid, grid-warp, probe-mem, succeed, save, prologue
+
+
+def test_the_sample_cmd_line_is_the_hooked_command_as_in_genuine_event_logs(tiny_sample):
+    """The hook driver writes the hooked process's own command line ([cmd] on artifact, [init] cmd
+    on main), never the ``neutrino ...`` CLI line that started it."""
+    from neutrino_ae.formats.tracedir import TraceDir
+
+    genuine = sorted(p.parent for p in GENUINE.parent.glob("*/*/event.log"))
+    assert genuine and all("workload.py" in TraceDir(d).event_log().cmd.split()[1] for d in genuine)
+    sample = sorted(p.parent for p in tiny_sample.rglob("event.log"))
+    assert any("kernel_overhead" in d.parts for d in sample)
+    for d in sample:
+        cmd = TraceDir(d).event_log().cmd
+        assert cmd and cmd.split()[0] != "neutrino", (d, cmd)

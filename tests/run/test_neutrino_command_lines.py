@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -62,3 +63,55 @@ def test_every_collector_command_line_parses_with_the_real_cli(tmp_path: Path, m
     assert any("--benchmark" in c for c in calls) and any("--memusage" in c for c in calls)
     el = [c for c in calls if "-k" in c and c[c.index("-k") + 1] == "conv"]
     assert sum("--benchmark" in c for c in el) == sum("--benchmark" not in c for c in el) > 0
+
+
+REPO = Path(__file__).resolve().parents[2]
+_SPAN = re.compile(r"`{1,2}neutrino(\s[^`]*)?`{1,2}")
+
+
+def _documented_lines() -> list[tuple[str, list[str]]]:
+    """Every ``neutrino ...`` span in backticks in the repo's own code, docs and notebooks (the
+    section folders, the package, tools, docs, the top-level notebooks and README; caches and test
+    data left out), as (file, tokens after ``neutrino``)."""
+    files = [p for p in REPO.glob("*") if p.suffix in (".md", ".ipynb")]
+    for root in ("neutrino_ae", "tools", "docs", "tests", *registry.names()):
+        files += [p for p in (REPO / root).rglob("*") if p.suffix in (".py", ".md")
+                  and not {"data", "cache", "__pycache__"} & set(p.relative_to(REPO).parts)]
+    out = []
+    for p in sorted(set(files)):
+        text = p.read_text(errors="replace")
+        if p.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+        out += [(str(p.relative_to(REPO)), (m.group(1) or "").split()) for m in _SPAN.finditer(text)]
+    return out
+
+
+def _check_options(tokens: list[str], branch: str = "artifact") -> None:
+    """The leading options of a documented line are the real CLI's, and ``-p`` names a built-in tool
+    (placeholders such as ``<probe>`` and ``...`` stand for anything)."""
+    actions = ns.cli_parser(branch)._option_string_actions
+    i = 0
+    while i < len(tokens) and tokens[i].startswith("-"):
+        opt = tokens[i]
+        if opt not in actions:
+            raise ValueError(f"neutrino {opt}: not an option of the {branch} CLI")
+        takes_value = actions[opt].nargs != 0
+        if takes_value and i + 1 < len(tokens) and opt in ("-p", "--probe"):
+            tool = tokens[i + 1]
+            if not tool.startswith("<") and tool not in ns.builtin_tools(branch):
+                raise ValueError(f"neutrino -p {tool}: not a built-in tool of the {branch} CLI")
+        i += 2 if takes_value else 1
+
+
+def test_every_documented_neutrino_line_uses_the_real_clis_options() -> None:
+    lines = _documented_lines()
+    checked = [(f, t) for f, t in lines if t[:1] and t[0].startswith("-")]
+    assert len(checked) >= 15, checked  # notebook prose, section docstrings, tools
+    for f, tokens in checked:
+        try:
+            _check_options(tokens)
+        except ValueError as exc:
+            raise AssertionError(f"{f}: {exc}") from None
+    for bad in (["-t", "dmat"], ["-p", "tensorop"], ["--tool", "dmat"]):  # the check itself bites
+        with pytest.raises(ValueError):
+            _check_options(bad)
