@@ -1,0 +1,705 @@
+"""End-to-end benchmarks: each per-figure command line as a whole process, beside the artifact's own script.
+
+    python -m benchmarks.e2e [--only block_sched,dmat,warp_sched] [--sizes 1,10,30] [--repeat N]
+                             [--json PATH] [--cache DIR] [--dmat-30x] [--smoke]
+
+What a user runs is the command line, figures and result files included, so every case here times
+one whole process (interpreter start-up, imports, reading, analysis, figures, files written) on
+inputs of 1x, 10x and 30x paper size:
+
+* ``block_sched``: ``python block_sched/block_sched.py <trace.bin> --out DIR`` beside the artifact's
+  ``neutrino/tools/block_sched.py <trace.bin>`` (``PYTHONPATH=<artifact tree>``; it imports
+  ``neutrino.TraceHeader``). 1x = 32,768 blocks x 4 warps (2.1 MB), 10x = 327,680, 30x = 983,040.
+* ``dmat``: ``python dmat/dmat.py <tracedir>/result/<t>.bin --out DIR`` beside the artifact's
+  ``neutrino/tools/dmat.py <tracedir>/result/<t>.bin``, which runs the C++ sparsifier ``dmat.cc``
+  (built here with ``g++ -O3 -std=c++17`` into the extracted tree, as the plotter expects it) and then
+  plots in Python. Input: a random-access dmat trace (``benchmarks/cases/e2egen.py``), 1x = 64 blocks
+  of 1 MiB (67.1 MB); 30x (2 GB) only with ``--dmat-30x``.
+* ``fig13a`` / ``fig13cd`` (group ``warp_sched``): ``python warp_sched/fig13a.py <trace.bin>`` and
+  ``python warp_sched/fig13cd.py <trace.bin>``; 1x = the sample bundle's paper-scale shared trace
+  (668 blocks x 32 warps, 0.34 MB). The artifact has no script for Fig. 13, so these have no ratio.
+
+Per case and size: wall seconds of one run (median of ``--repeat``), peak RSS of the child (``os.wait4``:
+the child and everything it reaped, e.g. the artifact's C++ sparsifier), ``ratio = artifact seconds /
+our seconds``, and the seconds spent in ``neutrino_ae.report.style.save_figure`` (our CLI run once
+more under ``python -m cProfile``). Per case: the growth exponent of wall time against input bytes,
+a least-squares fit on log-log over the sizes run (1x..30x).
+
+The artifact tree is extracted from ``../shared/neutrino-src/neutrino-artifact.tar.gz`` (or
+``$NEUTRINO_SRC/neutrino-artifact.tar.gz``; an unmodified upstream snapshot, MIT) into the cache
+directory at run time, never into the repo; without it the artifact side is skipped and every row
+says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import bench
+from benchmarks.cases import Case, Target
+from neutrino_ae.atomic import write_json
+
+REPO_ROOT = bench.REPO_ROOT
+DEFAULT_CACHE = bench.DEFAULT_CACHE
+#: The artifact snapshot: ``../shared/neutrino-src`` beside the checkout, or ``$NEUTRINO_SRC`` (as the tests).
+DEFAULT_ARTIFACT = Path(os.environ.get("NEUTRINO_SRC", REPO_ROOT.parent / "shared" / "neutrino-src")) \
+    / "neutrino-artifact.tar.gz"
+MB = 1_000_000
+SCHEMA_VERSION = 1
+#: Part of the input cache keys: bump when an e2e input changes.
+E2E_INPUT_VERSION = 1
+DEFAULT_SIZES = (1.0, 10.0, 30.0)
+SMOKE_SIZES = (1.0, 2.0)
+#: The profiled function whose cumulative time is "figure rendering".
+RENDER_FILE = os.path.join("neutrino_ae", "report", "style.py")
+RENDER_FUNC = "save_figure"
+#: Skip a run whose peak RSS, extrapolated linearly from the previous size, would exceed this share of
+#: the memory available now (both DMAT tools hold every (clock, page) pair of a random trace; the
+#: machine is shared, so half of what is free is the most one run may take).
+MEM_SHARE = 0.5
+
+# Targets of issue 10.
+SPEEDUP_TARGET = 10.0
+BLOCK_SCHED_RSS_SHARE = 1.0
+DMAT_RSS_SHARE = 1.0 / 3.0
+EXPONENT_TARGET = 1.1
+RENDER_TARGET_S = 1.0
+
+
+# --------------------------------------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True)
+class E2ECase:
+    name: str
+    group: str
+    title: str
+    input_name: str  # cases with the same input share it (fig13a, fig13cd)
+    base_blocks: int  # 1x
+    smoke_blocks: int
+    make: Callable[[Path, int, int], dict[str, Any]]  # (out, blocks, seed) -> meta
+    files: Callable[[Path], list[Path]]  # the input files (page cache warmed; bytes reported)
+    ours: Callable[[Path, Path], list[str]]  # (input dir, out dir) -> argv after the interpreter
+    artifact: str | None = None  # "block_sched" | "dmat"
+    rss_share: float | None = None  # target: our peak RSS <= share x artifact's
+    count_word: str = "blocks"
+
+    def blocks(self, mult: float, smoke: bool) -> int:
+        return max(1, round((self.smoke_blocks if smoke else self.base_blocks) * mult))
+
+
+def _make_block_sched(out: Path, blocks: int, seed: int) -> dict[str, Any]:
+    from benchmarks.cases import gen
+
+    # 4 warps x 16 bytes per block: the generator sizes its grid from MB
+    return gen.make_block_sched(out, blocks * 64 / MB, seed, False)
+
+
+def _make_warp_sched(out: Path, blocks: int, seed: int) -> dict[str, Any]:
+    from benchmarks.cases import gen
+
+    # 32 warps x 16 bytes per block
+    return gen.make_warp_sched(out, blocks * 512 / MB, seed, False)
+
+
+def _make_dmat(out: Path, blocks: int, seed: int) -> dict[str, Any]:
+    from benchmarks.cases import e2egen
+
+    return e2egen.make_dmat_random(out, blocks, seed)
+
+
+def _dmat_result(inp: Path) -> Path:
+    from benchmarks.cases import e2egen
+
+    return e2egen.dmat_random_result(inp)
+
+
+def _trace_bin(inp: Path) -> list[Path]:
+    return [inp / "trace.bin"]
+
+
+E2E_CASES: list[E2ECase] = [
+    E2ECase("block_sched", "block_sched", "block_sched CLI (metric, per-SM table, timeline + per-SM figures)",
+            "block_sched", 32768, 1024, _make_block_sched, _trace_bin,
+            lambda inp, out: ["block_sched/block_sched.py", str(inp / "trace.bin"), "--out", str(out)],
+            artifact="block_sched", rss_share=BLOCK_SCHED_RSS_SHARE),
+    E2ECase("dmat", "dmat", "DMAT CLI: raw .bin -> .dmat -> tensor naming -> PNG",
+            "dmat_random", 64, 2, _make_dmat, lambda inp: [_dmat_result(inp)],
+            lambda inp, out: ["dmat/dmat.py", str(_dmat_result(inp)), "--out", str(out)],
+            artifact="dmat", rss_share=DMAT_RSS_SHARE, count_word="blocks of 1 MiB"),
+    E2ECase("fig13a", "warp_sched", "Fig. 13a warp timeline CLI", "warp_sched", 668, 236, _make_warp_sched,
+            _trace_bin, lambda inp, out: ["warp_sched/fig13a.py", str(inp / "trace.bin"), "--out", str(out)]),
+    E2ECase("fig13cd", "warp_sched", "Fig. 13c/d active warps, busy SMs and tail CLI", "warp_sched", 668, 236,
+            _make_warp_sched, _trace_bin,
+            lambda inp, out: ["warp_sched/fig13cd.py", str(inp / "trace.bin"), "--out", str(out)]),
+]
+
+
+def case_named(name: str) -> E2ECase:
+    for c in E2E_CASES:
+        if c.name == name:
+            return c
+    raise KeyError(f"unknown e2e case {name!r}")
+
+
+def expand_only(only: str | None) -> list[E2ECase]:
+    if not only:
+        return list(E2E_CASES)
+    wanted = {w.strip() for w in only.split(",") if w.strip()}
+    known = {c.name for c in E2E_CASES} | {c.group for c in E2E_CASES}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise KeyError(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return [c for c in E2E_CASES if c.name in wanted or c.group in wanted]
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+
+def _input_case(case: E2ECase) -> Case:
+    """The kernel benchmarks' cached-input machinery (``Case.ensure_input``) for an e2e input; its
+    ``size_mb`` argument carries the block count here."""
+    def unused(*_: Any) -> Any:
+        raise NotImplementedError
+
+    return Case(f"e2e{E2E_INPUT_VERSION}_{case.input_name}", case.title,
+                lambda out, blocks, seed, smoke: case.make(out, int(blocks), seed), unused, case.files,
+                lambda smoke, meta: [], lambda blocks, smoke: f"{int(blocks)}blocks")
+
+
+def _generate_main(argv: Sequence[str]) -> int:
+    ap = argparse.ArgumentParser(prog="benchmarks.e2e --generate")
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--cache", type=Path, required=True)
+    ap.add_argument("--blocks", type=int, required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--result", type=Path, required=True)
+    args = ap.parse_args(argv)
+    inp, meta = _input_case(case_named(args.case)).ensure_input(args.cache, args.blocks, args.seed, False)
+    write_json(args.result, {"input": str(inp), "meta": meta})
+    return 0
+
+
+_GEN_LOCK = threading.Lock()
+
+
+def ensure_input(case: E2ECase, blocks: int, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    """Make (or reuse) the input in a separate process, so the parent stays small (a child's
+    ``ru_maxrss`` starts at the spawning parent's peak). ``--smoke`` inputs are tiny and their RSS
+    figures are not results: they are made in this process (an interpreter start less per input)."""
+    if args.smoke:
+        with _GEN_LOCK:
+            return _input_case(case).ensure_input(args.cache, blocks, args.seed, False)
+    result = args.cache / f".e2e-generate-{case.name}-{blocks}-{os.getpid()}-{threading.get_ident()}.json"
+    cmd = [sys.executable, "-m", "benchmarks.e2e", "--generate", "--case", case.name, "--cache", str(args.cache),
+           "--blocks", str(blocks), "--seed", str(args.seed), "--result", str(result)]
+    try:
+        with _GEN_LOCK:  # fig13a and fig13cd share an input: one generator at a time
+            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=bench._child_env(), capture_output=True, text=True)
+        if proc.returncode != 0 or not result.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
+            raise RuntimeError(f"{case.name}: input generation failed (exit {proc.returncode}):\n  "
+                               + "\n  ".join(tail))
+        doc = json.loads(result.read_text())
+    finally:
+        result.unlink(missing_ok=True)
+    return Path(doc["input"]), doc["meta"]
+
+
+# --------------------------------------------------------------------------------------------- artifact
+
+
+@dataclass
+class Artifact:
+    tree: Path | None  # the extracted neutrino-artifact/ folder
+    note: str | None  # why the artifact side is skipped (None: available)
+    dmat_note: str | None = None  # why the artifact DMAT side is skipped (no g++, build failed)
+    build_seconds: float | None = None
+    tarball: str | None = None
+
+
+def prepare_artifact(tarball: Path, cache: Path, need_dmat: bool) -> Artifact:
+    """Extract the artifact snapshot into the cache (once per tarball) and build ``dmat.cc`` with g++."""
+    if not tarball.is_file():
+        return Artifact(None, f"artifact side skipped: {tarball} not found (../shared absent)")
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()[:16]
+    root = cache / f"artifact-{digest}"
+    tree = root / "neutrino-artifact"
+    if not (root / ".complete").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        tmp = cache / f".artifact-{digest}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with tarfile.open(tarball) as tf:
+            tf.extractall(tmp, filter="data")
+        (tmp / ".complete").write_text(f"{tarball}\n")
+        os.replace(tmp, root)
+    art = Artifact(tree, None, tarball=str(tarball))
+    if not (tree / "neutrino" / "tools" / "block_sched.py").is_file():
+        return Artifact(None, f"artifact side skipped: {tarball} has no neutrino/tools/block_sched.py")
+    if need_dmat:
+        tools = tree / "neutrino" / "tools"
+        gxx = shutil.which("g++")
+        if gxx is None:
+            art.dmat_note = "artifact DMAT skipped: g++ not found (needed to build neutrino/tools/dmat.cc)"
+            return art
+        # Built at benchmark time, where the artifact's dmat.py looks for it (it builds it itself when absent).
+        binary = tools / "dmat"
+        binary.unlink(missing_ok=True)
+        t0 = time.perf_counter()
+        proc = subprocess.run([gxx, str(tools / "dmat.cc"), "-o", str(binary), "-O3", "-std=c++17"],
+                              capture_output=True, text=True)
+        art.build_seconds = time.perf_counter() - t0
+        if proc.returncode != 0 or not binary.is_file():
+            art.dmat_note = f"artifact DMAT skipped: g++ failed: {proc.stderr.strip()[-300:]}"
+    return art
+
+
+def artifact_command(case: E2ECase, art: Artifact, inp: Path, scratch: Path) -> tuple[list[str], dict[str, str]]:
+    """argv and environment of the artifact's own script on ``inp`` (its outputs land in ``scratch``)."""
+    assert art.tree is not None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(art.tree)  # `from neutrino import TraceHeader`
+    tools = art.tree / "neutrino" / "tools"
+    if case.artifact == "block_sched":
+        return [sys.executable, str(tools / "block_sched.py"), str(inp / "trace.bin")], env
+    # dmat.py writes <trace>.dmat and <trace>.png beside the trace (and reuses an existing .dmat), and
+    # reads ../event.log and ../tensor.trace: it gets a scratch trace directory linking to the input.
+    src = _dmat_result(inp)
+    tdir = scratch / "trace" / src.parent.parent.name
+    (tdir / "result").mkdir(parents=True, exist_ok=True)
+    for name in ("event.log", "tensor.trace"):
+        (tdir / name).symlink_to(src.parent.parent / name)
+    link = tdir / "result" / src.name
+    link.symlink_to(src)
+    return [sys.executable, str(tools / "dmat.py"), str(link)], env
+
+
+def artifact_outputs(case: E2ECase, scratch: Path, stdout: str) -> dict[str, Any]:
+    if case.artifact == "block_sched":
+        line = next((ln for ln in stdout.splitlines() if ln.startswith("No.block:")), None)
+        if line is None:
+            raise RuntimeError("artifact block_sched printed no 'No.block:' line")
+        return {"line": line}
+    pngs = sorted(scratch.rglob("*.png"))
+    dmats = sorted(scratch.rglob("*.dmat"))
+    if not pngs or not dmats:
+        raise RuntimeError("artifact dmat wrote no .dmat/.png")
+    return {"png_bytes": pngs[0].stat().st_size, "dmat_bytes": dmats[0].stat().st_size}
+
+
+# --------------------------------------------------------------------------------------------- measuring
+
+
+def run_measured(cmd: Sequence[str], env: dict[str, str], log: Path, timeout_s: float) -> dict[str, Any]:
+    """Run one whole process; wall seconds (parent clock, start-up included) and its own peak RSS."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env,
+                                start_new_session=True)
+        timer = threading.Timer(timeout_s, lambda: bench._kill_group(proc.pid))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        seconds = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    text = log.read_text(errors="replace")
+    if proc.returncode != 0:
+        why = "timed out" if proc.returncode in (-signal.SIGKILL, -signal.SIGTERM) else f"exit {proc.returncode}"
+        tail = text.strip().splitlines()[-12:]
+        raise RuntimeError(f"{' '.join(cmd[:3])} ... failed ({why}):\n  " + "\n  ".join(tail))
+    return {"seconds": seconds, "peak_rss_bytes": int(usage.ru_maxrss) * 1024,
+            "cpu_seconds": usage.ru_utime + usage.ru_stime, "stdout": text}
+
+
+def _our_outputs(out: Path, stdout: str) -> dict[str, Any]:
+    pngs = sorted(out.rglob("*.png"))
+    if not pngs:
+        raise RuntimeError(f"our CLI wrote no PNG into {out}")
+    last = stdout.strip().splitlines()[-1] if stdout.strip() else ""
+    return {"pngs": len(pngs), "svgs": len(list(out.rglob("*.svg"))),
+            "files": sum(1 for p in out.rglob("*") if p.is_file()), "last_line": last[-200:]}
+
+
+#: Run with ``python -c`` on a cProfile file (in a child: the parent's RSS stays small): the summed
+#: cumulative seconds and calls of the render function, and the profile's total.
+SUM_PROFILE = f"""
+import json, pstats, sys
+st = pstats.Stats(sys.argv[1])
+render, calls = 0.0, 0
+for (filename, _line, func), (_cc, ncalls, _tt, cumtime, _callers) in st.stats.items():
+    if func == {RENDER_FUNC!r} and filename.endswith({RENDER_FILE!r}):
+        render += cumtime
+        calls += ncalls
+print(json.dumps({{"render_seconds": render, "render_calls": calls, "profiled_seconds": st.total_tt}}))
+"""
+
+
+def profile_render(case: E2ECase, inp: Path, scratch: Path, timeout_s: float) -> dict[str, Any]:
+    """Our CLI once more under ``python -m cProfile``; the cumulative time of ``save_figure``."""
+    prof = scratch / "cli.prof"
+    out = scratch / "out"
+    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), *case.ours(inp, out)]
+    run = run_measured(cmd, dict(os.environ), scratch / "profile.log", timeout_s)
+    outputs = _our_outputs(out, run.pop("stdout"))
+    proc = subprocess.run([sys.executable, "-c", SUM_PROFILE, str(prof)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"reading {prof} failed: {proc.stderr.strip()[-300:]}")
+    doc = json.loads(proc.stdout.strip().splitlines()[-1])
+    doc["profiled_wall_seconds"] = run["seconds"]
+    doc["run"], doc["outputs"] = run, outputs
+    return doc
+
+
+def _mem_available() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _too_big(who: str, prev: dict[str, Any], growth: float, args: argparse.Namespace) -> str | None:
+    """Why a run ``growth`` times larger than ``prev`` is not started (linear extrapolation), or None:
+    the machine is shared, so a run must neither exhaust its memory nor outlast ``--timeout``."""
+    want = prev["peak_rss_bytes"] * growth
+    avail = _mem_available()
+    if avail is not None and want > MEM_SHARE * avail:
+        return (f"{who}'s peak RSS extrapolates to {want / 2**30:.1f} GiB, more than {MEM_SHARE:.0%} of the "
+                f"{avail / 2**30:.1f} GiB available")
+    if prev["seconds"] * growth > args.timeout:
+        return f"{who} would run past --timeout {args.timeout:g} s"
+    return None
+
+
+def _median_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    secs = [r["seconds"] for r in runs]
+    return {"seconds": statistics.median(secs), "seconds_runs": secs,
+            "peak_rss_bytes": max(r["peak_rss_bytes"] for r in runs),
+            "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs)}
+
+
+def growth_exponent(points: Sequence[tuple[float, float]]) -> float | None:
+    """Slope of log(seconds) against log(input bytes), least squares; None with fewer than two sizes."""
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len({p[0] for p in pts}) < 2:
+        return None
+    mx = statistics.fmean(p[0] for p in pts)
+    my = statistics.fmean(p[1] for p in pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sxx
+
+
+# --------------------------------------------------------------------------------------------- driver
+
+
+def _case_sizes(case: E2ECase, args: argparse.Namespace) -> tuple[list[float], str | None]:
+    if case.name == "dmat" and not args.smoke and not args.dmat_30x:
+        kept = [m for m in args.sizes if m < 30]
+        if len(kept) < len(args.sizes):
+            return kept, ("30x (a 2 GB raw trace) left out: opt in with --dmat-30x (the artifact alone takes "
+                          "minutes at 10x, and both tools' RSS grows linearly with this trace)")
+    return list(args.sizes), None
+
+
+def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str, Any]:
+    """Every size of one case: inputs, our CLI (timed runs + one profiled run), the artifact's script."""
+    sizes, size_note = _case_sizes(case, args)
+    scratch_root = args.cache / "_e2e_scratch" / case.name
+    shutil.rmtree(scratch_root, ignore_errors=True)
+    rows: list[dict[str, Any]] = []
+    last_art: tuple[int, dict[str, Any]] | None = None
+    warmup_s = None
+    our_env = dict(os.environ)
+    for mult in sizes:
+        blocks = case.blocks(mult, args.smoke)
+        too_big = _too_big("our CLI", rows[-1]["ours"], blocks / rows[-1]["blocks"], args) if rows else None
+        if too_big:
+            size_note = "; ".join(filter(None, [size_note, f"{mult:g}x and above left out: {too_big}"]))
+            break
+        t0 = time.perf_counter()
+        inp, meta = ensure_input(case, blocks, args)
+        gen_s = time.perf_counter() - t0
+        files = case.files(inp)
+        nbytes = sum(p.stat().st_size for p in files)
+        bench.warm_page_cache(files)
+        scratch = scratch_root / f"x{mult:g}"
+        if warmup_s is None and not args.smoke:
+            # One untimed run first: the numba on-disk cache and .pyc files are then warm, as after a
+            # user's first run; its seconds are kept in the JSON.
+            w = run_measured([sys.executable, *case.ours(inp, scratch / "warmup")], our_env,
+                             scratch / "warmup.log", args.timeout)
+            warmup_s = w["seconds"]
+            shutil.rmtree(scratch / "warmup", ignore_errors=True)
+        load_before = os.getloadavg()[0]
+        runs = []
+        outputs: dict[str, Any] = {}
+        prof = None
+        largest = mult == max(sizes)
+        if args.smoke and largest:
+            # --smoke checks the harness, not the speed: the profiled run is also the timed one.
+            prof = profile_render(case, inp, scratch / "profile", args.timeout)
+            runs, outputs = [prof.pop("run")], prof.pop("outputs")
+        for i in range(0 if runs else args.repeat):
+            out = scratch / f"ours{i}"
+            r = run_measured([sys.executable, *case.ours(inp, out)], our_env, scratch / f"ours{i}.log", args.timeout)
+            outputs = _our_outputs(out, r.pop("stdout"))
+            runs.append(r)
+            shutil.rmtree(out, ignore_errors=True)
+        ours = {**_median_runs(runs), "outputs": outputs, "timed_under_profile": prof is not None}
+        art_row: dict[str, Any] | None = None
+        art_note = art.note or (art.dmat_note if case.artifact == "dmat" else None)
+        if case.artifact is None:
+            art_note = "the artifact has no script for this figure"
+        elif art_note is None and args.smoke and mult != min(sizes):
+            art_note = "--smoke: the artifact runs at the smallest size only"
+        elif art_note is None and last_art is not None:
+            too_big = _too_big("the artifact", last_art[1], nbytes / last_art[0], args)
+            art_note = f"artifact skipped at {mult:g}x: {too_big}" if too_big else None
+        if art_note is None:
+            aruns = []
+            aout: dict[str, Any] = {}
+            try:
+                for i in range(args.repeat):
+                    ascratch = scratch / f"artifact{i}"
+                    shutil.rmtree(ascratch, ignore_errors=True)
+                    ascratch.mkdir(parents=True)
+                    cmd, env = artifact_command(case, art, inp, ascratch)
+                    r = run_measured(cmd, env, scratch / f"artifact{i}.log", args.timeout)
+                    aout = artifact_outputs(case, ascratch, r.pop("stdout"))
+                    aruns.append(r)
+                    shutil.rmtree(ascratch, ignore_errors=True)
+            except RuntimeError as exc:
+                # The artifact's own failure (a crash, a timeout) is a finding of this row, not ours.
+                art_note = f"artifact failed at {mult:g}x: {exc}"
+            else:
+                art_row = {**_median_runs(aruns), "outputs": aout}
+                last_art = (nbytes, art_row)
+        if not args.smoke:
+            prof = profile_render(case, inp, scratch / "profile", args.timeout)
+            del prof["run"], prof["outputs"]
+        shutil.rmtree(scratch, ignore_errors=True)
+        ratio = art_row["seconds"] / ours["seconds"] if art_row else None
+        targets = []
+        if art_row is not None:
+            values = {"speedup": ratio, "rss_vs_artifact": ours["peak_rss_bytes"] / art_row["peak_rss_bytes"]}
+            targets.append(bench._target_row(
+                Target("speedup", ">=", SPEEDUP_TARGET, f"{SPEEDUP_TARGET:g}x faster than the artifact"), values))
+            share = case.rss_share or 1.0
+            label = "peak RSS <= artifact's" if share == 1.0 else f"peak RSS <= 1/{1 / share:g} of artifact's"
+            targets.append(bench._target_row(Target("rss_vs_artifact", "<=", share, label), values))
+        if prof is not None:
+            targets.append(bench._target_row(
+                Target("render_seconds", "<=", RENDER_TARGET_S, f"figure rendering < {RENDER_TARGET_S:g} s"),
+                {"render_seconds": prof["render_seconds"]}))
+        rows.append({
+            "size_mult": mult, "blocks": blocks,
+            "input": {"path": str(inp), "bytes": nbytes, "generate_seconds": round(gen_s, 3), **meta},
+            "ours": ours, "artifact": art_row, "artifact_note": art_note, "ratio": ratio,
+            "render": prof, "targets": targets, "loadavg_1min_before": load_before,
+        })
+        print_row(case, rows[-1])
+    shutil.rmtree(scratch_root, ignore_errors=True)
+    exp_ours = growth_exponent([(r["input"]["bytes"], r["ours"]["seconds"]) for r in rows])
+    art_pts = [(r["input"]["bytes"], r["artifact"]["seconds"]) for r in rows if r["artifact"]]
+    exp_art = growth_exponent(art_pts) if len(art_pts) == len(rows) else None
+    summary_targets = []
+    if exp_ours is not None:
+        summary_targets.append(bench._target_row(
+            Target("exponent", "<=", EXPONENT_TARGET, f"growth exponent <= {EXPONENT_TARGET:g}"),
+            {"exponent": exp_ours}))
+    renders = [r["render"]["render_seconds"] for r in rows if r["render"]]
+    doc = {"case": case.name, "group": case.group, "title": case.title, "artifact": case.artifact,
+           "sizes": rows, "exponent_ours": exp_ours, "exponent_artifact": exp_art,
+           "exponent_artifact_note": None if exp_art is not None or not art_pts else
+           "artifact not run at every size: no exponent",
+           "render_seconds_max": max(renders) if renders else None, "warmup_seconds": warmup_s,
+           "size_note": size_note, "targets": summary_targets}
+    print_summary(doc)
+    return doc
+
+
+def _fmt_mb(b: float) -> str:
+    return f"{b / MB:.0f} MB" if b >= 10 * MB else f"{b / MB:.2f} MB"
+
+
+def _verdicts(targets: Sequence[dict[str, Any]]) -> str:
+    out = []
+    for t in targets:
+        got = t["measured"]
+        if t["pass"]:
+            out.append(f"{t['label']}: PASS")
+        else:
+            off = f" x{t['miss_factor']:.2g} off" if t["miss_factor"] else ""
+            shown = "n/a" if got is None else f"{got:.3g}"
+            out.append(f"{t['label']}: MISS ({shown}{off})")
+    return "; ".join(out)
+
+
+def print_row(case: E2ECase, r: dict[str, Any]) -> None:
+    o, a = r["ours"], r["artifact"]
+    art = f"{a['seconds']:>8.2f} s {a['peak_rss_bytes'] / MB:>6.0f} MB" if a else f"{'-':>10} {'-':>9}"
+    ratio = f"{r['ratio']:>6.2f}x" if r["ratio"] is not None else f"{'-':>7}"
+    render = f"{r['render']['render_seconds']:>6.2f} s" if r["render"] else f"{'-':>8}"
+    size = f"{r['blocks']:,} {case.count_word}, {_fmt_mb(r['input']['bytes'])}"
+    print(f"{case.name:<12} {r['size_mult']:>3g}x {size:<32} {o['seconds']:>8.2f} s {o['peak_rss_bytes'] / MB:>6.0f} MB"
+          f"  {art}  {ratio}  {render}")
+    if r["targets"]:
+        print(f"{'':<18}{_verdicts(r['targets'])}")
+    if r["artifact_note"] and case.artifact is not None:
+        print(f"{'':<18}note: {r['artifact_note']}")
+    sys.stdout.flush()
+
+
+def print_summary(doc: dict[str, Any]) -> None:
+    exp = doc["exponent_ours"]
+    shown = "n/a (one size)" if exp is None else f"{exp:.2f}"
+    parts = [f"growth exponent ours {shown}"]
+    if doc["exponent_artifact"] is not None:
+        parts.append(f"artifact {doc['exponent_artifact']:.2f}")
+    if doc["render_seconds_max"] is not None:
+        parts.append(f"max rendering {doc['render_seconds_max']:.2f} s")
+    line = ", ".join(parts)
+    if doc["targets"]:
+        line += "  -- " + _verdicts(doc["targets"])
+    print(f"{'':<18}{doc['case']}: {line}")
+    if doc["size_note"]:
+        print(f"{'':<18}note: {doc['size_note']}")
+    sys.stdout.flush()
+
+
+def _try(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str, Any] | Exception:
+    try:
+        return run_case(case, art, args)
+    except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others' numbers
+        return exc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.e2e", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default=None,
+                    help="comma-separated cases or groups (block_sched, dmat, fig13a, fig13cd; warp_sched = both)")
+    ap.add_argument("--sizes", default=None,
+                    help="comma-separated multiples of paper size (default 1,10,30; --smoke: 1,2 of tiny inputs)")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs per tool and size; median reported (default 1)")
+    ap.add_argument("--json", type=Path, default=None, help="write the results JSON here")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
+                    help=f"inputs and the extracted artifact are kept here (default {DEFAULT_CACHE})")
+    ap.add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT,
+                    help=f"the artifact snapshot tarball (default {DEFAULT_ARTIFACT})")
+    ap.add_argument("--seed", type=int, default=0, help="generator seed (part of the cache key)")
+    ap.add_argument("--dmat-30x", action="store_true",
+                    help="also run dmat at 30x (a 2 GB raw trace; several minutes, our side only)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny inputs, sizes 1,2, profile at the largest only, cases in two lanes: checks the harness")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before one process is killed")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--generate"]:
+        return _generate_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    if args.repeat < 1:
+        print("error: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        selected = expand_only(args.only)
+        sizes = [float(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else \
+            list(SMOKE_SIZES if args.smoke else DEFAULT_SIZES)
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    if not sizes or any(s <= 0 for s in sizes):
+        print("error: --sizes must be positive numbers", file=sys.stderr)
+        return 2
+    args.sizes = sorted(set(sizes))
+    args.cache = args.cache.resolve()
+    args.cache.mkdir(parents=True, exist_ok=True)
+    load_start = list(os.getloadavg())
+    need_dmat = any(c.artifact == "dmat" for c in selected)
+    art = prepare_artifact(args.artifact, args.cache, need_dmat)
+    if art.note:
+        print(f"note: {art.note}")
+    elif art.dmat_note and need_dmat:
+        print(f"note: {art.dmat_note}")
+    print(f"{'case':<12} {'size':>4} {'input':<32} {'ours (wall, peak RSS)':>21}  {'artifact':>19}  "
+          f"{'art/ours':>7}  {'render':>8}")
+    if args.smoke:
+        # Only the harness is checked: two cases at a time, the costliest first (the inputs are tiny;
+        # interpreter start-ups and the artifact's DMAT plot are most of the time).
+        order = sorted(selected, key=lambda c: (c.artifact != "dmat", c.artifact is None))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futs = {c: pool.submit(_try, c, art, args) for c in order}
+            results_in_order = [(c, futs[c].result()) for c in selected]
+    else:
+        results_in_order = [(c, _try(c, art, args)) for c in selected]
+    results, failures = [], []
+    for case, res in results_in_order:
+        if isinstance(res, Exception):
+            failures.append({"case": case.name, "error": str(res)})
+            print(f"{case.name:<12} FAILED: {res}", file=sys.stderr)
+        else:
+            results.append(res)
+    # After the measurements: describing the machine imports pandas and matplotlib for their
+    # versions, which would raise the parent's RSS (the floor of every child's ru_maxrss).
+    parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    machine = bench.machine_description()
+    machine["loadavg_at_start"] = load_start
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m benchmarks.e2e", *argv]),
+        "smoke": bool(args.smoke), "repeat": args.repeat, "seed": args.seed, "sizes": args.sizes,
+        "machine": machine, "loadavg_at_end": list(os.getloadavg()),
+        "artifact": {"tarball": art.tarball, "tree": str(art.tree) if art.tree else None, "note": art.note,
+                     "dmat_note": art.dmat_note, "dmat_build_seconds": art.build_seconds},
+        "method": {
+            "seconds": "wall clock of the whole process from spawn to exit (start-up, imports, figures, files), "
+                       "warm page cache; median of --repeat runs",
+            "peak_rss": "ru_maxrss from os.wait4 of the process: its peak and that of every child it reaped",
+            "ratio": "artifact seconds / our seconds at the same size",
+            "render": f"cumulative seconds of {RENDER_FILE}:{RENDER_FUNC} in one more run under python -m cProfile",
+            "exponent": "least-squares slope of log(seconds) on log(input bytes) over the sizes run",
+            "mb": "10**6 bytes",
+        },
+        "rss_floor_bytes": parent_peak,
+        "cases": results,
+        "failures": failures,
+    }
+    if args.json is not None:
+        write_json(args.json, doc)
+        print(f"results: {args.json}")
+    misses = [t["label"] for c in results for r in c["sizes"] for t in r["targets"] if not t["pass"]]
+    misses += [t["label"] for c in results for t in c["targets"] if not t["pass"]]
+    print(f"{len(results)} case(s), {len(failures)} failed, {len(misses)} target(s) missed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
