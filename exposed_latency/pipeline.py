@@ -23,6 +23,7 @@ import pandas as pd
 
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
+from neutrino_ae.formats.inputs import MiB, check_input
 from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult, write_results
 
@@ -52,13 +53,14 @@ from .figures import (  # noqa: F401  (re-exported for callers)
 )
 
 SECTION = "exposed_latency"
+MAX_CSV_BYTES = 16 * MiB
 
 
 def read_workload_csv(path: str | Path) -> pd.DataFrame:
     """Read and validate one workload CSV; any problem is an :class:`InputError` naming file and column."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such CSV file")
+    # A regular file of sensible size (one row per probe): a FIFO or a huge sparse file is refused
+    # before pandas would read it whole.
+    path = check_input(path, "CSV", MAX_CSV_BYTES)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except pd.errors.EmptyDataError:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import fetch
+from neutrino_ae.bundle import disk, download, fetch
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.errors import BundleError
 
@@ -93,7 +93,7 @@ def serve(respond: Respond) -> Iterator[tuple[str, list[dict[str, str]]]]:
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     delays: list[float] = []
-    monkeypatch.setattr(fetch, "_sleep", delays.append)
+    monkeypatch.setattr(download, "_sleep", delays.append)
     return delays
 
 
@@ -219,8 +219,8 @@ def test_trickle_ends_at_the_deadline(tmp_path: Path) -> None:
 
 def test_trickle_is_dropped_as_too_slow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Below the minimum rate over the window, a connection counts as failed without progress."""
-    monkeypatch.setattr(fetch, "STALL_WINDOW_S", 0.2)
-    monkeypatch.setattr(fetch, "MIN_RATE", 1000)
+    monkeypatch.setattr(download, "STALL_WINDOW_S", 0.2)
+    monkeypatch.setattr(download, "MIN_RATE", 1000)
 
     def respond(h: Handler, n: int) -> None:
         h.send_response(200)
@@ -250,7 +250,7 @@ def test_disk_is_checked_when_content_length_is_absent(tmp_path: Path,
         calls.append(directory)
         return 10 << 30 if len(calls) == 1 else 1 << 20  # the disk fills up while we write
 
-    monkeypatch.setattr(fetch, "_free_bytes", free)
+    monkeypatch.setattr(disk, "free_bytes", free)
     with serve(lambda h, n: h.reply(200, data, length=False)) as (url, _requests):
         with pytest.raises(BundleError, match=r"free space .* while downloading") as err:
             fetch.download(url, tmp_path / "x.zip", progress=False)
@@ -267,7 +267,7 @@ def test_disk_is_checked_again_before_a_resume(tmp_path: Path, monkeypatch: pyte
         h.reply(206 if start else 200, data[start:], headers, send=1000 if n == 0 else None)
 
     frees = iter([10 << 30, 1000])
-    monkeypatch.setattr(fetch, "_free_bytes", lambda d: next(frees, 1000))
+    monkeypatch.setattr(disk, "free_bytes", lambda d: next(frees, 1000))
     with serve(respond) as (url, requests):
         with pytest.raises(BundleError, match="of disk but"):
             fetch.download(url, tmp_path / "x.zip", backoff=0, progress=False)
@@ -360,9 +360,9 @@ def test_bad_archive_is_never_trusted_on_first_use(tmp_path: Path, body: bytes, 
         with pytest.raises(BundleError, match=re.escape(problem)) as err:
             fetch.fetch_paper_bundle(root, url=url, progress=False)
         assert str(err.value).startswith(url) and "\n" not in str(err.value)
-        download = root / fetch.DOWNLOAD_DIR
-        assert not (download / "trace.zip").exists() and not (download / "trace.zip.sha256").exists()
-        assert not (download / "trace.zip.part").exists()
+        dl_dir = root / fetch.DOWNLOAD_DIR
+        assert not (dl_dir / "trace.zip").exists() and not (dl_dir / "trace.zip.sha256").exists()
+        assert not (dl_dir / "trace.zip.part").exists()
         # The next run downloads again instead of reusing what was recorded.
         fetch.fetch_paper_bundle(root, url=url, progress=False)
     assert read_manifest(root)["sha256"] == sha(bodies[1])
@@ -371,16 +371,16 @@ def test_bad_archive_is_never_trusted_on_first_use(tmp_path: Path, body: bytes, 
 def test_kept_archive_that_is_invalid_names_force(tmp_path: Path) -> None:
     """An archive left by an older version (truncated, trusted on first use) is not reused silently."""
     root = tmp_path / "traces"
-    download = root / fetch.DOWNLOAD_DIR
-    download.mkdir(parents=True)
+    dl_dir = root / fetch.DOWNLOAD_DIR
+    dl_dir.mkdir(parents=True)
     bad = _truncated_zip()
-    (download / "trace.zip").write_bytes(bad)
-    (download / "trace.zip.sha256").write_text(f"{sha(bad)}  trace.zip\n")
+    (dl_dir / "trace.zip").write_bytes(bad)
+    (dl_dir / "trace.zip.sha256").write_text(f"{sha(bad)}  trace.zip\n")
     good = make_zip(PAPER_ZIP)
     with serve(lambda h, n: h.reply(200, good)) as (url, requests):
         with pytest.raises(BundleError, match="--force") as err:
             fetch.fetch_paper_bundle(root, url=url, progress=False)
-        assert str(err.value).startswith(str(download / "trace.zip")) and "\n" not in str(err.value)
+        assert str(err.value).startswith(str(dl_dir / "trace.zip")) and "\n" not in str(err.value)
         assert requests == []
         fetch.fetch_paper_bundle(root, url=url, force=True, progress=False)
     assert read_manifest(root)["sha256"] == sha(good)
@@ -444,16 +444,16 @@ def _age(path: Path, seconds: float) -> None:
 def test_stale_leftovers_are_cleaned_but_not_a_live_runs(tmp_path: Path) -> None:
     """kill -9 during extraction or an atomic write leaves .extract-*/.tmp-*; the next run removes them."""
     root = tmp_path / "traces"
-    download = root / fetch.DOWNLOAD_DIR
-    download.mkdir(parents=True)
+    dl_dir = root / fetch.DOWNLOAD_DIR
+    dl_dir.mkdir(parents=True)
     dead_pid = 4_194_400  # above any Linux pid_max, so no such process
     dead = root / (fetch.staging_prefix(dead_pid) + "abc123")  # fresh, but its owner is gone
     stale_unowned = [root / ".extract-k2j4h5g6", root / ".extract-1-otherhost-k2j4h5",
-                     root / ".bundle.tmp-x1y2z3.json", download / ".trace.zip.tmp-q9w8e7.sha256"]
+                     root / ".bundle.tmp-x1y2z3.json", dl_dir / ".trace.zip.tmp-q9w8e7.sha256"]
     live_run = root / (fetch.staging_prefix() + "def456")  # a concurrent run (this process)
     live = [live_run, root / ".extract-fresh123", root / ".extract-1-otherhost-fresh1",
             root / ".bundle.tmp-fresh1.json", root / ".notes.tmp-abc123.txt"]  # the last is not ours
-    for p in [dead, *stale_unowned, *live, download / "trace.zip.part"]:
+    for p in [dead, *stale_unowned, *live, dl_dir / "trace.zip.part"]:
         if "extract" in p.name:
             p.mkdir()
             (p / "half.bin").write_bytes(b"x")

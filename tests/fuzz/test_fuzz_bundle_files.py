@@ -17,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from exposed_latency.pipeline import read_workload_csv
+from max_mem.pipeline import read_max_memory
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.formats.bintrace import open_trace
@@ -35,7 +37,7 @@ def report_tally():
     """Print how many cases ran and how they ended (pytest -s shows it)."""
     yield
     print(f"\nfuzz: {sum(TALLY.values())} cases: {TALLY['ok']} results, {TALLY['clean error']} clean errors, "
-          f"{TALLY['hang']} hangs; a crash or a hang fails its test")
+          f"{TALLY['crash']} crashes, {TALLY['hang']} hangs; a crash or a hang fails its test")
 
 
 @pytest.fixture
@@ -87,6 +89,18 @@ def _bounded(fn, seconds: int = 20):
         signal.signal(signal.SIGALRM, old)
 
 
+def _crash_counted(fn):
+    """``fn()``; an exception that escapes it (a traceback, a hang) is counted, then fails the test."""
+    try:
+        return fn()
+    except _Hang:
+        TALLY["hang"] += 1
+        raise
+    except Exception:
+        TALLY["crash"] += 1
+        raise
+
+
 def _judge(fn, path: Path) -> None:
     """A clean result, or a one-line error that names the file; anything else fails the test."""
     try:
@@ -100,6 +114,9 @@ def _judge(fn, path: Path) -> None:
     except _Hang:
         TALLY["hang"] += 1
         pytest.fail(f"hung on {path}")
+    except Exception:
+        TALLY["crash"] += 1
+        raise
 
 
 READERS = [
@@ -111,6 +128,8 @@ READERS = [
     ("dmat/fig1.dmat", read_dmat),
     ("dmat/raw/fig1/*/tensor.trace", read_tensor_trace),
     ("bundle.json", lambda p: read_manifest(p.parent)),
+    ("max_mem/*/*/*/stdout.log", read_max_memory),
+    ("exposed_latency/attn.csv", read_workload_csv),
 ]
 
 
@@ -125,6 +144,23 @@ def test_every_reader_on_mutated_files(bundle, tmp_path, pattern, reader, mutati
         dst = tmp_path / "bundle.json"
     _mutate(src, dst, mutation)
     _judge(lambda: reader(dst), dst)
+
+
+def _judge_command_line(main, args: list[str], work: Path, mutated: Path) -> None:
+    """Run a section's command line on ``args``: exit 0, or exit 2 with one error line naming ``mutated``."""
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = _crash_counted(lambda: _bounded(lambda: run_main(main, [*args, "--out", str(work / "out")])))
+    lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+    if code not in (0, 2):
+        TALLY["crash"] += 1
+    assert code in (0, 2), (code, err.getvalue()[-2000:])
+    if code == 2:
+        assert len(lines) == 1 and lines[0].startswith("error:") and str(mutated) in lines[0], err.getvalue()
+        TALLY["clean error"] += 1
+    else:
+        TALLY["ok"] += 1
+    shutil.rmtree(work, ignore_errors=True)
 
 
 CLIS = [
@@ -150,15 +186,29 @@ def test_every_command_line_on_mutated_input(bundle, tmp_path_factory, section, 
     dst.parent.mkdir()
     _mutate(src, dst, mutation)
     cli = section_module(section, "cli")
-    main = cli.tail_main if section == "warp_sched" else cli.main
-    err = io.StringIO()
-    with redirect_stdout(io.StringIO()), redirect_stderr(err):
-        code = _bounded(lambda: run_main(main, [*args(dst), "--out", str(work / "out")]))
-    lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
-    assert code in (0, 2), (code, err.getvalue()[-2000:])
-    if code == 2:
-        assert len(lines) == 1 and lines[0].startswith("error:") and str(dst) in lines[0], err.getvalue()
-        TALLY["clean error"] += 1
-    else:
-        TALLY["ok"] += 1
-    shutil.rmtree(work, ignore_errors=True)
+    _judge_command_line(cli.tail_main if section == "warp_sched" else cli.main, [*args(dst)], work, dst)
+
+
+# The command lines that read a folder: one unit of it (a model, a group) is copied and one file
+# in the copy is mutated.
+FOLDER_CLIS = [
+    ("max_mem", "max_mem/*", "*/*/stdout.log"),
+    ("max_mem", "max_mem/*", "*/*/*/event.log"),
+    ("kernel_overhead", "kernel_overhead/triton_op", "*/*/trace/event.log"),
+    ("kernel_overhead", "kernel_overhead/triton_op", "*/*/trace/kernel/*/process.log"),
+]
+
+
+@pytest.mark.parametrize("section, unit, pattern", FOLDER_CLIS, ids=[f"{c[0]}:{c[2]}" for c in FOLDER_CLIS])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutation=MUTATIONS)
+def test_every_folder_command_line_on_a_mutated_file(bundle, tmp_path_factory, section, unit, pattern, mutation):
+    from neutrino_ae.run.registry import section_module
+
+    work = tmp_path_factory.mktemp(section)
+    src = _pick(bundle, unit)
+    copy = work / "in" / section / src.name
+    shutil.copytree(src, copy)
+    target = sorted(copy.glob(pattern))[0]
+    _mutate(target, target, mutation)
+    _judge_command_line(section_module(section, "cli").main, [str(work / "in" / section)], work, target)

@@ -67,11 +67,14 @@ def test_missing_bundle_root_is_one_clear_error(tmp_path):
 
 TOY_INIT = '''
 """Fig. 99: a toy section."""
+from neutrino_ae.report.claims import Claim
 from neutrino_ae.report.section import Section
 
 SECTION = Section(name="toy", title="Toy result", paper_ref="Fig. 99", order=70, runtime="instant",
                   inputs=("toy/in.txt",), analyze="analysis:analyze", sample="analysis:sample",
-                  static_prose="The toy section doubles a number.", dynamic_prose="Nothing to collect.")
+                  static_prose="The toy section doubles a number.", dynamic_prose="Nothing to collect.",
+                  claims=(Claim("toy-positive", "the doubled number is positive", "Fig. 99",
+                                left="double", op=">", right=0),))
 '''
 
 TOY_ANALYSIS = '''
@@ -186,6 +189,34 @@ def test_changed_input_lost_output_or_edited_code_recomputes(toy, tmp_path):
     runner.run_section("toy", toy, out)
     assert len(_calls()) == 7, "deleting one output file recomputes"
 
+    bundle.write_manifest(toy, bundle.SAMPLE, ground_truth={"toy": {"double": 8.0}})
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 8, "a rewritten bundle.json (provenance, ground truth) recomputes"
+
+
+def test_package_version_or_package_code_change_recomputes(toy, tmp_path, monkeypatch):
+    import neutrino_ae
+
+    out = tmp_path / "results"
+    runner.run_section("toy", toy, out)
+    monkeypatch.setattr(neutrino_ae, "__version__", neutrino_ae.__version__ + ".post1")
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 2, "a new package version invalidates the cache"
+
+    # A stand-in for the package's own folder, so that the test edits no real file: the runner
+    # fingerprints every .py under it (formats/, report/style.py, sched/ ... alike).
+    pkg = tmp_path / "pkg"
+    (pkg / "formats").mkdir(parents=True)
+    (pkg / "formats" / "eventlog.py").write_text("X = 1\n")
+    monkeypatch.setattr(runner, "PACKAGE_DIR", pkg)
+    runner.run_section("toy", toy, out)
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 3
+    (pkg / "formats" / "eventlog.py").write_text("X = 2\n")
+    runner.run_section("toy", toy, out)
+    assert len(_calls()) == 4, "edited package code (a reader the section uses) invalidates the cache"
+    assert runner.PACKAGE_DIR.name == "pkg" and Path(neutrino_ae.__file__).resolve().parent.name == "neutrino_ae"
+
 
 def test_a_real_section_watches_the_probe_toml_it_read(tmp_path):
     from neutrino_ae.sample.generate import generate_bundle
@@ -240,6 +271,31 @@ def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(toy, tmp_pat
     root.mkdir()
     truth = build_into(root, SampleConfig("tiny"), seed=0)
     assert truth["toy"] == {"double": 7.0} and (root / "toy" / "in.txt").read_text() == "3.5"
+
+
+def test_the_toy_section_is_in_the_summary_and_the_verdict_of_a_notebook_run(toy, tmp_path):
+    import json
+
+    from neutrino_ae.run import lock
+    from neutrino_ae.run.notebook import StaticNotebook
+
+    out = tmp_path / "nb"
+    try:
+        nb = StaticNotebook(bundle="auto", trace_root=str(toy), output_dir=str(out))
+        assert "toy" in nb.selected
+        nb.section("toy")
+        nb.summary()
+    except NotebookStop:
+        pass  # the six real sections have no input in the toy bundle: they fail, the toy does not
+    finally:
+        lock.release_output_lock(out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [r for r in summary["results"] if r["section"] == "toy"] == [
+        {"section": "toy", "key": "double", "paper_ref": "Fig. 99", "value": 7.0, "unit": "cycles",
+         "bundle_kind": "sample", "ground_truth": 7.0}]
+    verdict = json.loads((out / "verdict.json").read_text())
+    toy_claims = [c for c in verdict["claims"] if c["section"] == "toy"]
+    assert [(c["claim"], c["status"], c["obtained"]) for c in toy_claims] == [("toy-positive", "PASS", "7")]
 
 
 def test_notebook_stop_renders_as_one_line():

@@ -173,3 +173,21 @@ def test_cli_and_group_wrapper(tree, tmp_path, capsys):
     assert doc["files"]["html"].endswith("kernel_overhead.html") and len(doc["cells"]) == 4
     assert run_main(cli.main, [str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'nope'}: no such folder")
+
+
+def test_a_cut_event_log_and_impossible_registers_are_named_not_used(tmp_path):
+    # Reliability items 3 and 5: a log cut mid-launch must not count that launch, and a probed
+    # build with fewer registers than the pruned one is not a negative "+regs" in Table 2.
+    root = tmp_path / "kernel_overhead"
+    trace = _run(root, "cutlass_op", "gemm", "block_sched", [1.2, 1.4, 9.0], regs=(46, 40))
+    log = trace / "event.log"
+    text = log.read_text()
+    log.write_text(text[: text.rindex("impact") + len("impact 9.0")])  # killed while writing launch 2
+    res = ko.analyze(root, tmp_path / "out")
+    (cell,) = res.data["cells"]
+    assert (cell["launches"], cell["used"]) == (2, 2) and cell["slowdown"] == pytest.approx(1.3)
+    assert f"{log}: ends mid-line (run killed?); launch 2 left out" in cell["problems"]
+    assert cell["extra_regs"] is None and cell["registers"] == []
+    assert any(p.startswith(str(trace / "kernel")) and "impossible register counts" in p for p in cell["problems"])
+    assert "block_sched +regs" in res.tables["kernel_overhead"] and np.isnan(
+        res.tables["kernel_overhead"]["block_sched +regs"].iloc[0])
