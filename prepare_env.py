@@ -4,6 +4,11 @@
     python prepare_env.py --check [--json]     table of requirements; exit code below
     python prepare_env.py --install [--dry-run] install what is missing (idempotent)
 
+Both work on the project's environment, the one the notebooks' kernel uses: .venv/ next to this
+file (made by `make setup`), whatever Python runs this script (it re-runs itself under .venv's
+Python and says so); --python picks another environment. Python packages are installed with that
+environment's pip (`<python> -m pip install`), never with `setup.py install`.
+
 Exit codes: 0 ready; 1 something required is missing (or an install step failed);
 2 bad usage; 3 no NVIDIA GPU/driver.
 
@@ -34,6 +39,25 @@ from neutrino_ae.workloads import envcheck  # this file's folder (the repo root)
 
 HERE = Path(__file__).resolve().parent
 STEP_TIMEOUT_S = 3600  # a CUTLASS build is the slowest step
+PROJECT_PYTHON = HERE / ".venv" / "bin" / "python"  # the environment `make setup` creates
+_REEXEC_ENV = "NEUTRINO_AE_PREPARE_ENV_REEXEC"
+
+
+def _env_of(python: str | os.PathLike[str]) -> Path:
+    """The environment (sys.prefix) a Python executable belongs to: ``<env>/bin/python``."""
+    return Path(os.path.abspath(python)).parent.parent
+
+
+def target_python(requested: str | None) -> str:
+    """The Python whose environment is checked and installed into: ``--python``, else the project's
+    .venv when there is one, else the Python running this script."""
+    if requested:
+        return requested
+    return str(PROJECT_PYTHON) if PROJECT_PYTHON.is_file() else sys.executable
+
+
+def _same_env(python: str) -> bool:
+    return _env_of(python).resolve() == Path(sys.prefix).resolve()
 
 
 @dataclass
@@ -82,11 +106,14 @@ def plan_install(report: envcheck.Report) -> Plan:
             plan.steps += _clone_steps("neutrino", repo, ref, src,
                                        f"no network? clone {repo} (ref {ref}) yourself and set NEUTRINO_SRC to it")
         # Neutrino has no wheel: its setup.py builds the hook driver against the local CUDA driver.
-        plan.steps.append(Step("neutrino runtime deps", [py, "-m", "pip", "install", "toml", "psutil"], None,
-                               "pip could not install toml/psutil; check network or pip configuration"))
-        plan.steps.append(Step("install neutrino", [py, "setup.py", "install"], src,
-                               "the build needs gcc and the CUDA toolkit (cuobjdump, ptxas) on PATH; "
-                               "see the output above"))
+        # pip runs it in this environment (no isolated build env: the build sees the CUDA toolkit
+        # and the packages installed just before).
+        plan.steps.append(Step("neutrino build and runtime deps",
+                               [py, "-m", "pip", "install", "toml", "psutil", "setuptools", "wheel"], None,
+                               "pip could not install toml/psutil/setuptools; check network or pip configuration"))
+        plan.steps.append(Step("install neutrino", [py, "-m", "pip", "install", "--no-build-isolation", str(src)],
+                               None, "the build needs gcc and the CUDA toolkit (cuobjdump, ptxas) on PATH; "
+                                     "see the output above"))
 
     triton = report.get("triton")
     if triton and triton.status == envcheck.OK:
@@ -161,11 +188,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="with --install: print the commands only")
     ap.add_argument("--neutrino", default="neutrino", help="name or path of the Neutrino CLI")
     ap.add_argument("--torch-timeout", type=float, default=180.0, help="seconds allowed for 'import torch'")
+    ap.add_argument("--python", help=f"the environment to check and install into, by its Python executable "
+                                     f"(default: {PROJECT_PYTHON} when it exists, else this Python)")
     args = ap.parse_args(argv)
 
+    python = target_python(args.python)
+    if not _same_env(python):
+        if os.environ.get(_REEXEC_ENV) or not Path(python).is_file():
+            print(f"error: {python}: not a Python executable of an environment this script can run in",
+                  file=sys.stderr)
+            return 2
+        # Re-run under the target environment's Python, so the checks see its packages and pip
+        # installs into it (not into whatever Python started this script).
+        print(f"running under the project's environment {_env_of(python)} ({python})", flush=True)
+        script_args = list(sys.argv[1:] if argv is None else argv)
+        os.execve(python, [python, str(Path(__file__).resolve()), *script_args], {**os.environ, _REEXEC_ENV: "1"})
+    where = f"environment {sys.prefix} (Python {sys.executable})"
     report = envcheck.run_checks(neutrino=args.neutrino, torch_timeout=args.torch_timeout)
     if args.install:
         print(report.table(), "\n", flush=True)
+        print(f"installing into the {where}; the notebooks' kernel must use this environment "
+              "(the 'neutrino-ae' kernel: .venv/bin/python -m ipykernel install --user --name neutrino-ae)\n",
+              flush=True)
         rc = execute(plan_install(report), args.dry_run)
         if args.dry_run or rc != 0:
             return rc
@@ -173,8 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nafter install:\n" + final.table())
         return final.exit_code
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print(json.dumps({**report.to_json(), "environment": sys.prefix, "python": sys.executable}, indent=2))
     else:
+        print(f"checking the {where}")
         print(report.table())
     return report.exit_code
 

@@ -36,4 +36,6 @@ SECTION = Section(
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
     claims=CLAIMS,
+    notebook_show=("exposed_latency.png",),  # one panel per workload; the per-workload PNGs are files
+    notebook_text="folded",
 )

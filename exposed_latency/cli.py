@@ -17,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=f"{PAPER_REF}: exposed latency of Nsight Compute vs. Neutrino.")
     parser.add_argument("inputs", nargs="*", type=Path, default=[default],
                         help=f"folder with {{attn,gmm,conv,gemm}}.csv, or CSV files (default: {default})")
-    add_output_args(parser)
+    add_output_args(parser, "exposed_latency")
     return parser
 
 def main(argv: Sequence[str] | None = None) -> int:

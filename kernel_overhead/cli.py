@@ -17,7 +17,7 @@ def build_parser(default_root: Path, prog: str | None = None) -> argparse.Argume
                                      "from Neutrino benchmark-mode traces.")
     parser.add_argument("root", nargs="?", type=Path, default=default_root,
                         help=f"kernel_overhead folder or one group folder (default: {default_root})")
-    add_output_args(parser)
+    add_output_args(parser, "kernel_overhead")
     return parser
 
 def main(argv: Sequence[str] | None = None, groups: Sequence[str] | None = None,

@@ -40,4 +40,6 @@ SECTION = Section(
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
     claims=CLAIMS,
+    notebook_show=("max_mem.png",),
+    notebook_text="folded",
 )

@@ -17,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=f"{PAPER_REF}: maximum probe memory vs. workload memory.")
     parser.add_argument("root", nargs="?", type=Path, default=default_root,
                         help=f"max_mem folder: <model>/<probe>/<sub>/ (default: {default_root})")
-    add_output_args(parser)
+    add_output_args(parser, "max_mem")
     return parser
 
 def main(argv: Sequence[str] | None = None) -> int:

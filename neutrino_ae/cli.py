@@ -21,7 +21,8 @@ def _add_sample(sub: Any) -> None:
     p = sub.add_parser("sample", help="generate the synthetic sample bundle (offline)",
                        description="Generate the synthetic sample bundle (reused if one with the same "
                                    "scale and seed is already there).")
-    p.add_argument("--out", default="traces", help="bundle root to create (default: traces)")
+    p.add_argument("--out", default="traces/sample",
+                   help="bundle root to create (default: traces/sample, where the notebooks look for it)")
     p.add_argument("--scale", default="small", choices=["small", "paper"],
                    help="small: seconds, for tests and make run; paper: the paper's sizes")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -34,7 +35,8 @@ def _add_fetch(sub: Any) -> None:
 
     p = sub.add_parser("fetch", help="download and extract the paper's trace bundle",
                        description="Download (resumable, verified) and safely extract the paper's trace.zip.")
-    p.add_argument("--trace-root", default="traces", help="bundle root (default: traces)")
+    p.add_argument("--trace-root", default="traces/paper",
+                   help="bundle root (default: traces/paper, where the notebooks look for it)")
     p.add_argument("--url", default=PAPER_BUNDLE_URL, help="archive URL (default: the paper's)")
     p.add_argument("--sha256", default=None,
                    help="expected sha256 of the archive; without it the first download is trusted and "
@@ -105,8 +107,18 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def default_output_dir(name: str) -> Path:
+    """Where ``neutrino-ae run <name>`` writes: the notebook's own default (``results/static/``,
+    ``results/dynamic/``) in the repository, so Jupyter and the command line share one layout."""
+    from neutrino_ae.run.notebook import DYNAMIC_RESULTS, STATIC_RESULTS
+    from neutrino_ae.run.papermill import package_repo_root
+
+    default = {"static": STATIC_RESULTS, "dynamic": DYNAMIC_RESULTS}.get(name, f"results/{name}/")
+    return (package_repo_root() or Path.cwd()) / default
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    from neutrino_ae.run.papermill import find_notebook, package_repo_root, parse_parameter, run_notebook
+    from neutrino_ae.run.papermill import find_notebook, parse_parameter, run_notebook
 
     params: dict[str, Any] = {name: parse_parameter(value) for name, value in args.parameter}
     if args.sections is not None:
@@ -117,7 +129,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         params["trace_root"] = str(Path(params["trace_root"]).resolve())
     output_dir = args.output_dir or params.pop("output_dir", None)
     if output_dir is None:
-        output_dir = (package_repo_root() or Path.cwd()) / "results" / args.name
+        output_dir = default_output_dir(args.name)
     notebook = find_notebook(args.name, args.notebook)
     if args.log_output:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
@@ -132,6 +144,7 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
     dynamic run collected nothing (unless --allow-skip)."""
     import json
 
+    from neutrino_ae.report.claims import Outcome, verdict_text
     from neutrino_ae.run.notebook import VERDICT_NAME
 
     path = output_dir / VERDICT_NAME
@@ -139,10 +152,15 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
         return 0
     doc = json.loads(path.read_text(encoding="utf-8"))
     overall = doc.get("overall")
-    print(f"verdict: {overall} ({doc.get('scope')}): {path}")
-    for claim in doc.get("claims", []):
+    claims = doc.get("claims", [])
+    # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED.
+    print(f"\n{verdict_text([Outcome(**c) for c in claims])}\n")
+    for claim in claims:
         if claim.get("status") == "DIFFERS":
             print(f"  DIFFERS {claim['section']}/{claim['claim']}: {claim['text']}: {claim['reason']}")
+    counts = doc.get("counts", {})
+    print(f"verdict: {overall} ({doc.get('scope')}; {counts.get('PASS', 0)} PASS, {counts.get('DIFFERS', 0)} "
+          f"DIFFERS, {counts.get('SKIPPED', 0)} SKIPPED): {path}")
     if overall == "DIFFERS" and not report_only:
         return 1
     if overall == "NOTHING COLLECTED" and not allow_skip:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 
 import nbformat
-from notebook_builder import builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
+from notebook_builder import KERNEL_CHECK, builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
 
 from neutrino_ae.run import registry
 
@@ -108,7 +108,7 @@ SUMMARY = code("""
 def cells() -> list[nbformat.NotebookNode]:
     """One heading + one code cell per section of the registry, between the set-up and the summary."""
     v4 = nbformat.v4
-    out = [v4.new_markdown_cell(INTRO, id="intro"),
+    out = [v4.new_markdown_cell(INTRO, id="intro"), v4.new_code_cell(KERNEL_CHECK, id="kernel-check"),
            v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
            v4.new_markdown_cell(ENV_MD, id="env-md"), v4.new_code_cell(ENV, id="env")]
     sections = registry.sections()

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import nbformat
-from notebook_builder import builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
+from notebook_builder import KERNEL_CHECK, builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
 
 from neutrino_ae.bundle import fetch
 from neutrino_ae.run import registry
@@ -24,13 +24,6 @@ NOTEBOOK = registry.REPO_ROOT / "static.ipynb"
 
 
 code = md
-
-
-def _runtime_table() -> str:
-    rows = ["| # | section | paper | runtime |", "|---|---|---|---|"]
-    for i, s in enumerate(registry.sections(), start=1):
-        rows.append(f"| {i} | {s.title} (`{s.name}`) | {s.paper_ref} | {s.runtime} |")
-    return "\n".join(rows)
 
 
 def _header(i: int, name: str) -> str:
@@ -44,50 +37,29 @@ def _header(i: int, name: str) -> str:
 INTRO = md("""
     # Neutrino (OSDI'25): static evaluation on collected traces
 
-    This notebook turns the GPU traces that Neutrino collected into every table and figure of
-    *Neutrino: Fine-grained GPU Kernel Profiling via Programmable Probing* (OSDI'25). It needs no GPU:
-    only the traces and a CPU. The GPU-side collection is in `dynamic.ipynb`.
+    Turns the GPU traces that Neutrino collected into every table and figure of *Neutrino:
+    Fine-grained GPU Kernel Profiling via Programmable Probing* (OSDI'25), on a CPU. GPU-side
+    collection is in `dynamic.ipynb`. *Run All*, or from a shell in the repository root:
+    `make run` (synthetic sample bundle, offline) or `.venv/bin/neutrino-ae run static -p bundle paper`
+    (the paper's traces, downloaded once). Both write to `results/static/`.
 
-    **How to run.** *Run All*, or from a shell in the repository root:
-
-    ```
-    python -m neutrino_ae run static -p bundle sample     # synthetic sample bundle, offline
-    python -m neutrino_ae run static                      # the paper's traces (downloaded once, ~1.5 GB)
-    ```
-
-    * Hardware: any machine with a CPU. Disk: ~1.5 GB for the paper's bundle (a few MB for the small sample).
-    * Software: Python >= 3.11 with this repository installed (`make setup`); no shell tools.
-    * Every section writes its figures, tables and a results JSON under `output_dir/<section>/` and
-      keeps them: running a section again reuses them unless `force = True`. After the set-up cell,
-      each section can be run on its own.
-    * The last section collects every number into `summary.json` / `summary.md` in `output_dir`.
-    * Runtime on a 2-core machine: a full Run All on the small sample bundle takes about 25 s including
-      generating the bundle (3 s when re-run on cached results); on the paper-scale sample bundle
-      (475 MB) about 35 s. The paper's own bundle (~1.5 GB) has not been timed here.
-""") + "\n\n" + _runtime_table() + "\n\n" + md("""
-    ### What to expect
-
-    With the paper's traces the figures and tables should closely match the paper, with one known
-    exception the authors point out: the traces behind **the first five rows of Table 2** and
-    **Sec. 4.5** (block scheduling cost) were lost and later **re-collected**. GPU runtime dynamics at
-    this granularity never repeat exactly, so those numbers come out similar to the paper's, not
-    identical.
-
-    With the **sample bundle** (`bundle = "sample"`) every number comes from a synthetic execution
-    model of an A100, not from a GPU. Figures carry a *SYNTHETIC* watermark, results files say
-    `synthetic: true`, and the summary shows the value the model injected (ground truth) next to
-    what the analysis measured. Such numbers check that the analyses work; they are **not** a
-    reproduction of the paper's measurements.
+    Each section states the paper's claim and shows its result once, in the paper's form; full
+    tables are saved next to the figures and linked. Every claim is judged at the end (and, in
+    `neutrino-ae run`'s saved copy, at the top): PASS / DIFFERS / SKIPPED, also in `verdict.json`.
+    Known difference from the paper (the authors'): the traces behind the first five rows of
+    Table 2 and Sec. 4.5 were re-collected, so those numbers are similar, not identical. On the
+    **sample bundle** (`bundle = "sample"`) every number comes from a synthetic execution model,
+    not a GPU: figures say *SYNTHETIC* and the verdict checks the pipeline, not the paper.
 """)
 
 PARAMETERS = code(f"""
     # Parameters (papermill: -p <name> <value>)
     bundle = "auto"  # "auto": bundle already in trace_root, else download the paper's; "paper"; "sample" (synthetic)
-    trace_root = "traces/"  # where the bundle lives (or is downloaded/generated to)
+    trace_root = ""  # where the bundle lives; empty: traces/sample/ for the sample bundle, else traces/paper/
     bundle_url = "{fetch.PAPER_BUNDLE_URL}"  # the paper's trace.zip
     bundle_sha256 = ""  # expected sha256 of trace.zip; "" trusts the first download and records its digest
     sections = {list(registry.names())!r}  # any subset
-    output_dir = "results/"  # figures, tables, results JSON, summary.json / summary.md
+    output_dir = "results/static/"  # figures, tables, results JSON, summary, verdict (as neutrino-ae run)
     sample_scale = "small"  # sample bundle size: "small" or "paper"
     seed = 0  # sample bundle seed
     force = False  # recompute sections even when their cached results are current (never re-downloads)
@@ -96,22 +68,14 @@ PARAMETERS = code(f"""
 SETUP_MD = md("""
     ## 0. Set-up: the trace bundle
 
-    The original notebook fetched the traces with `wget` and `unzip`. Here the set-up cell resolves
-    the bundle in Python (`neutrino_ae.bundle.fetch.ensure_bundle`):
-
-    * `bundle = "auto"`: use the bundle already in `trace_root`; if there is none, download the paper's
-      `trace.zip` (resumable, sha256 checked or recorded on first use, extracted safely). If that fails
-      the notebook **stops** with one message saying what to do; it never switches to synthetic data on
-      its own.
-    * `bundle = "paper"`: the paper's traces, downloading them if needed.
-    * `bundle = "sample"`: generate (or reuse) the synthetic sample bundle; works offline.
-
-    It then prints which kind of bundle the results will come from. The cells below are one call each
-    on the object it makes, `nb` (`neutrino_ae.run.notebook.StaticNotebook`): `nb.section(name)`
-    computes or reuses a section's results and shows its figures, tables and summary text. A section
-    whose input is missing or unreadable prints one line naming the file and the other sections
-    still run; the summary at the end lists such sections and then stops the run with an error, so a
-    failure is never silent.
+    `bundle = "auto"` uses the bundle already in `trace_root`, else downloads the paper's
+    `trace.zip` (resumable, checksummed, extracted safely); if that fails the notebook stops with
+    one message and never switches to synthetic data by itself. `"paper"` always means the
+    paper's traces, `"sample"` the synthetic sample bundle (offline). The sample and the paper
+    bundle live in different folders (`traces/sample/`, `traces/paper/`), so both work in any
+    order. `nb.section(name)` computes a section (or reuses its cached results) and shows it; a
+    section whose input is unusable prints one line, the others still run, and the summary then
+    stops the run naming it.
 """)
 
 SETUP = code("""
@@ -122,12 +86,11 @@ SETUP = code("""
 """)
 
 SUMMARY_MD = md(f"""
-    ## {len(registry.sections()) + 1}. Summary of every result
+    ## {len(registry.sections()) + 1}. Verdict
 
-    One row per reported number: section, paper reference, value and unit, and the bundle kind it
-    came from. On the sample bundle the **ground truth** column holds the value the execution model
-    injected, for comparison. Sections not run yet in this kernel are run (or their cached results
-    reused) first. The table is saved as `summary.json` and `summary.md` in `output_dir`.
+    Every number is saved in `summary.json` / `summary.md` (on the sample bundle with the value
+    the execution model injected beside it). Below: each claim of the paper with what is expected
+    and what was obtained, also saved as `verdict.json`.
 """)
 
 SUMMARY = code("""
@@ -141,6 +104,7 @@ def cells() -> list[nbformat.NotebookNode]:
     v4 = nbformat.v4
     out = [
         v4.new_markdown_cell(INTRO, id="intro"),
+        v4.new_code_cell(KERNEL_CHECK, id="kernel-check"),
         v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
         v4.new_markdown_cell(SETUP_MD, id="setup-md"),
         v4.new_code_cell(SETUP, id="setup"),

@@ -16,6 +16,35 @@ def md(text: str) -> str:
     return textwrap.dedent(text).strip("\n")
 
 
+# The first code cell of both notebooks. It must run in any Jupyter kernel, so it uses only the
+# standard library: a kernel without this project (or its dependencies) stops here with one line
+# saying which kernel to pick or the one command that installs the project into this kernel.
+KERNEL_CHECK = md("""
+    # Kernel check (standard library only). Colab or another hosted Jupyter without this project:
+    # set install_here = True and run this cell once (pip-installs this repository into this kernel).
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    install_here = False
+    if install_here and os.path.isfile("pyproject.toml"):
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "."], check=True)
+        importlib.invalidate_caches()
+    missing = [m for m in ("neutrino_ae", "numpy", "pandas", "matplotlib") if importlib.util.find_spec(m) is None]
+    if missing:
+        class KernelLacksProject(Exception):
+            def _render_traceback_(self):
+                return [f"KernelLacksProject: {self}"]
+        here = os.getcwd() if os.path.isfile("pyproject.toml") else "<the repository root>"
+        raise KernelLacksProject(
+            f"this kernel ({sys.executable}) cannot import {', '.join(missing)}: pick the kernel 'neutrino-ae' "
+            "(after `make setup && .venv/bin/python -m ipykernel install --user --name neutrino-ae`), "
+            f"or install the project into this kernel with `{sys.executable} -m pip install -e {here}` "
+            "(on Colab: set install_here = True above)")
+""")
+
+
 def notebook_text(cells: list[nbformat.NotebookNode]) -> str:
     """The notebook exactly as committed: no outputs, a python3 kernelspec, validated."""
     nb = nbformat.v4.new_notebook(cells=cells)

@@ -148,5 +148,25 @@ def verdict_table(outcomes: Iterable[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def verdict_text(outcomes: Iterable[Outcome], width: int = 60) -> str:
+    """The verdict as a plain-text table for a terminal: verdict | claim | expected | obtained,
+    the reason of a DIFFERS or SKIPPED under its row."""
+    def cut(text: str, n: int) -> str:
+        text = " ".join(str(text).split())
+        return text if len(text) <= n else text[:n - 3] + "..."
+
+    rows = [(o.status, f"{o.section}/{o.claim}", cut(o.expected, width), cut(o.obtained, 30), o.reason)
+            for o in outcomes]
+    head = ("verdict", "claim", "expected", "obtained")
+    widths = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(4)]
+    line = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()  # noqa: E731
+    out = [line(head), line(["-" * w for w in widths])]
+    for r in rows:
+        out.append(line(r[:4]))
+        if r[4]:
+            out.append(" " * (widths[0] + 2) + cut(f"reason: {r[4]}", 2 * width))
+    return "\n".join(out)
+
+
 def failed(outcomes: Iterable[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if o.status == DIFFERS]

@@ -15,9 +15,30 @@ if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
     from neutrino_ae.report.results import SectionResult
 
 
-def add_output_args(parser: argparse.ArgumentParser, default_out: str = "results") -> None:
-    parser.add_argument("--out", type=Path, default=Path(default_out),
-                        help=f"output folder for figures and results files (default: {default_out})")
+# Where the per-figure command lines write by default: their own tree beside the notebooks'
+# results/static/ and results/dynamic/, so a script run never overwrites a notebook's cached section.
+CLI_RESULTS = Path("results") / "cli"
+NOTEBOOK_RECORD = "section-run.json"  # neutrino_ae.run.runner.RECORD (not imported: the runner needs pandas)
+
+
+def _out_dir(value: str) -> Path:
+    """``--out``: any folder except one holding a notebook's cached section results."""
+    path = Path(value)
+    if (path / NOTEBOOK_RECORD).is_file():
+        raise argparse.ArgumentTypeError(
+            f"{path} holds a notebook's cached results ({NOTEBOOK_RECORD}); writing there would overwrite them "
+            f"behind the notebook's back; choose another folder (default: {CLI_RESULTS}/<section>)")
+    return path
+
+
+def add_output_args(parser: argparse.ArgumentParser, default_out: str = "") -> None:
+    """``--out`` and ``--json``. ``default_out`` names the section (``"dmat"``; a path such as
+    ``"results/dmat"`` counts by its last part): the default folder is ``results/cli/<section>``."""
+    name = Path(default_out).name if default_out not in ("", "results") else ""
+    default = CLI_RESULTS / name if name else CLI_RESULTS
+    parser.add_argument("--out", type=_out_dir, default=str(default),
+                        help=f"output folder for figures and results files (default: {default}); a folder "
+                             "with a notebook's cached results is refused")
     parser.add_argument("--json", action="store_true",
                         help="print the machine-readable result as JSON on stdout instead of the summary")
 

@@ -34,8 +34,13 @@ class Section:
     ``optional_inputs`` are globs used when present. ``order`` places the section in the paper's
     (and both notebooks') order. ``runtime`` is the wall time measured on a 2-core machine.
     ``static_prose`` / ``dynamic_prose`` are the notebook text under the section's heading;
-    ``notebook_figures`` are ``(figure key, caption)`` pairs shown one cell each (else every
-    figure is shown with the section)."""
+    ``notebook_figures`` are ``(figure key, caption)`` pairs shown one cell each (else the
+    section's cell shows its figures). ``notebook_show`` names the figures (file names such as
+    ``"max_mem.png"``) the section's cell shows, in the paper's form: None shows every figure,
+    ``()`` none. ``notebook_text`` is how the cell shows the result's summary text: ``"open"``
+    (the text is the paper's form, e.g. a table), ``"folded"`` (collapsed under the figures, which
+    already show the same numbers) or ``"hidden"``. Full tables are never shown inline: the cell
+    links the files."""
 
     name: str
     title: str
@@ -50,6 +55,8 @@ class Section:
     static_prose: str = ""
     dynamic_prose: str = ""
     notebook_figures: tuple[tuple[str, str], ...] = ()
+    notebook_show: tuple[str, ...] | None = None
+    notebook_text: str = "open"
     claims: tuple[Claim, ...] = ()  # what the paper claims, checked on every run (report/claims.py)
     package: str = field(default="", compare=False)  # set by the registry: the imported package name
     folder: Path | None = field(default=None, compare=False)  # set by the registry
@@ -94,3 +101,9 @@ class NotebookStop(NeutrinoAEError):
 
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
+
+
+class NotebookInputError(NotebookStop):
+    """A :class:`NotebookStop` for bad input: a notebook parameter, a path the user gave (a file
+    where a folder belongs, a folder below a file), a bundle that cannot be had. ``neutrino-ae
+    run`` exits 2 for it, like every command line for bad input; a run that fails later exits 1."""

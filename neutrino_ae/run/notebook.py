@@ -27,10 +27,11 @@ from neutrino_ae.bundle.manifest import bundle_kind, read_manifest
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, verdict, verdict_table
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
-from neutrino_ae.report.section import NotebookStop
+from neutrino_ae.report.script import os_error_line
+from neutrino_ae.report.section import NotebookInputError, NotebookStop
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.run import registry
-from neutrino_ae.run.lock import hold_output_lock
+from neutrino_ae.run.lock import HELD_BY_PARENT_ENV, hold_output_lock
 from neutrino_ae.run.runner import run_section
 
 
@@ -43,40 +44,121 @@ def _display(obj: Any) -> None:
     display(obj)
 
 
-def _image(path: Path) -> None:
-    from IPython.display import Image
-
-    _display(Image(filename=str(path)))
-
-
 def _markdown(text: str) -> None:
     from IPython.display import Markdown
 
     _display(Markdown(text))
 
 
+def _html(html: str, plain: str) -> None:
+    """HTML for the notebook (and its nbconvert rendering), ``plain`` for a text-only front end."""
+    from IPython.display import display
+
+    display({"text/html": html, "text/plain": plain}, raw=True)
+
+
+# On screen a row of figures is at most ROW_MAX_WIDTH_PX wide and a figure alone SINGLE_MAX_WIDTH_PX,
+# about a printed page's width (the PNGs are kept at full resolution; each image links its file).
+ROW_MAX_WIDTH_PX = 1100
+SINGLE_MAX_WIDTH_PX = 800
+FIGURES_PER_ROW = 2
+
+
+def _link_base() -> Path:
+    """Where links in the outputs are relative to: the folder of the saved executed notebook under
+    ``neutrino-ae run`` (it is saved in output_dir), else the kernel's working directory (the
+    notebook's folder in Jupyter)."""
+    held = os.environ.get(HELD_BY_PARENT_ENV, "")
+    return Path(held.split(":", 1)[1]) if ":" in held else Path.cwd()
+
+
+def _rel(path: Path) -> str:
+    try:
+        return Path(os.path.relpath(Path(path).resolve(), _link_base().resolve())).as_posix()
+    except ValueError:  # another drive (Windows)
+        return Path(path).resolve().as_posix()
+
+
+def show_figures(paths: list[Path]) -> None:
+    """Figures side by side, ``FIGURES_PER_ROW`` per row, each scaled to its share of the row: a
+    pair such as Fig. 13a/13b can be compared at a glance and the page stays short."""
+    import base64
+    import html
+
+    if not paths:
+        return
+    share = 100 // min(FIGURES_PER_ROW, len(paths))
+    imgs = []
+    for path in paths:
+        data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+        imgs.append(f'<a href="{html.escape(_rel(path))}"><img src="data:image/png;base64,{data}" '
+                    f'alt="{html.escape(Path(path).name)}" style="width:100%"></a>')
+    cells = "".join(f'<div style="flex:0 0 {share}%;max-width:{share}%;padding:2px;box-sizing:border-box">{i}</div>'
+                    for i in imgs)
+    width = SINGLE_MAX_WIDTH_PX if len(paths) == 1 else ROW_MAX_WIDTH_PX
+    _html(f'<div style="display:flex;flex-wrap:wrap;max-width:{width}px">{cells}</div>',
+          "\n".join(f"[figure] {p}" for p in paths))
+
+
+def show_files(res: SectionResult, tables: Iterable[str] | None = None) -> None:
+    """One line linking the result's full tables (CSV) and other files; nothing is printed inline."""
+    names = None if tables is None else set(tables)
+    links = []
+    for tname in res.tables:
+        if names is not None and tname not in names:
+            continue
+        csv = _table_file(res, tname)
+        links.append(f"[{tname}.csv]({_rel(csv)})" if csv is not None else tname)
+    if names is None:
+        shown = {".png", ".csv", ".md", ".svg"}
+        links += [f"[{Path(p).name}]({_rel(Path(p))})" for p in res.files.values() if Path(p).suffix not in shown]
+    if links:
+        _markdown("Full tables and files: " + " · ".join(links))
+
+
+def _table_file(res: SectionResult, tname: str) -> Path | None:
+    folders = {Path(p).parent for p in res.files.values()}
+    for folder in sorted(folders):
+        if (folder / f"{tname}.csv").is_file():
+            return folder / f"{tname}.csv"
+    return None
+
+
+def show_text(text: str, how: str = "open") -> None:
+    """The result's summary text: printed (``open``), collapsed (``folded``) or not at all."""
+    import html
+
+    if not text or how == "hidden":
+        return
+    # Never wrapped: a text table keeps its columns (a line too wide scrolls instead).
+    style = ("white-space:pre;overflow-x:auto;font-family:var(--jp-code-font-family,monospace);"
+             "font-size:12px;line-height:1.3")
+    pre = f'<pre style="{style}">{html.escape(text.rstrip())}</pre>'
+    if how == "folded":
+        lines = text.rstrip().splitlines()
+        _html(f"<details><summary>the same numbers as text ({len(lines)} lines)</summary>{pre}</details>", text)
+        return
+    _html(pre, text)
+
+
 def show(res: SectionResult | None, figures: Iterable[str] | None = None, tables: Iterable[str] | bool | None = None,
-         text: bool = True) -> None:
-    """Display a result's saved figures and tables (all, or the named ones), then its summary text."""
+         text: bool | str = True) -> None:
+    """Show a result in the paper's form: its figures (all, or those named by file name or key),
+    side by side; a line linking its full tables and files (never the tables inline); its summary
+    text (``text``: True/``"open"``, ``"folded"``, False/``"hidden"``)."""
     if res is None:
         return
     wanted = None if figures is None else set(figures)
-    for key, path in res.files.items():
-        if Path(path).suffix == ".png" and (wanted is None or key in wanted):
-            _image(Path(path))
+    show_figures([Path(p) for key, p in res.files.items() if Path(p).suffix == ".png"
+                  and (wanted is None or key in wanted or Path(p).name in wanted)])
     if tables is not False:
-        names = None if tables is None or tables is True else set(tables)
-        for tname, df in res.tables.items():
-            if names is None or tname in names:
-                _markdown(f"**{tname}**")
-                _display(df)
-    if text and res.text:
-        print(res.text)
+        show_files(res, None if tables is None or tables is True else tables)
+    show_text(res.text, "open" if text is True else "hidden" if text is False else text)
 
 
 def _check(ok: bool, message: str) -> None:
     if not ok:
-        raise NotebookStop(message)
+        raise NotebookInputError(message)
 
 
 def _flag(name: str, value: Any) -> bool:
@@ -91,7 +173,7 @@ def _sections(value: Any) -> list[str]:
     try:
         names = registry.parse_names(value)
     except NeutrinoAEError as exc:
-        raise NotebookStop(str(exc)) from None
+        raise NotebookInputError(str(exc)) from None
     _check(bool(names), f"sections names no section ({value!r}); valid: {', '.join(registry.names())}")
     return names
 
@@ -109,14 +191,29 @@ def _prepare_output(output_dir: Path) -> None:
     try:
         hold_output_lock(output_dir)
     except OSError as exc:
-        raise NotebookStop(f"output_dir {output_dir}: {exc.strerror or exc}") from None
+        raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     except NeutrinoAEError as exc:
-        raise NotebookStop(str(exc)) from None
+        raise NotebookInputError(str(exc)) from None
     for name in ("summary.json", "summary.md"):
         (output_dir / name).unlink(missing_ok=True)
 
 
 VERDICT_NAME = "verdict.json"
+
+# One layout for every entry point (Jupyter, ``neutrino-ae run``, ``make run``): results/<notebook>/.
+# The per-figure command lines write under results/cli/ (neutrino_ae.report.script), so they never
+# touch a notebook's cached results. The sample and the paper bundle have their own default trace
+# roots, so `bundle="sample"` and `bundle="paper"` work in any order.
+STATIC_RESULTS = "results/static/"
+DYNAMIC_RESULTS = "results/dynamic/"
+TRACE_ROOTS = {"sample": "traces/sample/", "paper": "traces/paper/", "auto": "traces/paper/"}
+
+
+def default_trace_root(bundle: str) -> str:
+    """The trace root used when none is given: ``traces/sample/`` for the sample bundle,
+    ``traces/paper/`` for the paper's (``auto`` uses the paper's folder: it never picks synthetic
+    data by itself)."""
+    return TRACE_ROOTS.get(bundle, TRACE_ROOTS["paper"])
 
 
 def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selected: list[str],
@@ -148,8 +245,8 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
 class StaticNotebook:
     """static.ipynb: resolve the bundle, then compute (or reuse) each section on it."""
 
-    def __init__(self, bundle: str = "auto", trace_root: str = "traces/", bundle_url: str = fetch.PAPER_BUNDLE_URL,
-                 bundle_sha256: str = "", sections: Any = None, output_dir: str = "results/",
+    def __init__(self, bundle: str = "auto", trace_root: str = "", bundle_url: str = fetch.PAPER_BUNDLE_URL,
+                 bundle_sha256: str = "", sections: Any = None, output_dir: str = STATIC_RESULTS,
                  sample_scale: str = "small", seed: int = 0, force: bool = False) -> None:
         # run_section imports the section folders; keep their bytecode caches out of the source tree.
         sys.dont_write_bytecode = True
@@ -164,20 +261,23 @@ class StaticNotebook:
         self.bundle, self.force = bundle, _flag("force", force)
         self.selected = _sections(sections)
         self.out_root = Path(output_dir)
+        trace_root = default_trace_root(bundle) if not str(trace_root).strip() else trace_root
         _separate(self.out_root, Path(trace_root))
         _prepare_output(self.out_root)
         try:
+            # The sample's generator prints a line per section; a download keeps its progress bar.
             self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
                                                    sha256=bundle_sha256 or None, sample_scale=sample_scale,
-                                                   seed=int(seed))
+                                                   seed=int(seed), progress=bundle != "sample")
         except (NeutrinoAEError, OSError, ValueError) as exc:
-            message = str(exc)
+            message = f"trace_root {os_error_line(exc)}" if isinstance(exc, OSError) else str(exc)
             if 'bundle="sample"' not in message and bundle != "sample":
                 message += f"; {fetch.SAMPLE_HINT}"
-            raise NotebookStop(message) from None
+            raise NotebookInputError(message) from None
         self.kind = bundle_kind(self.bundle_root)
         self.results: dict[str, SectionResult] = {}
         self.failed: dict[str, str] = {}
+        self.summary_path: Path | None = None
         self._print_header(read_manifest(self.bundle_root) or {})
 
     def _print_header(self, manifest: dict[str, Any]) -> None:
@@ -210,8 +310,8 @@ class StaticNotebook:
         try:
             res = run_section(name, self.bundle_root, self.out_root, force=self.force)
         except (NeutrinoAEError, OSError) as exc:
-            self.failed[name] = str(exc)
-            print(f"{name}: FAILED: {exc}", file=sys.stderr)
+            self.failed[name] = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
+            print(f"{name}: FAILED: {self.failed[name]}", file=sys.stderr)
             return None
         except Exception as exc:  # a bug in an analysis: the other sections still run, the summary says so
             self.failed[name] = f"{type(exc).__name__}: {exc}"
@@ -224,24 +324,26 @@ class StaticNotebook:
         print(f"{name}: {how} -> {self.out_root / name}")
         return res
 
-    def section(self, name: str) -> SectionResult | None:
-        """Run a section and show it; a section with its own figure cells shows only its text here."""
+    def section(self, name: str) -> None:
+        """Run a section and show it once, in the paper's form (``Section.notebook_show`` and
+        ``notebook_text``); a section with its own figure cells shows only its text here. Returns
+        nothing, so the cell shows no repr; the result is in ``nb.results[name]``."""
         res = self.run(name)
-        if registry.get(name).notebook_figures:
-            show(res, figures=(), tables=False)
-        else:
-            show(res)
-        return res
+        sec = registry.get(name)
+        figures = () if sec.notebook_figures else sec.notebook_show
+        show(res, figures=figures, text=sec.notebook_text)
 
     def figure(self, name: str, key: str) -> None:
-        """One figure of a section (and the tables named like it), e.g. ``figure("dmat", "fig1.png")``."""
+        """One figure of a section (and a link to the tables named like it), e.g. ``figure("dmat", "fig1.png")``."""
         res = self.results.get(name)
         if res is not None:
             stem = Path(key).stem
             show(res, figures=[key], tables=[t for t in res.tables if t.endswith(f"_{stem}_tensors")], text=False)
 
-    def summary(self) -> Path:
-        """Run what has not run yet, then write summary.json / summary.md and display the table."""
+    def summary(self) -> None:
+        """Run what has not run yet, then write summary.json / summary.md (linked, not shown: every
+        number is there) and show the verdict. Returns nothing, so the cell shows no repr; the
+        file is ``nb.summary_path``."""
         for name in self.selected:
             if name not in self.results and name not in self.failed:
                 self.run(name)
@@ -257,20 +359,23 @@ class StaticNotebook:
                                      sections=self.selected, failed_sections=dict(self.failed))
         summary_md = write_text(self.out_root / "summary.md", table_md)
         print(f"wrote {summary_json} and {summary_md}")
-        _markdown(table_md)
+        # Every number is in the files; the notebook shows the verdict over them, not a 200-row table.
+        failed = "".join(f"\n* {n}: FAILED: {m}" for n, m in self.failed.items())
+        _markdown(f"{len(rows)} numbers from {len(self.results)} section(s), bundle kind {self.kind}{note}: "
+                  f"[summary.md]({_rel(summary_md)}) · [summary.json]({_rel(summary_json)})" + failed)
         skipped = {n: f"section failed: {m}" for n, m in self.failed.items()}
         write_verdict(self.out_root, rows, self.kind, self.selected, skipped)
         if self.failed:
             problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")
-        return summary_json
+        self.summary_path = summary_json
 
 
 class DynamicNotebook:
     """dynamic.ipynb: check the environment, collect each section with ``neutrino`` when possible,
     and analyse what was collected (or traces from an earlier run) with the static analyses."""
 
-    def __init__(self, sections: Any = None, output_dir: str = "results/dynamic/",
+    def __init__(self, sections: Any = None, output_dir: str = DYNAMIC_RESULTS,
                  trace_root: str = "traces/dynamic/", neutrino: str = "neutrino", repeats: int = 1,
                  collect: bool = True, timeout: float = 3600, collect_args: dict[str, list[str]] | None = None,
                  strict: bool = False) -> None:
@@ -305,6 +410,7 @@ class DynamicNotebook:
         print(f"sections:   {', '.join(self.selected)}")
         self.results: dict[str, SectionResult] = {}
         self.problems: list[str] = []
+        self.summary_path: Path | None = None
         self.ctx = Context(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
                            extra_args={k: list(v) for k, v in dict(collect_args or {}).items()})
 
@@ -347,10 +453,11 @@ class DynamicNotebook:
         self.results[name] = res
         return res
 
-    def section(self, name: str) -> SectionResult | None:
+    def section(self, name: str) -> None:
+        """Collect and analyse a section, then show it as static.ipynb does (``nb.results[name]``)."""
         res = self.run(name)
-        show(res)
-        return res
+        sec = registry.get(name)
+        show(res, figures=sec.notebook_show, text=sec.notebook_text)
 
     def internals(self) -> None:
         """A tour of the newest trace directory under ``trace_root``: what Neutrino writes."""
@@ -385,9 +492,8 @@ class DynamicNotebook:
                 print("\n--- pruned.ptx vs probed.ptx (what the probe engine added)\n" + "\n".join(list(diff)[:80]))
         print(f"\nresult files in launch order: {[p.name for p in TraceDir(newest).results()]}")
 
-    def summary(self) -> Path:
-        import pandas as pd
-
+    def summary(self) -> None:
+        """Write summary.json and the verdict (``nb.summary_path``); no repr in the cell."""
         rows = summary_rows(self.results, bundle_kind="dynamic")
         gpu = [f"{g.name} (sm_{g.compute_cap.replace('.', '')}, {g.sm_count} SMs)" for g in self.env_report.gpus]
         path = write_summary(self.out_root / "summary.json", rows, notebook="dynamic", bundle_kind="dynamic",
@@ -395,9 +501,9 @@ class DynamicNotebook:
                              sections=self.selected, problems=self.problems)
         print(f"wrote {path} ({len(rows)} rows)")
         if rows:
-            _display(pd.DataFrame(rows)[["section", "key", "paper_ref", "value", "unit"]])
+            _markdown(f"{len(rows)} numbers from {len(self.results)} section(s): [summary.json]({_rel(path)})")
         for p in self.problems:
             print(f"problem: {p}")
         skipped = {n: "no traces collected or analysed" for n in self.selected if n not in self.results}
         write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results)
-        return path
+        self.summary_path = path

@@ -25,6 +25,7 @@ from typing import Any
 
 import neutrino_ae
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run.lock import HELD_BY_PARENT_ENV, hold_output_lock
 
 NOTEBOOKS = ("static", "dynamic")
@@ -116,8 +117,11 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
         # "[n]" is the In [n] label shown in the executed notebook (which includes papermill's
         # injected-parameters cell); fall back to the cell's position.
         cell = f"[{exc.exec_count}]" if exc.exec_count is not None else f"#{exc.cell_index + 1}"
-        raise NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} "
-                            f"(executed notebook: {final})", final) from None
+        err = NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} "
+                            f"(executed notebook: {final})", final)
+        if exc.ename == NotebookInputError.__name__:
+            err.exit_code = 2  # bad input (a parameter, a user path), not a failed run
+        raise err from None
     except NeutrinoAEError:
         raise
     except Exception as exc:  # noqa: BLE001 - kernel start failures, dead kernels, bad notebook JSON

@@ -4,7 +4,8 @@ Output of a section goes to ``<output_dir>/<name>/``. After the analysis succeed
 ``<output_dir>/<name>/section-run.json`` is written last (atomically): it lists the result's files,
 tables, summary rows and text plus a fingerprint. A later call with ``force=False`` rebuilds the
 :class:`SectionResult` from that record instead of recomputing when the record belongs to the same
-bundle, the fingerprint is unchanged and every listed file still exists. The fingerprint covers
+bundle, the fingerprint is unchanged and every listed file still exists, unchanged (size and
+mtime as written: a per-figure script pointed at the folder makes it recompute). The fingerprint covers
 every input file -- the section's declared inputs plus every file its analysis actually opened
 (the ``neutrino_ae.formats`` readers note them, see ``formats/inputs.py``) -- by path, size,
 mtime and ctime in ns and inode, and the code of the section's folder and of the whole ``neutrino_ae``
@@ -31,7 +32,7 @@ from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run import registry
 
 RECORD = "section-run.json"
-RECORD_VERSION = 3
+RECORD_VERSION = 4  # 4: output files stamped (size, mtime)
 PACKAGE_DIR = Path(neutrino_ae.__file__).resolve().parent
 
 
@@ -94,7 +95,23 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
         "text": result.text,
         "data": result.data,
     }
+    record["outputs"] = _output_stamps(out, [*record["files"].values(), *tables.values()])
     write_json(out / RECORD, record)
+
+
+def _output_stamps(out: Path, rels: Iterable[str]) -> dict[str, list[int]] | None:
+    """Size and mtime (ns) of every output file: a file rewritten since (by a per-figure command line
+    pointed at this folder, an editor, another tool) makes the cache recompute instead of
+    vouching for content it did not write. None when one is missing."""
+    stamps: dict[str, list[int]] = {}
+    for rel in sorted(set(rels)):
+        path = out / rel if not Path(rel).is_absolute() else Path(rel)
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        stamps[rel] = [st.st_size, st.st_mtime_ns]
+    return stamps
 
 
 def _fingerprint(declared: list[Path], opened: Iterable[Path], code: str) -> dict[str, Any]:
@@ -118,6 +135,9 @@ def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> Sect
     table_paths = {k: out / v for k, v in rec.get("tables", {}).items()}
     if not all(p.is_file() for p in [*files.values(), *table_paths.values()]):
         return None
+    stamps = _output_stamps(out, [*rec.get("files", {}).values(), *rec.get("tables", {}).values()])
+    if stamps is None or rec.get("outputs") != stamps:
+        return None  # an output was rewritten after the run: recompute rather than show it as ours
     try:
         tables = {k: pd.read_csv(p) for k, p in table_paths.items()}
     except (OSError, ValueError):

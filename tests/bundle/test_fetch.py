@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import fetch
+from neutrino_ae.bundle import disk, download, fetch
 from neutrino_ae.bundle.manifest import read_manifest, write_manifest
 from neutrino_ae.errors import BundleError
 
@@ -98,7 +98,7 @@ def server() -> Iterator[tuple[str, ServerState]]:
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     delays: list[float] = []
-    monkeypatch.setattr(fetch, "_sleep", delays.append)
+    monkeypatch.setattr(download, "_sleep", delays.append)
     return delays
 
 
@@ -227,7 +227,7 @@ def test_unreachable_host_fails_after_few_quick_retries(tmp_path: Path, no_sleep
 def test_disk_check_before_writing(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url, st = server
     st.data = payload(10_000)
-    monkeypatch.setattr(fetch, "_free_bytes", lambda d: 5)
+    monkeypatch.setattr(disk, "free_bytes", lambda d: 5)
     with pytest.raises(BundleError, match=r"needs 9\.8 KiB of disk .* has only 5 B free"):
         fetch.download(url, tmp_path / "x.zip", progress=False)
     assert not (tmp_path / "x.zip.part").exists() or (tmp_path / "x.zip.part").stat().st_size == 0
@@ -328,7 +328,7 @@ def test_extract_crc_error_leaves_nothing(tmp_path: Path) -> None:
 
 def test_extract_disk_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "a.zip").write_bytes(make_zip({"dmat/a.dmat": b"0" * 100_000}))
-    monkeypatch.setattr(fetch, "_free_bytes", lambda d: 1000)
+    monkeypatch.setattr(disk, "free_bytes", lambda d: 1000)
     with pytest.raises(BundleError, match="needs 97.7 KiB of disk"):
         fetch.extract_zip(tmp_path / "a.zip", tmp_path / "root")
 
@@ -365,7 +365,7 @@ def test_fetch_paper_bundle_then_reuse_offline(server, tmp_path: Path) -> None:
     assert fetch.ensure_bundle(root, "auto", url=offline, progress=False) == root
     assert fetch.ensure_bundle(root, "paper", url=offline, progress=False) == root
     assert len(st.requests) == 1
-    with pytest.raises(BundleError, match="pass force"):
+    with pytest.raises(BundleError, match="run `neutrino-ae fetch --force --trace-root"):
         fetch.fetch_paper_bundle(root, url=offline, sha256="1" * 64, progress=False)
 
 

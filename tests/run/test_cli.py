@@ -109,8 +109,8 @@ def test_fetch_unreachable_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                                    capsys: pytest.CaptureFixture[str]) -> None:
     import socket
 
-    from neutrino_ae.bundle import fetch
-    monkeypatch.setattr(fetch, "_sleep", lambda s: None)
+    from neutrino_ae.bundle import download
+    monkeypatch.setattr(download, "_sleep", lambda s: None)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -23,7 +23,7 @@ def test_notebook_is_generated_and_clean():
     assert proc.returncode == 0, proc.stderr
     nb = nbformat.read(NOTEBOOK, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code[0].metadata.get("tags") == ["parameters"]
+    assert code[0].id == "kernel-check" and code[1].metadata.get("tags") == ["parameters"]
     for cell in code:
         assert not cell.outputs and cell.execution_count is None
         for line in cell.source.splitlines():

@@ -39,14 +39,18 @@ def test_committed_notebook_has_no_outputs_and_a_parameters_cell():
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
     for cell in code_cells:
         assert cell.outputs == [] and cell.execution_count is None, f"cell {cell.id} has outputs"
-    first = code_cells[0]
+    # The first code cell checks the kernel (standard library only); the parameters cell comes next.
+    assert code_cells[0].id == "kernel-check" and "find_spec" in code_cells[0].source
+    first = code_cells[1]
     assert "parameters" in first.metadata.get("tags", [])
     assigned = {t.id: ast.literal_eval(node.value) for node in ast.parse(first.source).body
                 if isinstance(node, ast.Assign) for t in node.targets}
     assert set(assigned) == PARAMETERS
-    assert assigned["bundle"] == "auto" and assigned["trace_root"] == "traces/"
+    # "" = the bundle kind's own folder (traces/sample/ or traces/paper/); one results layout for
+    # Jupyter and neutrino-ae run: results/static/.
+    assert assigned["bundle"] == "auto" and assigned["trace_root"] == ""
     assert assigned["bundle_url"].startswith("https://") and assigned["bundle_url"].endswith("trace.zip")
-    assert assigned["bundle_sha256"] == "" and assigned["output_dir"] == "results/"
+    assert assigned["bundle_sha256"] == "" and assigned["output_dir"] == "results/static/"
     assert assigned["sections"] == list(registry.names())
     assert assigned["sample_scale"] == "small" and assigned["seed"] == 0 and assigned["force"] is False
 
@@ -54,8 +58,8 @@ def test_committed_notebook_has_no_outputs_and_a_parameters_cell():
 def test_papermill_reads_every_parameter():
     from papermill.translators import PythonTranslator
 
-    first = next(c for c in _notebook().cells if c.cell_type == "code")
-    assert {p.name for p in PythonTranslator.inspect(first)} == PARAMETERS
+    cell = next(c for c in _notebook().cells if "parameters" in c.metadata.get("tags", []))
+    assert {p.name for p in PythonTranslator.inspect(cell)} == PARAMETERS
 
 
 def test_committed_notebook_has_no_shell_outs_magics_or_pickle():
@@ -139,9 +143,25 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
     assert "WARNING: SYNTHETIC DATA" in log and "bundle: sample" in log
 
     nb = nbformat.read(executed, as_version=4)
-    images = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                 if "image/png" in o.get("data", {}))
-    assert images >= 4 + 4, "each section shows its figures (dmat alone has four)"
+    # Each result once, in the paper's form: the figures each section declares (all of a section
+    # that declares none), each shown once; no table inline (they are linked), no repr.
+    shown = [alt for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             for alt in re.findall(r'<img src="data:image/png;base64,[^"]+" alt="([^"]+)"',
+                                   o.get("data", {}).get("text/html", ""))]
+    expected = []
+    for sec in registry.sections():
+        if sec.notebook_figures:
+            expected += [key for key, _ in sec.notebook_figures]
+        elif sec.notebook_show is not None:
+            expected += list(sec.notebook_show)
+        else:
+            expected += [p.name for p in (out / sec.name).glob("*.png")]
+    assert sorted(shown) == sorted(expected) and len(set(shown)) == len(shown), shown
+    assert {"fig1.png", "fig13a.png", "fig13b.png", "exposed_latency.png", "max_mem.png"} <= set(shown)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not any('class="dataframe"' in o.get("data", {}).get("text/html", "") for o in outputs)
+    assert not any(o.output_type == "execute_result" for o in outputs), "a cell printed a repr"
+    assert "Full tables and files: [kernel_overhead.csv](" in str(outputs)
 
     doc = read_summary(out / "summary.json")
     rows = doc["results"]
@@ -274,11 +294,11 @@ def test_paper_bundle_without_network_stops_with_one_clear_message(tmp_path, ker
     executed, error = _execute(tmp_path, bundle="paper", trace_root=str(tmp_path / "traces"),
                                output_dir=str(tmp_path / "results"), bundle_url=url)
     assert error is not None, "the set-up cell must stop the run"
-    assert error.ename == "NotebookStop"
+    assert error.ename == "NotebookInputError"  # bad input: `neutrino-ae run` exits 2 for it
     assert url in error.evalue and 'bundle="sample"' in error.evalue
     errors = _error_outputs(executed)
     assert len(errors) == 1
-    assert errors[0].traceback == [f"NotebookStop: {error.evalue}"], "one line, no traceback"
+    assert errors[0].traceback == [f"NotebookInputError: {error.evalue}"], "one line, no traceback"
     nb = nbformat.read(executed, as_version=4)
     failed = [c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)]
     assert failed[0].id == "setup"

@@ -85,7 +85,10 @@ def test_install_dry_run_lists_steps(tmp_path):
     out = proc.stdout
     assert "Traceback" not in out + proc.stderr
     assert "git clone --depth 1 --branch artifact https://example.invalid/neutrino" in out
-    assert "setup.py install" in out
+    # Into the project's environment with its pip, never the deprecated `setup.py install`.
+    assert "setup.py" not in out
+    assert f"{sys.executable} -m pip install --no-build-isolation {tmp_path / 'tp' / 'neutrino'}" in out
+    assert f"installing into the environment {sys.prefix} (Python {sys.executable})" in out
     assert "-DCUTLASS_NVCC_ARCHS=80" in out and "-DCUTLASS_NVCC_EMBED_PTX=ON" in out
     assert "dry run:" in out
     assert not (tmp_path / "tp").exists()  # nothing executed
@@ -97,7 +100,32 @@ def test_install_uses_local_checkout(tmp_path):
     (src / "setup.py").write_text("")
     proc = _run(tmp_path, "--install", "--dry-run", extra_env={"NEUTRINO_SRC": str(src)})
     assert "git clone" not in proc.stdout.split("cutlass")[0]
-    assert f"(in {src})" in proc.stdout
+    assert f"-m pip install --no-build-isolation {src}" in proc.stdout
+
+
+def test_install_targets_the_projects_environment_whatever_python_runs_it(tmp_path):
+    """Run by another Python (a bare venv without the project), the script re-runs itself under the
+    project's .venv, says so, and installs with that environment's pip."""
+    project = REPO / ".venv" / "bin" / "python"
+    if Path(sys.prefix).resolve() != (REPO / ".venv").resolve():
+        pytest.skip("the suite is not running in the project's .venv")
+    other = tmp_path / "other-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other)], check=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("NEUTRINO_SRC", "CUTLASS_BENCH_DIR", "CUTLASS_ARCH")}
+    env.update({"PATH": _path_without_gpu(tmp_path), "CUTLASS_DIR": str(tmp_path / "cutlass"),
+                "THIRD_PARTY": str(tmp_path / "tp")})
+    proc = subprocess.run([str(other / "bin" / "python"), str(REPO / "prepare_env.py"), "--install", "--dry-run"],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    out = proc.stdout
+    assert "Traceback" not in out + proc.stderr
+    assert f"running under the project's environment {REPO / '.venv'} ({project})" in out
+    assert f"installing into the environment {REPO / '.venv'}" in out
+    assert f"{project} -m pip install --no-build-isolation" in out and f"{other}" not in out.split("installing")[1]
+
+    # --python names another environment explicitly; a path that is no Python is one error line.
+    proc = subprocess.run([sys.executable, str(REPO / "prepare_env.py"), "--check", "--python", str(tmp_path / "no")],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
 
 
 def test_install_bad_local_checkout_is_reported(tmp_path):
