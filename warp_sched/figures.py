@@ -50,3 +50,48 @@ def _shade_tail(ax, tail: Tail, wave: LastWaveTail) -> None:
                label=f"tail (<{tail.threshold:.0%} SMs busy): {tail.tail_fraction:.1%} of the kernel")
     ax.axvline(tail.tail_start, color=PALETTE[1], lw=1.2, ls="--")
     ax.axvline(wave.start, color=PALETTE[3], lw=1.2, ls=":", label=f"first SM done ({wave.fraction:.1%} left)")
+
+
+#: A step curve with more steps than this in view is drawn as its per-column envelope: beyond the
+#: figure's pixel width, per-column min and max draw the same picture at a cost that does not grow
+#: with the trace (a sweep has two steps per warp).
+STEP_COLUMNS = 2000
+
+
+def step_envelope(t: np.ndarray, v: np.ndarray, lo: int, hi: int,
+                  columns: int = STEP_COLUMNS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column edges over ``[lo, hi]`` and the min and max the step function (``v[i]`` on
+    ``[t[i], t[i+1])``, 0 before ``t[0]``; ``t`` ascending) takes within each column."""
+    t = np.asarray(t, dtype=np.int64)
+    v = np.asarray(v, dtype=np.int64)
+    edges = lo + (hi - lo) * np.arange(columns + 1, dtype=np.int64) // columns
+    at_start = np.searchsorted(t, edges[:-1], side="right") - 1
+    carry = np.where(at_start >= 0, v[np.maximum(at_start, 0)], 0)
+    vmin, vmax = carry.copy(), carry.copy()
+    a, b = np.searchsorted(t, [lo, hi], side="left")
+    if b > a and hi > lo:
+        col = np.minimum(np.searchsorted(edges, t[a:b], side="right") - 1, columns - 1)
+        first = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+        cols = col[first]
+        vmax[cols] = np.maximum(vmax[cols], np.maximum.reduceat(v[a:b], first))
+        vmin[cols] = np.minimum(vmin[cols], np.minimum.reduceat(v[a:b], first))
+    return edges, vmin, vmax
+
+
+def draw_step(ax, t: np.ndarray, v: np.ndarray, lo: int, hi: int, color: str, lw: float, label: str,
+              fill_alpha: float | None = None) -> None:
+    """``ax.step(t, v, where="post")`` over ``[lo, hi]``, as an envelope when it has many steps there;
+    ``fill_alpha`` also shades the area under the curve."""
+    a, b = np.searchsorted(t, [lo, hi])
+    if b - a <= STEP_COLUMNS:
+        ax.step(t, v, where="post", color=color, lw=lw, label=label)
+        if fill_alpha is not None:
+            ax.fill_between(t, v, step="post", color=color, alpha=fill_alpha)
+        return
+    edges, vmin, vmax = step_envelope(t, v, lo, hi)
+    top, bottom = np.r_[vmax, vmax[-1]], np.r_[vmin, vmin[-1]]
+    ax.step(edges, top, where="post", color=color, lw=lw, label=label)
+    ax.fill_between(edges, bottom, top, step="post", color=color, lw=0)
+    if fill_alpha is not None:
+        ax.fill_between(edges, bottom, step="post", color=color, alpha=fill_alpha, lw=0)
+

@@ -61,7 +61,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     pick_timeline_sms,
     timeline_table,
 )
-from .figures import _figure, _shade_tail, _timeline_figure  # noqa: F401  (re-exported for callers)
+from .figures import _figure, _shade_tail, _timeline_figure, draw_step  # noqa: F401  (re-exported for callers)
 
 SECTION = "warp_sched"
 PAPER_REF = "Fig. 13"
@@ -263,8 +263,8 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     with style_context():
         fig = _figure(9.0, 4.0)
         ax = fig.subplots()
-        ax.step(t_w, active, where="post", color=PALETTE[0], lw=1, label="active warps")
-        ax.fill_between(t_w, active, step="post", color=PALETTE[0], alpha=0.25)
+        draw_step(ax, t_w, active, tail.kernel_start, tail.kernel_end, PALETTE[0], 1, "active warps",
+                  fill_alpha=0.25)
         _shade_tail(ax, tail, wave)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("active warps (all SMs)")
@@ -276,7 +276,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     files.update(_save(fig, out, "fig13c"))
 
     def busy_axes(ax, lo: int, hi: int, title: str) -> None:
-        ax.step(t_s, busy, where="post", color=PALETTE[2], lw=1.2, label="busy SMs")
+        draw_step(ax, t_s, busy, lo, hi, PALETTE[2], 1.2, "busy SMs")
         ax.axhline(threshold * n_sms, color="grey", lw=1, ls="-.", label=f"{threshold:.0%} of {n_sms} SMs")
         _shade_tail(ax, tail, wave)
         ax.set_xlim(lo, hi)

@@ -38,10 +38,16 @@ def provenance(input_path: str | os.PathLike[str]) -> dict[str, Any]:
     return prov
 
 
+#: Rows of a table shown in its Markdown copy (the CSV always has them all): a per-warp or per-step
+#: table of a large trace has millions of rows, which no one reads as Markdown.
+MARKDOWN_MAX_ROWS = 200
+
+
 def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[str, Any],
                   input_path: str | os.PathLike[str] | None = None,
                   tables: dict[str, pd.DataFrame] | None = None) -> dict[str, Path]:
-    """Write ``<out_dir>/<section>.json`` (payload + provenance) and each table as CSV and Markdown.
+    """Write ``<out_dir>/<section>.json`` (payload + provenance) and each table as CSV and Markdown (the
+    Markdown copy holds the first :data:`MARKDOWN_MAX_ROWS` rows; the CSV all of them).
 
     Returns the written paths keyed by ``"json"`` and ``"<table>.csv"`` / ``"<table>.md"``.
     """
@@ -62,7 +68,10 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
         with atomic_open(csv_path, "w", encoding="utf-8", newline="") as fh:
             df.to_csv(fh, index=False)
         written[f"{name}.csv"] = csv_path
-        written[f"{name}.md"] = write_text(out / f"{name}.md", dataframe_to_markdown(df) + "\n")
+        md = dataframe_to_markdown(df.head(MARKDOWN_MAX_ROWS))
+        if len(df) > MARKDOWN_MAX_ROWS:
+            md += f"\n\n_First {MARKDOWN_MAX_ROWS:,} of {len(df):,} rows; the whole table is `{csv_path.name}`._"
+        written[f"{name}.md"] = write_text(out / f"{name}.md", md + "\n")
     written["json"] = write_json(out / f"{section}.json", doc)
     return written
 

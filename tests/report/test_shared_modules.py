@@ -84,6 +84,16 @@ def test_write_results_records_provenance_and_tables(tmp_path):
     assert out["per_sm.md"].read_text().splitlines()[2] == "| 0 | 0.125 |"
 
 
+def test_a_long_table_is_whole_in_csv_and_cut_in_markdown(tmp_path):
+    n = results.MARKDOWN_MAX_ROWS + 5
+    df = pd.DataFrame({"cycle": range(n), "busy_sms": range(n)})
+    out = results.write_results(tmp_path, "x", {}, tables={"sweep": df})
+    assert len(pd.read_csv(out["sweep.csv"])) == n
+    md = out["sweep.md"].read_text().splitlines()
+    assert len([ln for ln in md if ln.startswith("| ")]) == 2 + results.MARKDOWN_MAX_ROWS
+    assert md[-1] == f"_First {results.MARKDOWN_MAX_ROWS:,} of {n:,} rows; the whole table is `sweep.csv`._"
+
+
 def test_synthetic_mark_is_drawn(tmp_path):
     with style.style_context():
         fig = style.new_figure()

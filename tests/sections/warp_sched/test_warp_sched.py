@@ -210,3 +210,22 @@ def test_missing_tail_folder_is_reported_not_fatal(tmp_path):
     res = ws.warp_sched(tmp_path, tmp_path / "out")
     tail = tmp_path / "warp_sched" / "tail"
     assert res.data["skipped"]["fig13cd"] == f"{tail}: missing, no tail-effect trace for Fig. 13c/d"
+
+
+def test_step_envelope_holds_each_columns_min_and_max():
+    rng = np.random.default_rng(4)
+    t = np.cumsum(rng.integers(1, 5, 5000))
+    v = rng.integers(0, 100, t.size)
+    for lo, hi, cols in ((int(t[10]) + 1, int(t[-20]), 37), (int(t[0]), int(t[-1]), 1000)):
+        _check_envelope(t, v, lo, hi, cols)
+
+
+def _check_envelope(t, v, lo, hi, cols):
+    from warp_sched.figures import step_envelope
+
+    edges, vmin, vmax = step_envelope(t, v, lo, hi, cols)
+    assert edges[0] == lo and edges[-1] == hi and len(vmin) == len(vmax) == cols
+    for c in range(cols):  # brute force: the value at every cycle of the column
+        cycles = np.arange(edges[c], max(edges[c + 1], edges[c] + 1))
+        vals = v[np.searchsorted(t, cycles, side="right") - 1]
+        assert (vmin[c], vmax[c]) == (vals.min(), vals.max()), c
