@@ -18,7 +18,9 @@ def _figure(width: float, height: float):
     fig.get_layout_engine().set(rect=(0, 0.3 / height, 1, 1 - 0.3 / height))
     return fig
 
-def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, synthetic: bool):
+def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, synthetic: bool,
+                     x_max: int | None = None):
+    """Warp slots over time on each SM; ``x_max`` fixes the x range (Fig. 13a and 13b share one)."""
     with style_context():
         fig = _figure(10.0, 1.2 + 2.4 * len(sms))
         axes = fig.subplots(len(sms), 1, squeeze=False)[:, 0]
@@ -38,6 +40,7 @@ def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, syntheti
             ax.set_ylabel("warp slot")
             ax.set_title(f"SM {sm}: {ub.size} blocks, {len(d)} warps, {nslots} warp slots used", fontsize=10)
             ax.grid(axis="y", visible=False)
+            ax.set_xlim(0, (x_max if x_max else max(int(d["end"].max()), 1)) * 1.01)
             if nslots > 16:
                 ax.set_yticks(np.arange(0, nslots, max(1, nslots // 8)))
         axes[-1].set_xlabel("cycles since the SM's first warp start")

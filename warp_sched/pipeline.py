@@ -180,21 +180,36 @@ def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str
 # Fig. 13a/b: per-SM warp timelines
 
 
-def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], stem: str, title: str,
-                  sms: Sequence[int] | None = None, n_sms: int = 2, section: int = 0) -> SectionResult:
-    """Fig. 13a/13b: per-SM warp timelines of one trace, written as ``<stem>.png`` (raster content: no SVG)
-    and ``<stem>.json``."""
-    rec = load_warp_records(path, section)
+def _timeline_sms(path: str | os.PathLike[str], rec: WarpRecords, sms: Sequence[int] | None,
+                  n_sms: int) -> list[int]:
     if sms:
         missing = sorted(set(int(s) for s in sms) - set(np.unique(rec.smid).tolist()))
         if missing:
             raise InputError(path, f"no warp ran on SM(s) {missing}")
-        chosen = [int(s) for s in sms]
-    else:
-        chosen = pick_timeline_sms(rec, n_sms)
+        return [int(s) for s in sms]
+    return pick_timeline_sms(rec, n_sms)
+
+
+def timeline_extent(path: str | os.PathLike[str], sms: Sequence[int] | None = None, n_sms: int = 2,
+                    section: int = 0) -> int:
+    """The longest span (first warp start to last warp end) of the SMs a timeline of ``path`` shows."""
+    rec = load_warp_records(path, section)
+    chosen = np.asarray(_timeline_sms(path, rec, sms, n_sms), dtype=np.int64)
+    on = np.isin(rec.smid, chosen)
+    sm, start, end = rec.smid[on], rec.lstart[on], rec.end[on]
+    return max(int(end[sm == s].max() - start[sm == s].min()) for s in chosen)
+
+
+def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], stem: str, title: str,
+                  sms: Sequence[int] | None = None, n_sms: int = 2, section: int = 0,
+                  x_max: int | None = None) -> SectionResult:
+    """Fig. 13a/13b: per-SM warp timelines of one trace, written as ``<stem>.png`` (raster content: no SVG)
+    and ``<stem>.json``; ``x_max`` fixes the x range in cycles (default: this trace's)."""
+    rec = load_warp_records(path, section)
+    chosen = _timeline_sms(path, rec, sms, n_sms)
     tab = timeline_table(rec, chosen)
     synthetic = bundle.is_synthetic(path)
-    fig = _timeline_figure(tab, chosen, title, synthetic)
+    fig = _timeline_figure(tab, chosen, title, synthetic, x_max)
     out = Path(out_dir)
     files = {p.name: p for p in save_figure(fig, out, stem)}
     per_sm = (tab.groupby("smid").agg(warps=("warp", "size"), blocks=("block", "nunique"),
@@ -392,8 +407,10 @@ def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
                threshold: float = DEFAULT_TAIL_THRESHOLD) -> SectionResult:
     """Fig. 13a, 13b, and 13c/d (when a tail input exists) from a bundle's ``warp_sched/`` folder."""
     inputs, skipped = find_inputs(root)
-    a = fig13a(inputs["exclusive"], out_dir)
-    b = fig13b(inputs["shared"], out_dir)
+    # One x range for 13a and 13b, so exclusive and shared scheduling can be compared by eye.
+    x_max = max(timeline_extent(inputs["exclusive"]), timeline_extent(inputs["shared"]))
+    a = fig13a(inputs["exclusive"], out_dir, x_max=x_max)
+    b = fig13b(inputs["shared"], out_dir, x_max=x_max)
     cd = fig13cd(inputs["tail"], out_dir, threshold) if "tail" in inputs else None
     parts = [a, b] if cd is None else [a, b, cd]
     files = {k: v for r in parts for k, v in r.files.items()}

@@ -229,3 +229,21 @@ def _check_envelope(t, v, lo, hi, cols):
         cycles = np.arange(edges[c], max(edges[c + 1], edges[c] + 1))
         vals = v[np.searchsorted(t, cycles, side="right") - 1]
         assert (vmin[c], vmax[c]) == (vals.min(), vals.max()), c
+
+
+def test_fig13a_and_13b_share_one_x_range(tiny_bundle, tmp_path, monkeypatch):
+    from warp_sched import figures
+
+    drawn = {}
+    real = figures._timeline_figure
+
+    def spy(tab, sms, title, synthetic, x_max=None):
+        fig = real(tab, sms, title, synthetic, x_max)
+        drawn[title[:8]] = ({ax.get_xlim() for ax in fig.axes}, int(tab["end"].max()))
+        return fig
+
+    monkeypatch.setattr(ws, "_timeline_figure", spy)
+    ws.warp_sched(tiny_bundle, tmp_path / "out")
+    (lims_a, end_a), (lims_b, end_b) = drawn["Fig. 13a"], drawn["Fig. 13b"]
+    assert len(lims_a) == 1 and lims_a == lims_b  # every panel of both figures: one range
+    assert end_a != end_b and max(lims_a)[1] >= max(end_a, end_b)  # the longer trace decides it
