@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -68,8 +69,21 @@ class _LazyKernel:
             os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_dir())
             import numba
 
-            self._dispatcher = numba.njit(cache=True, nogil=True)(self.py_func)
+            self._dispatcher = numba.njit(cache=True, nogil=True)(self._with_compiled_callees())
         return self._dispatcher
+
+    def _with_compiled_callees(self) -> Callable[..., Any]:
+        """``py_func``, but seeing the kernels it calls as numba dispatchers (numba compiles a call only
+        to a dispatcher, and ours are made on first use)."""
+        fn = self.py_func
+        callees = {name: g.dispatcher() for name in fn.__code__.co_names
+                   if isinstance(g := fn.__globals__.get(name), _LazyKernel)}
+        if not callees:
+            return fn
+        bound = types.FunctionType(fn.__code__, {**fn.__globals__, **callees}, fn.__name__, fn.__defaults__,
+                                   fn.__closure__)
+        bound.__qualname__, bound.__module__, bound.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+        return bound
 
     def __call__(self, *args: Any) -> Any:
         return self.dispatcher()(*args)

@@ -94,6 +94,47 @@ def artifact_fifo_kernel(lstart: np.ndarray, elapse: np.ndarray, gidx: np.ndarra
 
 
 @jit
+def heap_pop(key: np.ndarray, val: np.ndarray, n: int) -> int:
+    """Remove the root of the binary min-heap ``key[:n]`` (``val`` moves with ``key``; the same array
+    may be passed as both); returns the new size."""
+    n -= 1
+    k_last = key[n]
+    v_last = val[n]
+    j = 0
+    while True:
+        c = 2 * j + 1
+        if c >= n:
+            break
+        if c + 1 < n and key[c + 1] < key[c]:
+            c += 1
+        if key[c] >= k_last:
+            break
+        key[j] = key[c]
+        val[j] = val[c]
+        j = c
+    if n > 0:
+        key[j] = k_last
+        val[j] = v_last
+    return n
+
+
+@jit
+def heap_push(key: np.ndarray, val: np.ndarray, n: int, k: int, v: int) -> int:
+    """Add ``(k, v)`` to the binary min-heap ``key[:n]``; returns the new size."""
+    j = n
+    while j > 0:
+        p = (j - 1) // 2
+        if key[p] <= k:
+            break
+        key[j] = key[p]
+        val[j] = val[p]
+        j = p
+    key[j] = k
+    val[j] = v
+    return n + 1
+
+
+@jit
 def lowest_free_kernel(start: np.ndarray, end: np.ndarray, first: np.ndarray,
                        counts: np.ndarray) -> np.ndarray:
     """Lowest free slot of every interval, intervals already ordered by (group, start, tiebreak).
@@ -117,69 +158,18 @@ def lowest_free_kernel(start: np.ndarray, end: np.ndarray, first: np.ndarray,
         used = 0
         for i in range(first[g], first[g] + counts[g]):
             s = start[i]
-            while nb > 0 and b_end[0] <= s:
-                # pop the busy root, push its slot into the free heap
+            while nb > 0 and b_end[0] <= s:  # free every busy slot that has ended by s
                 slot = b_slot[0]
-                nb -= 1
-                e_last = b_end[nb]
-                s_last = b_slot[nb]
-                j = 0
-                while True:
-                    c = 2 * j + 1
-                    if c >= nb:
-                        break
-                    if c + 1 < nb and b_end[c + 1] < b_end[c]:
-                        c += 1
-                    if b_end[c] >= e_last:
-                        break
-                    b_end[j] = b_end[c]
-                    b_slot[j] = b_slot[c]
-                    j = c
-                if nb > 0:
-                    b_end[j] = e_last
-                    b_slot[j] = s_last
-                j = nf
-                nf += 1
-                while j > 0:
-                    p = (j - 1) // 2
-                    if free[p] <= slot:
-                        break
-                    free[j] = free[p]
-                    j = p
-                free[j] = slot
+                nb = heap_pop(b_end, b_slot, nb)
+                nf = heap_push(free, free, nf, slot, slot)
             if nf > 0:
                 slot = free[0]
-                nf -= 1
-                last = free[nf]
-                j = 0
-                while True:
-                    c = 2 * j + 1
-                    if c >= nf:
-                        break
-                    if c + 1 < nf and free[c + 1] < free[c]:
-                        c += 1
-                    if free[c] >= last:
-                        break
-                    free[j] = free[c]
-                    j = c
-                if nf > 0:
-                    free[j] = last
+                nf = heap_pop(free, free, nf)
             else:
                 slot = used
                 used += 1
             out[i] = slot
-            e = end[i]
-            j = nb
-            nb += 1
-            while j > 0:
-                p = (j - 1) // 2
-                if b_end[p] <= e:
-                    break
-                b_end[j] = b_end[p]
-                b_slot[j] = b_slot[p]
-                j = p
-            b_end[j] = e
-            b_slot[j] = slot
+            nb = heap_push(b_end, b_slot, nb, end[i], slot)
     return out
 
 
