@@ -142,3 +142,19 @@ def test_timeline_draws_a_bounded_number_of_blocks_and_says_so():
     assert drawn == 100
     full = bs._timeline_figure(t, synthetic=False, max_blocks=n)
     assert full.axes[0].get_title().startswith("SM 0: 5,000 blocks")
+
+
+def test_the_fixes_are_judged_on_scheduling_cycles_not_on_a_ratio_the_fix_also_changes():
+    # The paper-scale sample run (neutrino-ae run static -p sample_scale paper): the memset's short
+    # blocks keep the artifact's ratio near the raw kernel's while its scheduling cycles drop 8x.
+    from block_sched.claims import CLAIMS
+    from neutrino_ae.report.claims import PASS, evaluate
+
+    values = {"raw.mean_scheduling_cycles": 91312.1, "raw.scheduling_ratio": 0.1517,
+              "memset.mean_scheduling_cycles": 11414.7, "memset.scheduling_ratio": 0.08961,
+              "persistent.mean_scheduling_cycles": 0.0, "persistent.scheduling_ratio": 0.0}
+    by_name = {c.id: c for c in CLAIMS}
+    for name in ("memset-fix", "persistent-fix"):
+        assert evaluate("block_sched", by_name[name], values).status == PASS, name
+    values["memset.mean_scheduling_cycles"] = 50000.0  # less than half the raw cost removed
+    assert evaluate("block_sched", by_name["memset-fix"], values).status != PASS
