@@ -63,6 +63,7 @@ PARAMETERS = code(f"""
     sample_scale = "small"  # sample bundle size: "small" or "paper"
     seed = 0  # sample bundle seed
     force = False  # recompute sections even when their cached results are current (never re-downloads)
+    workers = 2  # sections computed at once, in worker processes (0 or 1: one at a time, in this kernel)
 """)
 
 SETUP_MD = md("""
@@ -82,7 +83,8 @@ SETUP = code("""
     from neutrino_ae.run.notebook import StaticNotebook
 
     nb = StaticNotebook(bundle=bundle, trace_root=trace_root, bundle_url=bundle_url, bundle_sha256=bundle_sha256,
-                        sections=sections, output_dir=output_dir, sample_scale=sample_scale, seed=seed, force=force)
+                        sections=sections, output_dir=output_dir, sample_scale=sample_scale, seed=seed, force=force,
+                        workers=workers)
 """)
 
 SUMMARY_MD = md(f"""

@@ -31,6 +31,7 @@ from neutrino_ae.report.script import os_error_line
 from neutrino_ae.report.section import NotebookInputError, NotebookStop
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.run import registry
+from neutrino_ae.run.ahead import Ahead, default_workers
 from neutrino_ae.run.lock import HELD_BY_PARENT_ENV, hold_output_lock
 from neutrino_ae.run.runner import run_section
 
@@ -247,13 +248,17 @@ class StaticNotebook:
 
     def __init__(self, bundle: str = "auto", trace_root: str = "", bundle_url: str = fetch.PAPER_BUNDLE_URL,
                  bundle_sha256: str = "", sections: Any = None, output_dir: str = STATIC_RESULTS,
-                 sample_scale: str = "small", seed: int = 0, force: bool = False) -> None:
+                 sample_scale: str = "small", seed: int = 0, force: bool = False,
+                 workers: int | None = None) -> None:
         # run_section imports the section folders; keep their bytecode caches out of the source tree.
         sys.dont_write_bytecode = True
         _check(bundle in ("auto", "paper", "sample"), f'bundle must be "auto", "paper" or "sample", not {bundle!r}')
         _check(sample_scale in ("small", "paper"), f'sample_scale must be "small" or "paper", not {sample_scale!r}')
         _check(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
                f"seed must be a non-negative integer, not {seed!r}")
+        workers = default_workers() if workers is None else workers
+        _check(isinstance(workers, int) and not isinstance(workers, bool) and workers >= 0,
+               f"workers must be a non-negative integer, not {workers!r}")
         for name, value in (("trace_root", trace_root), ("output_dir", output_dir), ("bundle_url", bundle_url),
                             ("bundle_sha256", bundle_sha256)):
             _check(isinstance(value, str | os.PathLike), f"{name} must be a path or string, not {value!r}")
@@ -279,6 +284,7 @@ class StaticNotebook:
         self.failed: dict[str, str] = {}
         self.summary_path: Path | None = None
         self._print_header(read_manifest(self.bundle_root) or {})
+        self._ahead = Ahead(self.selected, Path(self.bundle_root), self.out_root, self.force, workers)
 
     def _print_header(self, manifest: dict[str, Any]) -> None:
         print(f"bundle: {self.kind} at {Path(self.bundle_root).resolve()}")
@@ -307,8 +313,11 @@ class StaticNotebook:
             print(f"{name}: skipped (not in sections)")
             return None
         start = time.perf_counter()
+        worker_seconds = self._ahead.wait(name)
         try:
-            res = run_section(name, self.bundle_root, self.out_root, force=self.force)
+            # Computed ahead by a worker: its cache record is current, so this only reads it back.
+            res = run_section(name, self.bundle_root, self.out_root,
+                              force=self.force and worker_seconds is None)
         except (NeutrinoAEError, OSError) as exc:
             self.failed[name] = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
             print(f"{name}: FAILED: {self.failed[name]}", file=sys.stderr)
@@ -320,7 +329,10 @@ class StaticNotebook:
         self.failed.pop(name, None)
         self.results[name] = res
         elapsed = time.perf_counter() - start
-        how = "reused cached results" if res.data.get("cached") else f"computed in {elapsed:.1f} s"
+        if worker_seconds:
+            how = f"computed in {worker_seconds:.1f} s in a worker process, beside other sections"
+        else:
+            how = "reused cached results" if res.data.get("cached") else f"computed in {elapsed:.1f} s"
         print(f"{name}: {how} -> {self.out_root / name}")
         return res
 

@@ -37,6 +37,8 @@ def out(tmp_path):
     ({"sample_scale": "huge"}, 'sample_scale must be "small" or "paper"'),
     ({"bundle": "mine"}, 'bundle must be "auto", "paper" or "sample"'),
     ({"output_dir": ""}, "output_dir must not be empty"),
+    ({"workers": -1}, "workers must be a non-negative integer"),
+    ({"workers": True}, "workers must be a non-negative integer"),
 ])
 def test_bad_static_parameters_stop_with_one_message(tiny, out, params, message):
     kwargs = {"bundle": "auto", "trace_root": str(tiny), "output_dir": str(out), **params}
@@ -100,3 +102,23 @@ def test_stale_summary_is_removed_and_a_crashing_section_is_named(tiny, out, mon
     doc = json.loads((out / "summary.json").read_text())
     assert doc["failed_sections"] == {"max_mem": "ZeroDivisionError: a bug in the analysis"}
     assert {r["section"] for r in doc["results"]} == {"dmat"}
+
+
+def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path, capsys):
+    """workers=2: the sections run in two worker processes while the cells show them; the cells report
+    them computed (not reused), and every summary value equals a one-at-a-time run's."""
+    values = {}
+    for workers in (0, 2):
+        out = tmp_path / f"w{workers}"
+        nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out),
+                            sections="block_sched,max_mem,warp_sched", workers=workers)
+        for name in nb.selected:
+            nb.section(name)
+        printed = capsys.readouterr().out
+        assert printed.count("in a worker process") == (3 if workers else 0), printed
+        assert "reused cached results" not in printed
+        nb.summary()
+        doc = json.loads((out / "summary.json").read_text())
+        values[workers] = {(r["section"], r["key"]): r["value"] for r in doc["results"]}
+        lock.release_output_lock(out)
+    assert values[0] and values[0] == values[2]

@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO / "tools"))
 import build_static_notebook  # noqa: E402
 
 PARAMETERS = {"bundle", "trace_root", "bundle_url", "bundle_sha256", "sections", "output_dir", "sample_scale", "seed",
-              "force"}
+              "force", "workers"}
 
 
 def _notebook() -> nbformat.NotebookNode:
@@ -53,6 +53,7 @@ def test_committed_notebook_has_no_outputs_and_a_parameters_cell():
     assert assigned["bundle_sha256"] == "" and assigned["output_dir"] == "results/static/"
     assert assigned["sections"] == list(registry.names())
     assert assigned["sample_scale"] == "small" and assigned["seed"] == 0 and assigned["force"] is False
+    assert assigned["workers"] == 2
 
 
 def test_papermill_reads_every_parameter():

@@ -1,0 +1,61 @@
+"""Sections computed ahead, in worker processes, while the notebook shows the ones already done.
+
+The sections are independent and CPU-bound, so on a machine with two cores two of them run at once.
+Each worker runs :func:`neutrino_ae.run.runner.run_section`, which writes the section's results and
+its cache record; the notebook cell then only reuses them. A worker never reports an error itself: a
+section whose worker failed is computed again by its cell, which reports the error as it always does.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+
+def default_workers() -> int:
+    """Worker processes for computing sections ahead: the machine's cores, at most 2 (two sections at
+    once already use the memory of the largest, dmat at paper scale)."""
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _compute(name: str, bundle_root: str, out_root: str, force: bool) -> tuple[float, str | None]:
+    """(seconds, None) when the worker computed the section, (0, None) when it reused its cache, and
+    (seconds, error) when it failed."""
+    from neutrino_ae.run.runner import run_section
+
+    start = time.perf_counter()
+    try:
+        res = run_section(name, bundle_root, out_root, force=force)
+    except Exception as exc:  # the cell computes it again and reports it
+        return time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+    return (0.0 if res.data.get("cached") else time.perf_counter() - start), None
+
+
+class Ahead:
+    """Futures of the sections being computed ahead; :meth:`wait` gives one section's outcome."""
+
+    def __init__(self, names: list[str], bundle_root: Path, out_root: Path, force: bool, workers: int) -> None:
+        self._futures: dict[str, Future] = {}
+        if workers < 2 or len(names) < 2:
+            return
+        # spawn, not fork: a notebook kernel has threads, and forking a threaded process can deadlock.
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(names)),
+                                   mp_context=multiprocessing.get_context("spawn"))
+        for name in names:
+            self._futures[name] = pool.submit(_compute, name, str(bundle_root), str(out_root), force)
+        pool.shutdown(wait=False)  # the queued sections still run; nothing new is submitted
+
+    def wait(self, name: str) -> float | None:
+        """Seconds the worker took for ``name`` (0 when it found the cached results current); None when
+        it did not finish it (not computed ahead, or failed: the caller then computes it itself)."""
+        future = self._futures.pop(name, None)
+        if future is None:
+            return None
+        try:
+            seconds, error = future.result()
+        except Exception:  # a worker that died (killed, out of memory): compute in the kernel
+            return None
+        return None if error else seconds
