@@ -39,6 +39,7 @@ class Ahead:
 
     def __init__(self, names: list[str], bundle_root: Path, out_root: Path, force: bool, workers: int) -> None:
         self._futures: dict[str, Future] = {}
+        workers = min(workers, os.cpu_count() or 1)  # more workers than cores only take turns
         if workers < 2 or len(names) < 2:
             return
         # spawn, not fork: a notebook kernel has threads, and forking a threaded process can deadlock.
