@@ -190,10 +190,9 @@ def _timeline_sms(path: str | os.PathLike[str], rec: WarpRecords, sms: Sequence[
     return pick_timeline_sms(rec, n_sms)
 
 
-def timeline_extent(path: str | os.PathLike[str], sms: Sequence[int] | None = None, n_sms: int = 2,
-                    section: int = 0) -> int:
-    """The longest span (first warp start to last warp end) of the SMs a timeline of ``path`` shows."""
-    rec = load_warp_records(path, section)
+def timeline_extent(path: str | os.PathLike[str], rec: WarpRecords, sms: Sequence[int] | None = None,
+                    n_sms: int = 2) -> int:
+    """The longest span (first warp start to last warp end) of the SMs a timeline of ``rec`` shows."""
     chosen = np.asarray(_timeline_sms(path, rec, sms, n_sms), dtype=np.int64)
     on = np.isin(rec.smid, chosen)
     sm, start, end = rec.smid[on], rec.lstart[on], rec.end[on]
@@ -202,10 +201,11 @@ def timeline_extent(path: str | os.PathLike[str], sms: Sequence[int] | None = No
 
 def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], stem: str, title: str,
                   sms: Sequence[int] | None = None, n_sms: int = 2, section: int = 0,
-                  x_max: int | None = None) -> SectionResult:
+                  x_max: int | None = None, rec: WarpRecords | None = None) -> SectionResult:
     """Fig. 13a/13b: per-SM warp timelines of one trace, written as ``<stem>.png`` (raster content: no SVG)
-    and ``<stem>.json``; ``x_max`` fixes the x range in cycles (default: this trace's)."""
-    rec = load_warp_records(path, section)
+    and ``<stem>.json``; ``x_max`` fixes the x range in cycles (default: this trace's); ``rec``: the
+    trace's records when the caller has read them already."""
+    rec = load_warp_records(path, section) if rec is None else rec
     chosen = _timeline_sms(path, rec, sms, n_sms)
     tab = timeline_table(rec, chosen)
     synthetic = bundle.is_synthetic(path)
@@ -408,9 +408,10 @@ def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     """Fig. 13a, 13b, and 13c/d (when a tail input exists) from a bundle's ``warp_sched/`` folder."""
     inputs, skipped = find_inputs(root)
     # One x range for 13a and 13b, so exclusive and shared scheduling can be compared by eye.
-    x_max = max(timeline_extent(inputs["exclusive"]), timeline_extent(inputs["shared"]))
-    a = fig13a(inputs["exclusive"], out_dir, x_max=x_max)
-    b = fig13b(inputs["shared"], out_dir, x_max=x_max)
+    recs = {k: load_warp_records(inputs[k]) for k in ("exclusive", "shared")}
+    x_max = max(timeline_extent(inputs[k], recs[k]) for k in recs)
+    a = fig13a(inputs["exclusive"], out_dir, x_max=x_max, rec=recs["exclusive"])
+    b = fig13b(inputs["shared"], out_dir, x_max=x_max, rec=recs["shared"])
     cd = fig13cd(inputs["tail"], out_dir, threshold) if "tail" in inputs else None
     parts = [a, b] if cd is None else [a, b, cd]
     files = {k: v for r in parts for k, v in r.files.items()}
