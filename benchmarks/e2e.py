@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import bench
-from benchmarks.cases import Case, Target
+from benchmarks.cases import Case, Target, find_case, select_cases
 from neutrino_ae.atomic import write_json
 
 REPO_ROOT = bench.REPO_ROOT
@@ -155,21 +155,11 @@ E2E_CASES: list[E2ECase] = [
 
 
 def case_named(name: str) -> E2ECase:
-    for c in E2E_CASES:
-        if c.name == name:
-            return c
-    raise KeyError(f"unknown e2e case {name!r}")
+    return find_case(E2E_CASES, name)
 
 
 def expand_only(only: str | None) -> list[E2ECase]:
-    if not only:
-        return list(E2E_CASES)
-    wanted = {w.strip() for w in only.split(",") if w.strip()}
-    known = {c.name for c in E2E_CASES} | {c.group for c in E2E_CASES}
-    unknown = sorted(wanted - known)
-    if unknown:
-        raise KeyError(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    return [c for c in E2E_CASES if c.name in wanted or c.group in wanted]
+    return select_cases(E2E_CASES, only)
 
 
 # --------------------------------------------------------------------------------------------- inputs

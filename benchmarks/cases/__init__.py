@@ -10,12 +10,14 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from neutrino_ae.atomic import write_json
+
+C = TypeVar("C")  # a benchmark case: has .name and .group
 
 #: Bump when a generator changes what it writes: old cache entries are then ignored.
 GEN_VERSION = 2
@@ -128,20 +130,29 @@ def _cases() -> list[Case]:
 CASES: list[Case] = _cases()
 
 
-def case_by_name(name: str) -> Case:
-    for case in CASES:
+def find_case(cases: Sequence[C], name: str) -> C:
+    """The case called ``name`` in ``cases`` (this module's or the end-to-end ones)."""
+    for case in cases:
         if case.name == name:
             return case
     raise KeyError(f"unknown benchmark case {name!r}")
 
 
-def expand_only(only: str | None) -> list[Case]:
-    """``--only a,b`` → the cases in registry order; a group name (``static``) selects its members."""
+def select_cases(cases: Sequence[C], only: str | None) -> list[C]:
+    """``--only a,b`` → the cases in list order; a group name (``static``) selects its members."""
     if not only:
-        return list(CASES)
+        return list(cases)
     wanted = {w.strip() for w in only.split(",") if w.strip()}
-    known = {c.name for c in CASES} | {c.group for c in CASES if c.group}
+    known = {c.name for c in cases} | {c.group for c in cases if c.group}
     unknown = sorted(wanted - known)
     if unknown:
         raise KeyError(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    return [c for c in CASES if c.name in wanted or (c.group and c.group in wanted)]
+    return [c for c in cases if c.name in wanted or (c.group and c.group in wanted)]
+
+
+def case_by_name(name: str) -> Case:
+    return find_case(CASES, name)
+
+
+def expand_only(only: str | None) -> list[Case]:
+    return select_cases(CASES, only)
