@@ -117,32 +117,57 @@ def page_index(sorted_pages: np.ndarray, pair_page: np.ndarray) -> np.ndarray:
     return np.where(found, idx, -1)
 
 
-def bin_dmat(data: DmatData, labels: np.ndarray, names: list[str], xbins: int = DEFAULT_XBINS,
-             ybins: int = DEFAULT_YBINS) -> DmatPlotData:
-    """Histogram every (clock, page, count) pair into (label, page-row, clock-bin) cells.
+class DmatBinner:
+    """Histograms (clock, page, count) pairs into (label, page-row, clock-bin) cells, one batch of clock
+    entries at a time (a raw trace is sparsified and binned bucket by bucket, never held whole).
 
     The clock bin is computed once per clock entry and the (label, row) once per page; each pair then
     costs one table lookup, one repeat and one bincount."""
-    pages = np.unique(data.pages)
-    n_pages = pages.size
-    max_clock = int(data.clocks.max()) if data.clocks.size else 0
-    page_idx = page_index(pages, data.pair_page)
-    if page_idx.size and page_idx.min() < 0:
-        raise TraceFormatError(data.source, "a (clock, page) pair names a page missing from the page list")
-    ny = max(1, min(ybins, n_pages))
-    nx = max(1, xbins)
-    # Integer bin arithmetic (no float rounding at the edges): bin = value * nbins // span.
-    xspan = max_clock + 1
-    entry_xb = (data.clocks.astype(np.uint64) * np.uint64(nx) // np.uint64(xspan)).astype(np.int64)
-    page_rows = np.arange(n_pages) * ny // max(n_pages, 1)
-    page_cell = (np.asarray(labels, np.int64) * ny + page_rows) * nx  # first cell of each page's row
-    cell = page_cell[page_idx] + np.repeat(entry_xb, np.diff(data.indptr))
-    hist = np.bincount(cell, weights=data.pair_count.astype(np.float64), minlength=len(names) * ny * nx)
-    hist = hist.reshape(len(names), ny, nx)
-    counts = np.zeros((ny, len(names)), np.int64)
-    np.add.at(counts, (page_rows, labels), 1)
-    return DmatPlotData(
-        names, hist, np.arange(nx + 1) * (xspan / nx), np.arange(ny + 1) * (n_pages / ny), int(n_pages),
-        max_clock, hist.sum(axis=(1, 2)), np.bincount(labels, minlength=len(names)),
-        counts.argmax(axis=1),
-    )
+
+    def __init__(self, pages: np.ndarray, labels: np.ndarray, names: list[str], max_clock: int,
+                 xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS) -> None:
+        self.pages = np.asarray(pages, np.uint64)  # distinct, ascending
+        self.labels = np.asarray(labels, np.int64)
+        self.names = names
+        self.max_clock = int(max_clock)
+        n_pages = self.pages.size
+        self.ny = max(1, min(ybins, n_pages))
+        self.nx = max(1, xbins)
+        # Integer bin arithmetic (no float rounding at the edges): bin = value * nbins // span.
+        self.xspan = self.max_clock + 1
+        self.page_rows = np.arange(n_pages) * self.ny // max(n_pages, 1)
+        self.page_cell = (self.labels * self.ny + self.page_rows) * self.nx  # first cell of each page's row
+        self.hist = np.zeros(len(names) * self.ny * self.nx, np.float64)
+
+    def add(self, data: DmatData) -> None:
+        if data.clocks.size == 0:
+            return
+        if int(data.clocks.max()) > self.max_clock:
+            raise TraceFormatError(data.source, "a clock entry lies past the largest clock found in the first pass "
+                                                "(did the trace change while being read?)")
+        page_idx = page_index(self.pages, data.pair_page)
+        if page_idx.size and page_idx.min() < 0:
+            raise TraceFormatError(data.source, "a (clock, page) pair names a page missing from the page list")
+        entry_xb = (data.clocks.astype(np.uint64) * np.uint64(self.nx) // np.uint64(self.xspan)).astype(np.int64)
+        cell = self.page_cell[page_idx] + np.repeat(entry_xb, np.diff(data.indptr))
+        self.hist += np.bincount(cell, weights=data.pair_count.astype(np.float64), minlength=self.hist.size)
+
+    def result(self) -> DmatPlotData:
+        names, ny, nx, n_pages = self.names, self.ny, self.nx, self.pages.size
+        hist = self.hist.reshape(len(names), ny, nx)
+        counts = np.zeros((ny, len(names)), np.int64)
+        np.add.at(counts, (self.page_rows, self.labels), 1)
+        return DmatPlotData(
+            names, hist, np.arange(nx + 1) * (self.xspan / nx), np.arange(ny + 1) * (n_pages / ny), int(n_pages),
+            self.max_clock, hist.sum(axis=(1, 2)), np.bincount(self.labels, minlength=len(names)),
+            counts.argmax(axis=1),
+        )
+
+
+def bin_dmat(data: DmatData, labels: np.ndarray, names: list[str], xbins: int = DEFAULT_XBINS,
+             ybins: int = DEFAULT_YBINS) -> DmatPlotData:
+    """:class:`DmatBinner` over all of ``data`` at once."""
+    binner = DmatBinner(np.unique(data.pages), labels, names, int(data.clocks.max()) if data.clocks.size else 0,
+                        xbins, ybins)
+    binner.add(data)
+    return binner.result()

@@ -6,13 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
-from neutrino_ae.formats.dmat import sparsify, write_dmat
-from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir
 from neutrino_ae.run.collect import Context
 from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
+
+from .pipeline import scan_raw, write_raw
 
 HERE = Path(__file__).resolve().parent
 
@@ -30,9 +28,8 @@ def sparsify_trace_dir(trace_dir: Path, dest: Path) -> Path:
     td = TraceDir(trace_dir)
     if not td.results():
         raise CollectError(f"{trace_dir}: no result/*.bin (did the -k keyword match a kernel?)")
-    trace = td.open_result(-1)
-    chunks = (np.asarray(c).reshape(-1) for _, c in trace.iter_chunks(0, DMAT))
-    return write_dmat(dest, sparsify(chunks))
+    write_raw(scan_raw(td.open_result(-1)), dest)
+    return dest
 
 
 def collect(root: Path, ctx: Context, figures: Sequence[str] | None = None) -> None:

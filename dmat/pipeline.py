@@ -3,8 +3,9 @@
 ``python dmat/dmat.py <trace.bin | file.dmat | tracedir> [--out DIR] [--json]``; the last stdout line
 is the saved PNG (the notebooks display it).
 
-* A raw ``dmat`` trace (``result/*.bin``, or a trace directory: its newest result) is sparsified in
-  bounded-memory chunks into ``<name>.dmat`` in the output folder (formats.dmat.sparsify).
+* A raw ``dmat`` trace (``result/*.bin``, or a trace directory: its newest result) is sparsified into
+  ``<name>.dmat`` in the output folder and binned for the figure in the same pass, clock range by
+  clock range, in memory bounded whatever the trace size (formats.dmat_stream).
 * The plot: clock on x (cycles since the thread's kernel entry, the probe's own clock), page index
   on y (distinct 64 KiB pages, ascending), one colour family per tensor, darker = denser. Density
   levels are quantiles of the non-empty cells *of that tensor* (25/50/75/90 %), so a lightly used
@@ -29,6 +30,7 @@ Where the naming files are looked for:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +41,7 @@ from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
 from neutrino_ae.formats.dmat import DmatData, drop_unfilled, read_dmat, sparsify, write_dmat
+from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure
@@ -48,6 +51,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     DEFAULT_YBINS,
     OTHER,
     UNNAMED,
+    DmatBinner,
     DmatPlotData,
     TensorRange,
     attribute_pages,
@@ -77,12 +81,41 @@ class Naming:
 
 
 @dataclass
+class RawTrace:
+    """A raw dmat trace, read again (in chunks) by each pass of the streaming sparsifier."""
+
+    chunks: Chunks
+    scan: DmatScan
+    source: Path
+
+
+@dataclass
 class DmatInput:
     name: str  # figure stem, e.g. "fig1"
     source: Path
-    data: DmatData
+    data: DmatData | None  # the (clock, page) counts; None for a raw trace streamed by ``raw``
     naming: Naming
-    sparsified: Path | None = None  # the .dmat we wrote, for raw inputs
+    sparsified: Path | None = None  # the .dmat we write, for raw inputs
+    raw: RawTrace | None = None
+
+    @property
+    def pages(self) -> np.ndarray:
+        """Distinct pages, ascending."""
+        return self.raw.scan.pages if self.raw is not None else np.unique(self.data.pages)
+
+    @property
+    def accesses(self) -> int:
+        return self.raw.scan.accesses if self.raw is not None else self.data.num_accesses
+
+    @property
+    def unfilled(self) -> int:
+        return self.raw.scan.unfilled if self.raw is not None else self.data.unfilled
+
+    @property
+    def max_clock(self) -> int:
+        if self.raw is not None:
+            return self.raw.scan.max_clock
+        return int(self.data.clocks.max()) if self.data.clocks.size else 0
 
 
 def _is_trace_dir(p: Path) -> bool:
@@ -155,12 +188,21 @@ def figure_name(path: Path) -> str:
     return path.stem if path.suffix else path.name
 
 
-def sparsify_trace(trace: BinTrace, section: int = 0, chunk_bytes: int = 64 << 20) -> DmatData:
-    """Per-(clock, page) counts of a dmat trace, read in chunks of whole blocks (bounded memory)."""
+#: Bytes of raw trace read per chunk by the streaming sparsifier (one buffer, reused).
+RAW_CHUNK_BYTES = 16 << 20
+
+
+def _check_thread_level(trace: BinTrace, section: int) -> None:
     sec = trace.section(section)
     if sec.level != Level.THREAD:
         raise TraceFormatError(trace.path, f"section {section} is {sec.level.name.lower()}-level; the dmat probe "
                                            "saves per thread (wrong probe?)")
+
+
+def sparsify_trace(trace: BinTrace, section: int = 0, chunk_bytes: int = 64 << 20) -> DmatData:
+    """Per-(clock, page) counts of a dmat trace held in memory, read in chunks of whole blocks (memory
+    bounded by the distinct (clock, page) pairs; :func:`load_input` streams instead)."""
+    _check_thread_level(trace, section)
     return sparsify(chunk for _, chunk in trace.iter_chunks(section, DMAT, chunk_bytes))
 
 
@@ -182,11 +224,33 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
         trace_dir = p.parent.parent if p.parent.name == "result" and _is_trace_dir(p.parent.parent) else None
     else:
         raise InputError(p, "expected a dmat result .bin, a .dmat file or a trace directory")
-    data = sparsify_trace(_open_result(trace_dir, result), section)
+    raw = scan_raw(_open_result(trace_dir, result), section)
     naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
     # The sparsified .dmat is written by dmat_figure once every input (event.log, tensor.trace) has
     # been read: a failing run leaves nothing behind.
-    return DmatInput(name, result, data, naming, out_dir / f"{name}.dmat")
+    return DmatInput(name, result, None, naming, out_dir / f"{name}.dmat", raw)
+
+
+def scan_raw(trace: BinTrace, section: int = 0) -> RawTrace:
+    """The first pass over a raw dmat trace (pages, clocks, unfilled slots); see formats.dmat_stream."""
+    _check_thread_level(trace, section)
+
+    def chunks() -> Iterator[np.ndarray]:
+        return (c for _, c in trace.iter_chunks(section, DMAT, RAW_CHUNK_BYTES, reuse=True))
+
+    return RawTrace(chunks, scan(chunks), trace.path)
+
+
+def write_raw(raw: RawTrace, dest: Path, on_batch: Callable[[DmatData], None] | None = None) -> int:
+    """The ``.dmat`` of a scanned raw trace, written to ``dest`` (streamed where its keys pack into 64 bits,
+    else sparsified in memory); returns the number of clock entries."""
+    if raw.scan.packs():
+        return write_streamed(dest, raw.chunks, raw.scan, on_batch=on_batch, source=raw.source).num_clocks
+    data = sparsify(raw.chunks())
+    write_dmat(dest, data)
+    if on_batch is not None:
+        on_batch(data)
+    return int(data.clocks.size)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -209,7 +273,7 @@ def launch_params(event_log: Path, result_name: str | None) -> tuple[int, ...]:
 
 def tensor_names(inp: DmatInput) -> tuple[np.ndarray, list[str], list[TensorRange]]:
     """Page labels for the (sorted) pages of ``inp`` and their names; all ``unnamed`` without naming files."""
-    pages = np.unique(inp.data.pages)
+    pages = inp.pages
     nm = inp.naming
     tensors = None
     if nm.tensor_trace is not None:
@@ -247,19 +311,30 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     inp = load_input(path, out, section)
     # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
     # a page-0 cell at clock 0 (see formats/dmat.py); they are left out of the plot and reported.
-    inp.data = drop_unfilled(inp.data)
+    if inp.data is not None:
+        inp.data = drop_unfilled(inp.data)
     if name:
         inp.name = name
+        if inp.sparsified is not None:
+            inp.sparsified = inp.sparsified.with_name(f"{name}.dmat")
     labels, names, ranges = tensor_names(inp)
-    if inp.sparsified is not None:
-        write_dmat(inp.sparsified, inp.data)
-    plot = bin_dmat(inp.data, labels, names, xbins, ybins)
+    binner = DmatBinner(inp.pages, labels, names, inp.max_clock, xbins, ybins)
+    if inp.raw is not None:
+        assert inp.sparsified is not None
+        clock_entries = write_raw(inp.raw, inp.sparsified, binner.add)
+    else:
+        if inp.sparsified is not None:
+            write_dmat(inp.sparsified, inp.data)
+        binner.add(inp.data)
+        clock_entries = int(inp.data.clocks.size)
+    plot = binner.result()
     synthetic = bundle.is_synthetic(inp.source)
     ref = PAPER_REFS.get(inp.name, "DMAT")
-    title = (f"{ref} DMAT [{inp.name}]: {inp.data.num_accesses:,} accesses, {plot.n_pages} pages, "
+    accesses, unfilled = inp.accesses, inp.unfilled
+    title = (f"{ref} DMAT [{inp.name}]: {accesses:,} accesses, {plot.n_pages} pages, "
              f"clock 0-{plot.max_clock:,} cycles")
-    if inp.data.unfilled:
-        title += f"\n({inp.data.unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"
+    if unfilled:
+        title += f"\n({unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"
     fig = _draw(plot, title, synthetic)
     files: dict[str, Path] = {p.name: p for p in save_figure(fig, out, inp.name)}
     if inp.sparsified is not None:
@@ -286,13 +361,13 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
                    "event_log": str(inp.naming.event_log) if inp.naming.event_log else None,
                    "tensor_trace": str(inp.naming.tensor_trace) if inp.naming.tensor_trace else None},
         "tensor_ranges": [{"name": r.name, "start": hex(r.start), "nbytes": r.nbytes} for r in ranges],
-        "accesses": inp.data.num_accesses, "pages": plot.n_pages, "clock_entries": int(inp.data.clocks.size),
-        "unfilled_slots_excluded": inp.data.unfilled,
+        "accesses": accesses, "pages": plot.n_pages, "clock_entries": clock_entries,
+        "unfilled_slots_excluded": unfilled,
         "max_clock": plot.max_clock, "xbins": int(plot.hist.shape[2]), "ybins": int(plot.hist.shape[1]),
         "tensors": tensors.to_dict(orient="records"), "ground_truth": truth,
     }
     summary = [
-        {"key": f"{inp.name}.accesses", "paper_ref": ref, "value": inp.data.num_accesses, "unit": "accesses",
+        {"key": f"{inp.name}.accesses", "paper_ref": ref, "value": accesses, "unit": "accesses",
          "ground_truth": sum(truth["expected_accesses"].values())
          if truth and isinstance(truth.get("expected_accesses"), dict) else None},
         {"key": f"{inp.name}.pages", "paper_ref": ref, "value": plot.n_pages, "unit": "pages",
@@ -304,9 +379,9 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source,
                                tables={f"dmat_{inp.name}_tensors": tensors}))
     named = ", ".join(f"{n} ({a:,})" for n, a in zip(names, plot.accesses_per_label.astype(np.int64), strict=True))
-    text = (f"{inp.name}: {inp.data.num_accesses:,} accesses over {plot.n_pages} pages, clock up to "
+    text = (f"{inp.name}: {accesses:,} accesses over {plot.n_pages} pages, clock up to "
             f"{plot.max_clock:,}; tensors: {named}"
-            + (f"; {inp.data.unfilled:,} unfilled count slots excluded" if inp.data.unfilled else "")
+            + (f"; {unfilled:,} unfilled count slots excluded" if unfilled else "")
             + f"\n{files[f'{inp.name}.png']}")
     result = SectionResult(SECTION, data, files, {f"dmat_{inp.name}_tensors": tensors}, summary, text)
     result.plot = plot  # type: ignore[attr-defined]  # the binned arrays, for tests and notebooks

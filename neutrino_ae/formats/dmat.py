@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -34,7 +35,6 @@ from neutrino_ae.jit import jit, use_numba
 
 PAGE_MASK = np.uint64(~np.uint64(0xFFFF))
 PAIR_DTYPE = np.dtype([("page", "<u8"), ("count", "<u4")])  # packed: 12 bytes
-CLOCK_HEAD = np.dtype([("clock", "<u8"), ("n", "<u8")])
 
 
 @dataclass
@@ -204,8 +204,8 @@ def _reduce_lexsort(clock: np.ndarray, page: np.ndarray,
 def write_dmat(path: str | os.PathLike[str], data: DmatData, batch_items: int = 1 << 20) -> Path:
     """Write ``data`` atomically in the ``.dmat`` layout.
 
-    The variable-length body is assembled with vectorised scatters, one batch of clocks at a time
-    (about ``batch_items`` heads + pairs each), so memory stays bounded for files of any size.
+    The variable-length body is assembled one batch of clocks at a time (about ``batch_items`` heads +
+    pairs each), so memory stays bounded for files of any size.
     """
     n_clocks = data.clocks.size
     indptr = np.asarray(data.indptr, dtype=np.int64)
@@ -214,33 +214,42 @@ def write_dmat(path: str | os.PathLike[str], data: DmatData, batch_items: int = 
     total = int(indptr[-1]) + n_clocks if n_clocks else 0
     edges = np.unique(np.r_[0, np.searchsorted(weight, np.arange(batch_items, total, batch_items)), n_clocks])
     with atomic_open(path, "wb") as fh:
-        fh.write(np.array([data.pages.size, n_clocks], dtype="<u8").tobytes())
-        fh.write(np.asarray(data.pages, dtype="<u8").tobytes())
+        write_head(fh, data.pages, n_clocks)
         for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-            fh.write(_body_bytes(data, indptr, int(lo), int(hi)))
+            lo, hi = int(lo), int(hi)
+            base, end = int(indptr[lo]), int(indptr[hi])
+            body_words(data.clocks[lo:hi], indptr[lo : hi + 1] - base, data.pair_page[base:end],
+                       data.pair_count[base:end]).tofile(fh)
     return Path(path)
 
 
-def _body_bytes(data: DmatData, indptr: np.ndarray, lo: int, hi: int) -> bytes:
-    """The packed body of clocks ``lo:hi``: per clock a (clock, n) head followed by its 12-byte pairs."""
-    base = int(indptr[lo])
-    ptr = indptr[lo : hi + 1] - base
-    counts = np.diff(ptr)
-    n_clocks, n_pairs = hi - lo, int(ptr[-1])
-    body = np.zeros(16 * n_clocks + 12 * n_pairs, dtype=np.uint8)
-    # Clock i's head sits after i heads and ptr[i] pairs; its pairs follow the head.
-    head_off = 16 * np.arange(n_clocks, dtype=np.int64) + 12 * ptr[:-1]
-    heads = np.empty(n_clocks, dtype=CLOCK_HEAD)
-    heads["clock"] = data.clocks[lo:hi]
-    heads["n"] = counts
-    body[(head_off[:, None] + np.arange(16)).reshape(-1)] = heads.view(np.uint8)
-    pairs = np.empty(n_pairs, dtype=PAIR_DTYPE)
-    pairs["page"] = data.pair_page[base : base + n_pairs]
-    pairs["count"] = data.pair_count[base : base + n_pairs]
-    within = np.arange(n_pairs, dtype=np.int64) - np.repeat(ptr[:-1], counts)
-    pair_off = np.repeat(head_off + 16, counts) + 12 * within
-    body[(pair_off[:, None] + np.arange(12)).reshape(-1)] = pairs.view(np.uint8)
-    return body.tobytes()
+def write_head(fh: BinaryIO, pages: np.ndarray, num_clocks: int) -> None:
+    """The header and the page list; ``num_clocks`` may be patched later (it is the second word)."""
+    fh.write(np.array([pages.size, num_clocks], dtype="<u8").tobytes())
+    fh.write(np.asarray(pages, dtype="<u8").tobytes())
+
+
+def body_words(clocks: np.ndarray, ptr: np.ndarray, pair_page: np.ndarray, pair_count: np.ndarray) -> np.ndarray:
+    """The packed body of some clock entries as 4-byte words: per clock a (clock, n) head of 4 words,
+    then its pairs of 3 words (page, count); ``ptr`` indexes the pairs of each clock (``ptr[0] == 0``).
+
+    Every item is word-aligned (16 + 12 n bytes per entry), so the body is filled by a few word
+    scatters: clock i's head sits after i heads and ``ptr[i]`` pairs, pair j after ``c(j) + 1`` heads
+    and j pairs."""
+    n_clocks, n_pairs = clocks.size, int(ptr[-1])
+    words = np.empty(4 * n_clocks + 3 * n_pairs, dtype="<u4")
+    per_clock = np.diff(ptr)
+    head = 4 * np.arange(n_clocks, dtype=np.int64) + 3 * ptr[:-1]
+    halves = np.asarray(clocks, dtype="<u8").view("<u4")
+    words[head], words[head + 1] = halves[0::2], halves[1::2]
+    halves = per_clock.astype("<u8").view("<u4")
+    words[head + 2], words[head + 3] = halves[0::2], halves[1::2]
+    pos = 3 * np.arange(n_pairs, dtype=np.int64)
+    pos += np.repeat(4 * np.arange(1, n_clocks + 1, dtype=np.int64), per_clock)
+    halves = np.asarray(pair_page, dtype="<u8").view("<u4")
+    words[pos], words[pos + 1] = halves[0::2], halves[1::2]
+    words[pos + 2] = pair_count
+    return words
 
 
 def read_dmat(path: str | os.PathLike[str]) -> DmatData:

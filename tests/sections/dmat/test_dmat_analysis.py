@@ -181,3 +181,31 @@ def test_page_index_by_table_and_by_search_agree_with_a_dictionary():
     wide = np.r_[pages, np.uint64(2**63)]  # span too large for a table: binary search
     assert page_index(wide, queries).tolist() == expected
     assert page_index(pages[:0], queries).tolist() == [-1] * queries.size
+
+
+def test_a_raw_trace_streamed_in_buckets_plots_as_its_dmat(tmp_path, monkeypatch):
+    """A raw trace is sparsified and binned clock range by clock range, spilling to scratch files: the
+    figure's data and the .dmat it writes are those of the whole trace sparsified at once."""
+    from neutrino_ae.formats import dmat_stream
+
+    rng = np.random.default_rng(5)
+    rec = np.zeros((16, 64, 40), dtype=DMAT)
+    rec["clock"] = rng.integers(0, 50_000, rec.shape)
+    rec["addr"] = Q + rng.integers(0, 0x80000, rec.shape)
+    rec[rng.random(rec.shape) < 0.05] = 0
+    result = tmp_path / "raw" / "0.5.bin"
+    result.parent.mkdir()
+    write_trace(result, TraceHeader((16, 1, 1), (64, 1, 1)), [("thread", rec)])
+    monkeypatch.setattr(dmat_stream, "BUCKET_RECORDS", 3_000)
+    monkeypatch.setattr(dmat_stream, "MEMORY_BYTES", 16_000)
+    monkeypatch.setattr(dm, "RAW_CHUNK_BYTES", 64 * 40 * 16 * 3)  # three blocks per chunk
+    streamed = dm.dmat_figure(result, tmp_path / "out", name="s")
+    in_memory = dm.sparsify_trace(open_trace(result))
+    assert read_dmat(tmp_path / "out" / "s.dmat").equals(in_memory)
+    write_dmat(tmp_path / "whole" / "w.dmat", in_memory)
+    whole = dm.dmat_figure(tmp_path / "whole" / "w.dmat", tmp_path / "out2")
+    assert np.array_equal(streamed.plot.hist, whole.plot.hist)
+    assert streamed.data["clock_entries"] == whole.data["clock_entries"] == in_memory.clocks.size
+    assert streamed.data["accesses"] == int(np.count_nonzero(rec["addr"])) == whole.data["accesses"]
+    assert streamed.data["unfilled_slots_excluded"] == rec.size - int(np.count_nonzero(rec["addr"]))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.name.startswith(".")) == []
