@@ -14,7 +14,8 @@ inputs of 1x, 10x and 30x paper size:
   ``neutrino/tools/dmat.py <tracedir>/result/<t>.bin``, which runs the C++ sparsifier ``dmat.cc``
   (built here with ``g++ -O3 -std=c++17`` into the extracted tree, as the plotter expects it) and then
   plots in Python. Input: a random-access dmat trace (``benchmarks/cases/e2egen.py``), 1x = 64 blocks
-  of 1 MiB (67.1 MB); 30x (2 GB) only with ``--dmat-30x``.
+  of 1 MiB (67.1 MB); sizes of 30x (2 GB) and more only with ``--dmat-30x``. At 64x (4096 blocks,
+  4.29 GB) the row also checks the issue's large-trace target: under 60 s and 1 GiB of peak RSS.
 * ``fig13a`` / ``fig13cd`` (group ``warp_sched``): ``python warp_sched/fig13a.py <trace.bin>`` and
   ``python warp_sched/fig13cd.py <trace.bin>``; 1x = the sample bundle's paper-scale shared trace
   (668 blocks x 32 warps, 0.34 MB). The artifact has no script for Fig. 13, so these have no ratio.
@@ -83,6 +84,11 @@ BLOCK_SCHED_RSS_SHARE = 1.0
 DMAT_RSS_SHARE = 1.0 / 3.0
 EXPONENT_TARGET = 1.1
 RENDER_TARGET_S = 1.0
+#: A raw DMAT trace of this size or more must complete in under DMAT_LARGE_SECONDS with under
+#: DMAT_LARGE_RSS bytes of peak RSS (64x = 4096 blocks of 1 MiB = 4.29 GB).
+DMAT_LARGE_BYTES = 4 * 2**30
+DMAT_LARGE_SECONDS = 60.0
+DMAT_LARGE_RSS = 2**30
 
 
 # --------------------------------------------------------------------------------------------- cases
@@ -502,6 +508,12 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
             share = case.rss_share or 1.0
             label = "peak RSS <= artifact's" if share == 1.0 else f"peak RSS <= 1/{1 / share:g} of artifact's"
             targets.append(bench._target_row(Target("rss_vs_artifact", "<=", share, label), values))
+        if case.artifact == "dmat" and nbytes >= DMAT_LARGE_BYTES:
+            values = {"seconds": ours["seconds"], "peak_rss_bytes": ours["peak_rss_bytes"]}
+            targets.append(bench._target_row(
+                Target("seconds", "<=", DMAT_LARGE_SECONDS, f"a 4 GB raw trace in < {DMAT_LARGE_SECONDS:g} s"), values))
+            targets.append(bench._target_row(
+                Target("peak_rss_bytes", "<=", DMAT_LARGE_RSS, "... with < 1 GiB peak RSS"), values))
         if prof is not None:
             targets.append(bench._target_row(
                 Target("render_seconds", "<=", RENDER_TARGET_S, f"figure rendering < {RENDER_TARGET_S:g} s"),
@@ -603,7 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"the artifact snapshot tarball (default {DEFAULT_ARTIFACT})")
     ap.add_argument("--seed", type=int, default=0, help="generator seed (part of the cache key)")
     ap.add_argument("--dmat-30x", action="store_true",
-                    help="also run dmat at 30x (a 2 GB raw trace; several minutes, our side only)")
+                    help="also run dmat at 30x and more (2 GB raw at 30x, 4.29 GB at 64x; the artifact is "
+                         "skipped where its RSS would not fit)")
     ap.add_argument("--smoke", action="store_true",
                     help="tiny inputs, sizes 1,2, profile at the largest only, cases in two lanes: checks the harness")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before one process is killed")
