@@ -40,7 +40,7 @@ import pandas as pd
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
-from neutrino_ae.formats.dmat import DmatData, drop_unfilled, read_dmat, sparsify, write_dmat
+from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat, sparsify, write_dmat
 from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.report.results import SectionResult, write_results
@@ -90,32 +90,68 @@ class RawTrace:
 
 
 @dataclass
+class DmatFile:
+    """A ``.dmat`` input, read in batches (bounded memory) twice: once here for what the figure needs
+    up front, once to bin it. Page-0 cells (the artifact sparsifier's unfilled slots) are left out."""
+
+    head: DmatHead
+    pages: np.ndarray  # distinct, ascending
+    max_clock: int
+    accesses: int
+    unfilled: int
+    clock_entries: int
+
+    @classmethod
+    def scan(cls, path: Path) -> DmatFile:
+        head = open_dmat(path)
+        max_clock = accesses = unfilled = clock_entries = 0
+        for batch in head_batches(head):
+            if batch.clocks.size:
+                max_clock = max(max_clock, int(batch.clocks.max()))
+            accesses += batch.num_accesses
+            unfilled += batch.unfilled
+            clock_entries += batch.clocks.size
+        pages = np.unique(head.pages)
+        return cls(head, pages[pages != 0], max_clock, accesses, unfilled, clock_entries)
+
+    def batches(self) -> Iterator[DmatData]:
+        return head_batches(self.head)
+
+
+def head_batches(head: DmatHead) -> Iterator[DmatData]:
+    return (drop_unfilled(b) for b in iter_dmat(head))
+
+
+@dataclass
 class DmatInput:
     name: str  # figure stem, e.g. "fig1"
     source: Path
-    data: DmatData | None  # the (clock, page) counts; None for a raw trace streamed by ``raw``
     naming: Naming
     sparsified: Path | None = None  # the .dmat we write, for raw inputs
-    raw: RawTrace | None = None
+    raw: RawTrace | None = None  # a raw trace (sparsified and binned in one streamed pass) ...
+    dmat: DmatFile | None = None  # ... or a .dmat file
+
+    def _stats(self) -> DmatScan | DmatFile:
+        stats = self.raw.scan if self.raw is not None else self.dmat
+        assert stats is not None
+        return stats
 
     @property
     def pages(self) -> np.ndarray:
         """Distinct pages, ascending."""
-        return self.raw.scan.pages if self.raw is not None else np.unique(self.data.pages)
+        return self._stats().pages
 
     @property
     def accesses(self) -> int:
-        return self.raw.scan.accesses if self.raw is not None else self.data.num_accesses
+        return self._stats().accesses
 
     @property
     def unfilled(self) -> int:
-        return self.raw.scan.unfilled if self.raw is not None else self.data.unfilled
+        return self._stats().unfilled
 
     @property
     def max_clock(self) -> int:
-        if self.raw is not None:
-            return self.raw.scan.max_clock
-        return int(self.data.clocks.max()) if self.data.clocks.size else 0
+        return self._stats().max_clock
 
 
 def _is_trace_dir(p: Path) -> bool:
@@ -218,7 +254,7 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
         result = _newest_result(p)
         trace_dir = p
     elif p.suffix.lower() == ".dmat":
-        return DmatInput(name, p, read_dmat(p), naming_for_dmat(p))
+        return DmatInput(name, p, naming_for_dmat(p), dmat=DmatFile.scan(p))
     elif p.suffix.lower() == ".bin":
         result = p
         trace_dir = p.parent.parent if p.parent.name == "result" and _is_trace_dir(p.parent.parent) else None
@@ -228,7 +264,7 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
     naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
     # The sparsified .dmat is written by dmat_figure once every input (event.log, tensor.trace) has
     # been read: a failing run leaves nothing behind.
-    return DmatInput(name, result, None, naming, out_dir / f"{name}.dmat", raw)
+    return DmatInput(name, result, naming, out_dir / f"{name}.dmat", raw=raw)
 
 
 def scan_raw(trace: BinTrace, section: int = 0) -> RawTrace:
@@ -311,8 +347,6 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     inp = load_input(path, out, section)
     # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
     # a page-0 cell at clock 0 (see formats/dmat.py); they are left out of the plot and reported.
-    if inp.data is not None:
-        inp.data = drop_unfilled(inp.data)
     if name:
         inp.name = name
         if inp.sparsified is not None:
@@ -323,10 +357,10 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
         assert inp.sparsified is not None
         clock_entries = write_raw(inp.raw, inp.sparsified, binner.add)
     else:
-        if inp.sparsified is not None:
-            write_dmat(inp.sparsified, inp.data)
-        binner.add(inp.data)
-        clock_entries = int(inp.data.clocks.size)
+        assert inp.dmat is not None
+        for batch in inp.dmat.batches():
+            binner.add(batch)
+        clock_entries = inp.dmat.clock_entries
     plot = binner.result()
     synthetic = bundle.is_synthetic(inp.source)
     ref = PAPER_REFS.get(inp.name, "DMAT")

@@ -21,7 +21,7 @@ a phantom page-0 cell from a ``.dmat`` made by the artifact; both report how man
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -252,27 +252,123 @@ def body_words(clocks: np.ndarray, ptr: np.ndarray, pair_page: np.ndarray, pair_
     return words
 
 
-def read_dmat(path: str | os.PathLike[str]) -> DmatData:
-    """Read a ``.dmat`` file, validating every count against the file length."""
+@dataclass
+class DmatHead:
+    """A ``.dmat`` file's header and page list, checked against the file's length."""
+
+    path: Path
+    pages: np.ndarray  # uint64, file order
+    num_clocks: int
+    body_offset: int
+    size: int
+
+
+def open_dmat(path: str | os.PathLike[str]) -> DmatHead:
     p = check_input(path, ".dmat")
-    raw = np.fromfile(p, dtype=np.uint8)
-    size = raw.size
-    if size < 16:
-        raise TraceFormatError(p, f"truncated: {size} bytes, the .dmat header needs 16")
-    num_pages, num_clocks = (int(x) for x in raw[:16].view("<u8"))
-    pos = 16
-    if num_pages > (size - pos) // 8:
-        raise TraceFormatError(p, f"impossible header: {num_pages} pages do not fit in {size} bytes")
-    pages = raw[pos : pos + 8 * num_pages].view("<u8").copy()
-    pos += 8 * num_pages
+    size = p.stat().st_size
+    with open(p, "rb") as fh:
+        head = fh.read(16)
+        if len(head) < 16:
+            raise TraceFormatError(p, f"truncated: {len(head)} bytes, the .dmat header needs 16")
+        num_pages, num_clocks = (int(x) for x in np.frombuffer(head, "<u8"))
+        if num_pages > (size - 16) // 8:
+            raise TraceFormatError(p, f"impossible header: {num_pages} pages do not fit in {size} bytes")
+        pages = np.fromfile(fh, dtype="<u8", count=num_pages).astype(np.uint64)
+    pos = 16 + 8 * num_pages
     if num_clocks > (size - pos) // 16:
         raise TraceFormatError(p, f"impossible header: {num_clocks} clock entries do not fit in {size} bytes")
-    body = raw[pos:]
-    starts, counts = _walk_body(p, body, num_clocks)
-    clocks = _items(body, "V8", 8)[starts].view("<u8") if num_clocks else np.zeros(0, np.uint64)
+    return DmatHead(p, pages, num_clocks, pos, size)
+
+
+def read_dmat(path: str | os.PathLike[str]) -> DmatData:
+    """Read a ``.dmat`` file, validating every count against the file length."""
+    head = open_dmat(path)
+    p = head.path
+    raw = np.fromfile(p, dtype=np.uint8)
+    if raw.size != head.size:
+        raise TraceFormatError(p, "changed while being read")
+    body = raw[head.body_offset :]
+    starts, counts = _walk_body(p, body, head.num_clocks)
+    clocks = _items(body, "V8", 8)[starts].view("<u8") if head.num_clocks else np.zeros(0, np.uint64)
     indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
     page, count = _pairs(body, starts, counts, int(indptr[-1]))
-    return DmatData(pages, clocks.astype(np.uint64), indptr, page, count, source=p)
+    return DmatData(head.pages, clocks.astype(np.uint64), indptr, page, count, source=p)
+
+
+#: Bytes of ``.dmat`` body read per batch by :func:`iter_dmat`.
+READ_BATCH_BYTES = 16 << 20
+
+
+def iter_dmat(head: DmatHead, batch_bytes: int | None = None) -> Iterator[DmatData]:
+    """The clock entries of a ``.dmat`` file in batches (file order), reading about ``batch_bytes`` of
+    it at a time: memory is bounded whatever the file's size. Needs the compiled walk (numba); without
+    it, or for a file too small to pay for loading it, the file is read whole by :func:`read_dmat` and
+    handed over as one batch. A malformed file raises the same one-line error as :func:`read_dmat`."""
+    if not use_numba(head.size // 12):
+        yield read_dmat(head.path)
+        return
+    step = READ_BATCH_BYTES if batch_bytes is None else batch_bytes
+    buf = np.empty(max(64, step) // 4 * 4, np.uint8)
+    held, done, at_end = 0, 0, False
+    with open(head.path, "rb") as fh:
+        fh.seek(head.body_offset)
+        while True:
+            if not at_end:
+                want = buf.size - held
+                got = fh.readinto(buf[held:].data) or 0
+                at_end = got < want
+                held += got
+            if done == head.num_clocks:
+                if held:  # bytes after the last entry
+                    _refuse(head)
+                return
+            words = buf[: held - held % 4].view("<u4")
+            starts, counts, end, ok = _walk_some(words, head.num_clocks - done)
+            if not ok or (starts.size == 0 and at_end):
+                _refuse(head)
+            if starts.size == 0:  # one entry larger than the buffer: grow it
+                buf = np.concatenate([buf[:held], np.empty(buf.size, np.uint8)])
+                continue
+            page, count = _pairs_kernel(words, starts, counts, int(counts.sum()))
+            at = starts // 4
+            clocks = words[at].astype(np.uint64) | (words[at + 1].astype(np.uint64) << np.uint64(32))
+            done += starts.size
+            yield DmatData(head.pages, clocks, np.r_[0, np.cumsum(counts)].astype(np.int64), page, count,
+                           source=head.path)
+            rest = held - 4 * end
+            buf[:rest] = buf[4 * end : held]
+            held = rest
+
+
+def _refuse(head: DmatHead) -> None:
+    """Raise the one-line error of a body that does not walk: :func:`read_dmat`'s, which names the first
+    bad entry (or the trailing bytes)."""
+    read_dmat(head.path)
+    raise TraceFormatError(head.path, "changed while being read")
+
+
+@jit
+def _walk_some(words: np.ndarray, max_entries: int) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """Byte offsets and pair counts of the whole clock entries at the start of ``words`` (at most
+    ``max_entries``), and the word where the first incomplete one starts; ``ok`` is False for a count
+    of 2**32 pairs or more (no real file has one)."""
+    cap = min(max_entries, words.size // 4)
+    starts = np.empty(cap, np.int64)
+    counts = np.empty(cap, np.int64)
+    w = 0
+    k = 0
+    nw = words.size
+    while k < cap and w + 4 <= nw:
+        if words[w + 3] != 0:
+            return starts[:k], counts[:k], w, False
+        n = np.int64(words[w + 2])
+        if w + 4 + 3 * n > nw:
+            break
+        starts[k] = 4 * w
+        counts[k] = n
+        k += 1
+        w += 4 + 3 * n
+    return starts[:k], counts[:k], w, True
 
 
 def _pairs(body: np.ndarray, starts: np.ndarray, counts: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:

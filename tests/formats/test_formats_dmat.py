@@ -211,3 +211,32 @@ def test_drop_unfilled_removes_the_artifact_sparsifiers_phantom_cell() -> None:
     assert clean.unfilled == 40 and clean.num_accesses == 8
     assert _as_counter(clean) == Counter({(0, 0x7F00_0001_0000): 3, (7, 0x7F00_0001_0000): 5})
     assert dmat_mod.drop_unfilled(clean) is clean
+
+
+@pytest.mark.parametrize("batch_bytes", [64, 100, 4096, 1 << 20])
+def test_batched_read_matches_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int) -> None:
+    """iter_dmat reads a file a few bytes at a time (entries larger than the buffer included) and gives
+    read_dmat's entries, or read_dmat's one-line error."""
+    if not jit.HAVE_NUMBA:
+        pytest.skip("numba not installed (or NEUTRINO_AE_PURE_NUMPY=1): iter_dmat reads the file whole")
+    monkeypatch.setattr(jit, "NUMBA_MIN_ITEMS", 0)
+    rng = np.random.default_rng(batch_bytes)
+    p = tmp_path / "b.dmat"
+    for trial in range(30):
+        blob = _random_dmat(rng, int(rng.integers(0, 60)), int(rng.choice([0, 1, 3, 20])))
+        if trial % 2:
+            blob = blob[: int(rng.integers(0, len(blob) + 1))] if trial % 4 == 1 else blob + bytes(5)
+        p.write_bytes(blob)
+        expected = _reference_read(blob)
+        if isinstance(expected, str):
+            with pytest.raises(TraceFormatError) as info:
+                list(dmat_mod.iter_dmat(dmat_mod.open_dmat(p), batch_bytes))
+            assert str(info.value) == f"{p}: {expected}"
+            continue
+        batches = list(dmat_mod.iter_dmat(dmat_mod.open_dmat(p), batch_bytes))
+        clocks, counts, pairs = expected
+        assert [c for b in batches for c in b.clocks.tolist()] == clocks
+        assert [n for b in batches for n in np.diff(b.indptr).tolist()] == counts
+        assert [pc for b in batches for pc in zip(b.pair_page.tolist(), b.pair_count.tolist(), strict=True)] == pairs
+        if batch_bytes == 64 and len(clocks) > 8:
+            assert len(batches) > 1
