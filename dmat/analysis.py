@@ -122,7 +122,7 @@ class DmatBinner:
     entries at a time (a raw trace is sparsified and binned bucket by bucket, never held whole).
 
     The clock bin is computed once per clock entry and the (label, row) once per page; each pair then
-    costs one table lookup, one repeat and one bincount."""
+    costs one table lookup, one repeat and one unbuffered add."""
 
     def __init__(self, pages: np.ndarray, labels: np.ndarray, names: list[str], max_clock: int,
                  xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS) -> None:
@@ -150,7 +150,8 @@ class DmatBinner:
             raise TraceFormatError(data.source, "a (clock, page) pair names a page missing from the page list")
         entry_xb = (data.clocks.astype(np.uint64) * np.uint64(self.nx) // np.uint64(self.xspan)).astype(np.int64)
         cell = self.page_cell[page_idx] + np.repeat(entry_xb, np.diff(data.indptr))
-        self.hist += np.bincount(cell, weights=data.pair_count.astype(np.float64), minlength=self.hist.size)
+        # Unbuffered add in place: no histogram-sized temporary per batch (bincount's minlength output).
+        np.add.at(self.hist, cell, data.pair_count.astype(np.float64))
 
     def result(self) -> DmatPlotData:
         names, ny, nx, n_pages = self.names, self.ny, self.nx, self.pages.size

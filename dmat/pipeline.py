@@ -225,7 +225,7 @@ def figure_name(path: Path) -> str:
 
 
 #: Bytes of raw trace read per chunk by the streaming sparsifier (one buffer, reused).
-RAW_CHUNK_BYTES = 16 << 20
+RAW_CHUNK_BYTES = 8 << 20
 
 
 def _check_thread_level(trace: BinTrace, section: int) -> None:

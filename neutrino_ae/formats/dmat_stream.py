@@ -42,8 +42,8 @@ PAGE_TABLE_SPAN = 1 << 26
 #: Clocks kept for cutting buckets; one record in ``SAMPLE_STRIDE`` is sampled (more as the trace grows).
 SAMPLE_MAX = 1 << 21
 SAMPLE_STRIDE = 64
-BUCKET_RECORDS = 1 << 20
-MEMORY_BYTES = 128 << 20
+BUCKET_RECORDS = 1 << 19
+MEMORY_BYTES = 32 << 20
 
 
 @dataclass
