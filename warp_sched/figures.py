@@ -7,21 +7,20 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.report.style import PALETTE, interval_bars, mark_synthetic, new_figure, style_context
+from neutrino_ae.report.style import FIXED_TITLES, PALETTE, interval_bars, mark_synthetic, style_context, tight_figure
 
 from .analysis import LastWaveTail, Tail  # noqa: I001
 
 
 def _figure(width: float, height: float):
-    """Constrained layout with a strip kept free at the bottom for the synthetic-data footer."""
-    fig = new_figure(width, height, layout="constrained")
-    fig.get_layout_engine().set(rect=(0, 0.3 / height, 1, 1 - 0.3 / height))
-    return fig
+    """Tight layout (one text-measuring pass) with a strip kept free at the bottom for the synthetic-data
+    footer."""
+    return tight_figure(width, height)
 
 def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, synthetic: bool,
                      x_max: int | None = None):
     """Warp slots over time on each SM; ``x_max`` fixes the x range (Fig. 13a and 13b share one)."""
-    with style_context():
+    with style_context(FIXED_TITLES):  # y axes are warp slots: no offset text for a title to avoid
         fig = _figure(10.0, 1.2 + 2.4 * len(sms))
         axes = fig.subplots(len(sms), 1, squeeze=False)[:, 0]
         for ax, sm in zip(axes, sms, strict=True):
@@ -93,8 +92,10 @@ def draw_step(ax, t: np.ndarray, v: np.ndarray, lo: int, hi: int, color: str, lw
         return
     edges, vmin, vmax = step_envelope(t, v, lo, hi)
     top, bottom = np.r_[vmax, vmax[-1]], np.r_[vmin, vmin[-1]]
-    ax.step(edges, top, where="post", color=color, lw=lw, label=label)
-    ax.fill_between(edges, bottom, top, step="post", color=color, lw=0)
+    # Rasterised: a per-column envelope is already a picture at pixel resolution, so a vector copy of it
+    # holds nothing more, and the figure is saved as PNG only (save_figure) instead of also as SVG.
+    ax.step(edges, top, where="post", color=color, lw=lw, label=label, rasterized=True)
+    ax.fill_between(edges, bottom, top, step="post", color=color, lw=0, rasterized=True)
     if fill_alpha is not None:
-        ax.fill_between(edges, bottom, step="post", color=color, alpha=fill_alpha, lw=0)
+        ax.fill_between(edges, bottom, step="post", color=color, alpha=fill_alpha, lw=0, rasterized=True)
 

@@ -41,7 +41,7 @@ from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, ref
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import PALETTE, mark_synthetic, save_figure, style_context
+from neutrino_ae.report.style import FIXED_TITLES, PALETTE, mark_synthetic, save_figure, style_context
 from neutrino_ae.sched import intervals as accel
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -275,7 +275,8 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     files: dict[str, Path] = {}
     xlabel = "cycles since kernel start" + (" (each SM aligned on its first warp)" if align == "sm" else "")
 
-    with style_context():
+    # Warp and SM counts stay far below 1e6: no y offset text for a title to avoid, so titles stay fixed.
+    with style_context(FIXED_TITLES):
         fig = _figure(9.0, 4.0)
         ax = fig.subplots()
         draw_step(ax, t_w, active, tail.kernel_start, tail.kernel_end, PALETTE[0], 1, "active warps",
@@ -301,7 +302,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         ax.legend(loc="upper right", ncols=2)
         ax.set_title(title)
 
-    with style_context():
+    with style_context(FIXED_TITLES):
         fig = _figure(9.0, 4.0)
         busy_axes(fig.subplots(), tail.kernel_start, tail.kernel_end, "Fig. 13d: busy SMs over time (tailing effect)")
         mark_synthetic(fig, synthetic)
@@ -310,7 +311,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     # Zoom: from a little before the earlier of the two tail marks, so the drop from full occupancy shows.
     first_mark = min(tail.tail_start, wave.start)
     lo = max(tail.kernel_start, first_mark - max((tail.kernel_end - first_mark) // 4, 1))
-    with style_context():
+    with style_context(FIXED_TITLES):
         fig = _figure(9.0, 4.0)
         busy_axes(fig.subplots(), lo, tail.kernel_end, "Fig. 13d-sub: zoom on the tail")
         mark_synthetic(fig, synthetic)

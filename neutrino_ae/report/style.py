@@ -6,13 +6,18 @@ scripts, tests and notebook kernels behave the same; notebooks display the saved
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
+import matplotlib.colors
+import matplotlib.image
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import TightLayoutEngine
+from matplotlib.transforms import Bbox
 
 from neutrino_ae.atomic import atomic_path
 
@@ -49,9 +54,50 @@ def new_figure(width: float = 7.0, height: float = 4.0, **kwargs) -> Figure:
     return fig
 
 
-def style_context():
-    """Context manager applying the suite's rcParams (wrap axes creation and drawing in it)."""
-    return matplotlib.rc_context(RC)
+def style_context(overrides: dict | None = None):
+    """Context manager applying the suite's rcParams, then ``overrides`` (wrap axes creation and drawing
+    in it)."""
+    return matplotlib.rc_context({**RC, **(overrides or {})})
+
+
+#: ``style_context`` overrides for figures whose axes have no x ticks on top and no y offset text (``1e6``
+#: above the y axis) that a title could collide with: titles stay at a fixed height. Otherwise matplotlib
+#: re-places each title on every layout pass and draw by measuring its axes' whole y axis again, up to a
+#: sixth of a multi-panel figure's rendering time.
+FIXED_TITLES = {"axes.titley": 1.0}
+
+#: Height kept free at the bottom of a figure for the footer :func:`mark_synthetic` writes there (inches).
+FOOTER_STRIP_IN = 0.3
+
+
+class FooterTightLayout(TightLayoutEngine):
+    """Tight layout in one text-measuring pass, then the subplot grid's bottom raised by
+    :data:`FOOTER_STRIP_IN`, the strip for the footer :func:`mark_synthetic` writes.
+
+    Constrained layout measures every text twice, and so does tight layout given any ``rect`` (the
+    default ``(0, 0, 1, 1)`` included), such as one leaving the strip out; the strip is made afterwards
+    instead, keeping the gaps between rows. When there is no footer, :func:`save_figure` crops the
+    empty strip.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(rect=None)
+
+    def execute(self, fig: Figure) -> None:
+        super().execute(fig)
+        p = fig.subplotpars
+        specs = [ax.get_subplotspec() for ax in fig.axes]
+        rows = max((ss.get_gridspec().nrows for ss in specs if ss is not None), default=1)
+        gap = p.hspace * (p.top - p.bottom) / (rows + (rows - 1) * p.hspace)  # between rows, figure fraction
+        bottom = p.bottom + FOOTER_STRIP_IN / fig.get_figheight()
+        row = (p.top - bottom - (rows - 1) * gap) / rows
+        if row > 0:
+            fig.subplots_adjust(bottom=bottom, hspace=gap / row)
+
+
+def tight_figure(width: float, height: float) -> Figure:
+    """A Figure laid out by :class:`FooterTightLayout`."""
+    return new_figure(width, height, layout=FooterTightLayout())
 
 
 def mark_synthetic(fig: Figure, synthetic: bool | None = True) -> None:
@@ -93,27 +139,90 @@ def has_raster_content(fig: Figure) -> bool:
                for ax in fig.axes)
 
 
+#: zlib level of saved PNGs: level 1 writes a figure several times faster than the default 6 for a file a
+#: few percent larger (flat-colour plots compress well at any level).
+PNG_COMPRESS_LEVEL = 1
+
+
 def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
                 formats: Sequence[str] | None = None) -> list[Path]:
     """Save ``fig`` as ``out_dir/stem.<fmt>`` for each format, atomically; PNG path first.
 
     Default formats: PNG, plus SVG where a vector copy is worth having, i.e. unless the figure's
     content is raster (:func:`has_raster_content`): such an SVG holds the same pixels in a larger
-    file and costs as much again to write. The layout is computed once for all formats.
+    file and costs as much again to write. Every format is cropped to the figure's content plus
+    ``savefig.pad_inches``, as ``bbox_inches="tight"`` does.
+
+    Rendering time is text measurement: each pass over a figure re-formats and measures every tick
+    label, title and legend entry. ``savefig(bbox_inches="tight")`` on a figure with a layout engine
+    makes two or three such passes before its real draw (the engine's inside a layout-only draw, then
+    the tight box) and repeats the last ones for each further format. Here the engine runs once and
+    is then dropped (the axes keep its positions), and the PNG's crop is found in its own pixels: the
+    engine placed the decorations inside the canvas, so only when ink reaches the canvas edge (a
+    title wider than the figure) is the tight box measured. Each format then costs one draw.
     """
     if formats is None:
         formats = ("png",) if has_raster_content(fig) else ("png", "svg")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    laid_out = fig.get_layout_engine() is not None
     with matplotlib.rc_context(RC):
-        for i, fmt in enumerate(formats):
+        engine = fig.get_layout_engine()
+        if engine is not None and "png" in formats:
+            # Lay out with the renderer the PNG is then drawn with (an Agg canvas at the PNG's dpi): text
+            # sizes are cached per renderer, so the draw reuses what the layout measured.
+            from matplotlib.backends.backend_agg import FigureCanvasAgg  # imported on first use, as savefig does
+
+            FigureCanvasAgg(fig)
+            fig.set_dpi(matplotlib.rcParams["savefig.dpi"])
+        if engine is not None:
+            engine.execute(fig)
+            fig.set_layout_engine(None)  # None, not "none": a placeholder engine still costs a layout-only draw
+        pixels = _draw_cropped(fig) if engine is not None and "png" in formats else None
+        bbox = pixels[1] if pixels else _padded_tight_bbox(fig)
+        for fmt in formats:
             target = out / f"{stem}.{fmt}"
             with atomic_path(target) as tmp:
-                fig.savefig(tmp, format=fmt)
+                if fmt == "png" and pixels:
+                    matplotlib.image.imsave(tmp, pixels[0], format="png", dpi=matplotlib.rcParams["savefig.dpi"],
+                                            pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
+                else:
+                    extra = {"pil_kwargs": {"compress_level": PNG_COMPRESS_LEVEL}} if fmt == "png" else {}
+                    fig.savefig(tmp, format=fmt, bbox_inches=bbox, **extra)
             paths.append(target)
-            if laid_out and i == 0 and len(formats) > 1:
-                # The first save placed every axes; keep those positions instead of laying out again.
-                fig.set_layout_engine("none")
     return paths
+
+
+def _padded_tight_bbox(fig: Figure) -> Bbox:
+    """What ``bbox_inches="tight"`` saves (inches), measured once for every format."""
+    return fig.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
+
+
+def _draw_cropped(fig: Figure) -> tuple[np.ndarray, Bbox] | None:
+    """The figure drawn once at ``savefig.dpi``, cropped to its non-background pixels plus the pad, and
+    that area in inches; None when ink touches the canvas edge (something may lie beyond it)."""
+    dpi = float(matplotlib.rcParams["savefig.dpi"])
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"savefig.bbox": "standard"}):  # the whole canvas (bbox_inches=None means rc's "tight")
+        fig.savefig(buf, format="rgba", dpi=dpi)
+    raw = np.frombuffer(buf.getbuffer(), np.uint8)
+    # The canvas is the figure's size at ``dpi``, truncated to whole pixels by Agg; should a size land
+    # on the other side of an integer, the buffer says so and the tight box is measured instead.
+    sizes = {(int(v[0]), int(v[1])) for v in (fig.get_size_inches() * dpi, np.round(fig.get_size_inches() * dpi))}
+    fits = [(w, h) for w, h in sizes if w * h * 4 == raw.size]
+    if not fits:
+        return None
+    w, h = fits[0]
+    img = raw.reshape(h, w, 4)
+    # Background = the figure's face colour; a rounding difference only makes the crop looser.
+    face = np.round(np.asarray(matplotlib.colors.to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)
+    ink = img.view(np.uint32)[..., 0] != face.view(np.uint32)[0]
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not rows.size:
+        return img, Bbox([[0, 0], [w / dpi, h / dpi]])
+    if rows[0] == 0 or cols[0] == 0 or rows[-1] == h - 1 or cols[-1] == w - 1:
+        return None
+    pad = int(round(float(matplotlib.rcParams["savefig.pad_inches"]) * dpi))
+    y0, y1 = max(rows[0] - pad, 0), min(rows[-1] + 1 + pad, h)
+    x0, x1 = max(cols[0] - pad, 0), min(cols[-1] + 1 + pad, w)
+    return img[y0:y1, x0:x1], Bbox([[x0 / dpi, (h - y1) / dpi], [x1 / dpi, (h - y0) / dpi]])

@@ -117,8 +117,54 @@ def test_raster_figures_are_saved_as_png_only_and_vector_ones_keep_their_layout(
     assert [p.name for p in style.save_figure(raster, tmp_path, "r")] == ["r.png"]
     before = [ax.get_position().bounds for ax in vector.axes]
     assert [p.name for p in style.save_figure(vector, tmp_path, "v")] == ["v.png", "v.svg"]
-    # The PNG's save laid the axes out; the SVG reuses those positions instead of laying out again.
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
-
+    # save_figure laid the axes out once and dropped the engine: the SVG reuses those positions.
     assert [ax.get_position().bounds for ax in vector.axes] != before
-    assert not isinstance(vector.get_layout_engine(), ConstrainedLayoutEngine)
+    assert vector.get_layout_engine() is None
+
+
+def _ink_rows(png) -> np.ndarray:
+    from PIL import Image
+
+    img = np.asarray(Image.open(png).convert("RGB"))
+    return np.flatnonzero((img != 255).any(axis=(1, 2)))
+
+
+def _tight_plot(synthetic):
+    with style.style_context(style.FIXED_TITLES):
+        fig = style.tight_figure(6.0, 3.0)
+        ax = fig.subplots()
+        ax.plot([0, 1e6], [0, 5])
+        ax.set_xlabel("a long x label, as wide as the footer is, to see that they do not overlap")
+        ax.set_title("title")
+        style.mark_synthetic(fig, synthetic)
+    return fig
+
+
+def test_a_tight_figure_is_cropped_to_its_content_with_a_strip_for_the_footer(tmp_path):
+    dpi, pad = style.RC["savefig.dpi"], round(0.1 * style.RC["savefig.dpi"])
+    png, svg = style.save_figure(_tight_plot(True), tmp_path, "syn")
+    from PIL import Image
+
+    w, h = Image.open(png).size
+    assert w < 6.0 * dpi and h < 3.0 * dpi  # cropped
+    rows = _ink_rows(png)
+    assert rows[0] == pad and rows[-1] >= h - pad - 1
+    gaps = np.diff(rows)
+    assert gaps[-20:].max() > 5, "the footer is not set apart from the x label"
+    # The SVG is cropped to the same area as the PNG.
+    import re
+
+    sw, sh = (float(v) for v in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg.read_text()).groups())
+    assert abs(sw - w / dpi * 72) < 1.5 and abs(sh - h / dpi * 72) < 1.5
+
+    (real,) = style.save_figure(_tight_plot(False), tmp_path, "real", formats=("png",))
+    assert Image.open(real).size[1] < h and _ink_rows(real)[-1] >= Image.open(real).size[1] - pad - 1  # no strip
+
+
+def test_text_wider_than_a_tight_figure_is_kept_whole(tmp_path):
+    fig = _tight_plot(True)
+    fig.suptitle("a suptitle far wider than the six-inch figure it belongs to, so it overflows the canvas " * 2)
+    from PIL import Image
+
+    (png,) = style.save_figure(fig, tmp_path, "wide", formats=("png",))
+    assert Image.open(png).size[0] > 6.0 * style.RC["savefig.dpi"]  # measured tight box, beyond the canvas

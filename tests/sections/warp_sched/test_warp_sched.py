@@ -220,6 +220,19 @@ def test_step_envelope_holds_each_columns_min_and_max():
         _check_envelope(t, v, lo, hi, cols)
 
 
+def test_a_step_curve_drawn_as_an_envelope_is_raster_and_saved_as_png_only():
+    from neutrino_ae.report import style
+    from warp_sched.figures import STEP_COLUMNS, draw_step
+
+    for steps, raster in ((STEP_COLUMNS, False), (STEP_COLUMNS + 1, True)):
+        t = np.arange(steps, dtype=np.int64) * 3
+        v = np.arange(steps, dtype=np.int64) % 7
+        with style.style_context():
+            fig = style.tight_figure(6.0, 3.0)
+            draw_step(fig.subplots(), t, v, 0, int(t[-1]) + 1, "C0", 1, "curve", fill_alpha=0.2)
+        assert style.has_raster_content(fig) is raster, steps
+
+
 def _check_envelope(t, v, lo, hi, cols):
     from warp_sched.figures import step_envelope
 
