@@ -417,8 +417,8 @@ def _case_sizes(case: E2ECase, args: argparse.Namespace) -> tuple[list[float], s
     if case.name == "dmat" and not args.smoke and not args.dmat_30x:
         kept = [m for m in args.sizes if m < 30]
         if len(kept) < len(args.sizes):
-            return kept, ("30x (a 2 GB raw trace) left out: opt in with --dmat-30x (the artifact alone takes "
-                          "minutes at 10x, and both tools' RSS grows linearly with this trace)")
+            return kept, ("30x and more (2 GB+ raw traces) left out: opt in with --dmat-30x (the artifact alone "
+                          "takes minutes at 10x and its RSS grows linearly with this trace)")
     return list(args.sizes), None
 
 

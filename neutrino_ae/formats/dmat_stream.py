@@ -185,6 +185,8 @@ class _Buckets:
         for part in self.parts[i]:
             keys[at : at + part.size] = part
             at += part.size
+        if at != keys.size:
+            raise OSError(f"{self.files[i]}: scratch file shorter than what was written to it")
         self.held -= sum(p.nbytes for p in self.parts[i])
         self.parts[i] = []
         return keys
