@@ -125,7 +125,9 @@ class DmatBinner:
     costs one table lookup, one repeat and one unbuffered add."""
 
     def __init__(self, pages: np.ndarray, labels: np.ndarray, names: list[str], max_clock: int,
-                 xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS) -> None:
+                 xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS, accesses: int | None = None) -> None:
+        """``accesses``: the total to be binned, if known: below 2**32 the counts are kept in 32 bits (the
+        histogram is the largest array a streamed DMAT figure holds)."""
         self.pages = np.asarray(pages, np.uint64)  # distinct, ascending
         self.labels = np.asarray(labels, np.int64)
         self.names = names
@@ -137,7 +139,8 @@ class DmatBinner:
         self.xspan = self.max_clock + 1
         self.page_rows = np.arange(n_pages) * self.ny // max(n_pages, 1)
         self.page_cell = (self.labels * self.ny + self.page_rows) * self.nx  # first cell of each page's row
-        self.hist = np.zeros(len(names) * self.ny * self.nx, np.float64)
+        wide = accesses is None or accesses >= 1 << 32
+        self.hist = np.zeros(len(names) * self.ny * self.nx, np.uint64 if wide else np.uint32)
 
     def add(self, data: DmatData) -> None:
         if data.clocks.size == 0:
@@ -151,7 +154,7 @@ class DmatBinner:
         entry_xb = (data.clocks.astype(np.uint64) * np.uint64(self.nx) // np.uint64(self.xspan)).astype(np.int64)
         cell = self.page_cell[page_idx] + np.repeat(entry_xb, np.diff(data.indptr))
         # Unbuffered add in place: no histogram-sized temporary per batch (bincount's minlength output).
-        np.add.at(self.hist, cell, data.pair_count.astype(np.float64))
+        np.add.at(self.hist, cell, data.pair_count.astype(self.hist.dtype, copy=False))
 
     def result(self) -> DmatPlotData:
         names, ny, nx, n_pages = self.names, self.ny, self.nx, self.pages.size
@@ -169,6 +172,6 @@ def bin_dmat(data: DmatData, labels: np.ndarray, names: list[str], xbins: int = 
              ybins: int = DEFAULT_YBINS) -> DmatPlotData:
     """:class:`DmatBinner` over all of ``data`` at once."""
     binner = DmatBinner(np.unique(data.pages), labels, names, int(data.clocks.max()) if data.clocks.size else 0,
-                        xbins, ybins)
+                        xbins, ybins, data.num_accesses)
     binner.add(data)
     return binner.result()

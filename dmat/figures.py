@@ -27,19 +27,22 @@ def _levels(values: np.ndarray) -> np.ndarray:
     return out
 
 def render_rgba(plot: DmatPlotData) -> np.ndarray:
-    """RGBA image (ybins, xbins, 4): each cell takes the colour of its densest tensor at its level."""
+    """RGBA image (ybins, xbins, 4) of uint8: each cell takes the colour of its densest tensor at its level.
+
+    8-bit channels, as the PNG gets: matplotlib resamples a float image in float64 at the size it is drawn
+    (about 40 MB for this figure, more than the streamed sparsifier's working set)."""
     import matplotlib
 
     ny, nx = plot.hist.shape[1:]
-    img = np.ones((ny, nx, 4))
-    best = np.zeros((ny, nx))
+    img = np.full((ny, nx, 4), 255, np.uint8)
+    best = np.zeros((ny, nx), plot.hist.dtype)
     for k, name in enumerate(plot.names):
         h = plot.hist[k]
         if not h.any():
             continue
         cmap = matplotlib.colormaps["Greys" if name in (OTHER, UNNAMED) else FAMILIES[k % len(FAMILIES)]]
         lev = _levels(h)
-        palette = cmap(np.r_[0.0, np.linspace(0.35, 1.0, len(QUANTILES) + 1)])
+        palette = cmap(np.r_[0.0, np.linspace(0.35, 1.0, len(QUANTILES) + 1)], bytes=True)
         take = h > best
         img[take] = palette[lev[take]]
         best = np.maximum(best, h)

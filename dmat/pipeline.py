@@ -352,7 +352,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
         if inp.sparsified is not None:
             inp.sparsified = inp.sparsified.with_name(f"{name}.dmat")
     labels, names, ranges = tensor_names(inp)
-    binner = DmatBinner(inp.pages, labels, names, inp.max_clock, xbins, ybins)
+    binner = DmatBinner(inp.pages, labels, names, inp.max_clock, xbins, ybins, inp.accesses)
     if inp.raw is not None:
         assert inp.sparsified is not None
         clock_entries = write_raw(inp.raw, inp.sparsified, binner.add)
@@ -365,7 +365,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     synthetic = bundle.is_synthetic(inp.source)
     ref = PAPER_REFS.get(inp.name, "DMAT")
     accesses, unfilled = inp.accesses, inp.unfilled
-    title = (f"{ref} DMAT [{inp.name}]: {accesses:,} accesses, {plot.n_pages} pages, "
+    heading = "DMAT" if ref == "DMAT" else f"{ref} DMAT"  # not "DMAT DMAT" for a figure outside the paper
+    title = (f"{heading} [{inp.name}]: {accesses:,} accesses, {plot.n_pages} pages, "
              f"clock 0-{plot.max_clock:,} cycles")
     if unfilled:
         title += f"\n({unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"

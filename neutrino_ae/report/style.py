@@ -6,7 +6,6 @@ scripts, tests and notebook kernels behave the same; notebooks display the saved
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -201,19 +200,16 @@ def _padded_tight_bbox(fig: Figure) -> Bbox:
 def _draw_cropped(fig: Figure) -> tuple[np.ndarray, Bbox] | None:
     """The figure drawn once at ``savefig.dpi``, cropped to its non-background pixels plus the pad, and
     that area in inches; None when ink touches the canvas edge (something may lie beyond it)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     dpi = float(matplotlib.rcParams["savefig.dpi"])
-    buf = io.BytesIO()
-    with matplotlib.rc_context({"savefig.bbox": "standard"}):  # the whole canvas (bbox_inches=None means rc's "tight")
-        fig.savefig(buf, format="rgba", dpi=dpi)
-    raw = np.frombuffer(buf.getbuffer(), np.uint8)
-    # The canvas is the figure's size at ``dpi``, truncated to whole pixels by Agg; should a size land
-    # on the other side of an integer, the buffer says so and the tight box is measured instead.
-    sizes = {(int(v[0]), int(v[1])) for v in (fig.get_size_inches() * dpi, np.round(fig.get_size_inches() * dpi))}
-    fits = [(w, h) for w, h in sizes if w * h * 4 == raw.size]
-    if not fits:
-        return None
-    w, h = fits[0]
-    img = raw.reshape(h, w, 4)
+    if not isinstance(fig.canvas, FigureCanvasAgg) or fig.dpi != dpi:  # save_figure has made both so already
+        FigureCanvasAgg(fig)
+        fig.set_dpi(dpi)
+    # Drawn on the canvas itself and read in place: savefig(format="rgba") would copy the pixels out.
+    fig.canvas.draw()
+    img = np.asarray(fig.canvas.buffer_rgba())
+    h, w = img.shape[:2]
     # Background = the figure's face colour; a rounding difference only makes the crop looser.
     face = np.round(np.asarray(matplotlib.colors.to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)
     ink = img.view(np.uint32)[..., 0] != face.view(np.uint32)[0]
