@@ -23,7 +23,9 @@ header before the rename.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,11 @@ PAGE_TABLE_SPAN = 1 << 26
 SAMPLE_MAX = 1 << 21
 SAMPLE_STRIDE = 64
 BUCKET_RECORDS = 1 << 19
+#: Scratch folders are named ``<prefix><pid>-<random>``; one whose process is gone and that has not
+#: changed for SCRATCH_STALE_S is left over by a killed run (a folder shared between machines may hold a
+#: live run of another host under a pid this one does not have, hence the age too).
+SCRATCH_PREFIX = ".dmat-scratch-"
+SCRATCH_STALE_S = 3600.0
 MEMORY_BYTES = 16 << 20
 
 
@@ -212,7 +219,8 @@ def write_streamed(path: str | os.PathLike[str], chunks: Chunks, info: DmatScan,
     scratch_parent = Path(scratch_dir) if scratch_dir is not None else dest.parent
     scratch_parent.mkdir(parents=True, exist_ok=True)
     num_clocks = num_pairs = accesses = 0
-    with tempfile.TemporaryDirectory(prefix=".dmat-scratch-", dir=scratch_parent) as tmp:
+    remove_dead_scratch(scratch_parent)
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=scratch_parent) as tmp:
         buckets = _Buckets(edges.size, Path(tmp), MEMORY_BYTES if memory_bytes is None else memory_bytes)
         for chunk in chunks():
             _partition(chunk, page_bits, first_page, edge_keys, buckets)
@@ -234,6 +242,32 @@ def write_streamed(path: str | os.PathLike[str], chunks: Chunks, info: DmatScan,
             fh.seek(8)
             fh.write(np.array([num_clocks], "<u8").tobytes())
     return StreamSummary(num_clocks, num_pairs, buckets.spilled, edges.size)
+
+
+def remove_dead_scratch(parent: Path) -> list[Path]:
+    """Remove the scratch folders under ``parent`` left by killed runs (see SCRATCH_PREFIX); returns them."""
+    removed = []
+    now = time.time()
+    for d in parent.glob(f"{SCRATCH_PREFIX}*"):
+        pid = d.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        try:
+            stale = now - d.stat().st_mtime > SCRATCH_STALE_S
+        except OSError:
+            continue
+        if pid.isdigit() and stale and not _alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def _partition(chunk: np.ndarray, page_bits: int, first_page: np.uint64, edge_keys: np.ndarray,

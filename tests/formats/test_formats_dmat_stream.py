@@ -102,3 +102,25 @@ def test_keys_that_do_not_fit_64_bits_are_declined() -> None:
     assert not info.packs()
     with pytest.raises(ValueError, match="64 bits"):
         dmat_stream.write_streamed("never.dmat", _chunks(rec, 100), info)
+
+
+def test_scratch_left_by_a_killed_run_is_removed_and_nothing_else(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = int(gone.stdout)
+    old = 1_000_000_000  # 2001
+    stale = tmp_path / f"{dmat_stream.SCRATCH_PREFIX}{dead}-abc"
+    fresh = tmp_path / f"{dmat_stream.SCRATCH_PREFIX}{dead}-def"  # too recent: maybe another host's live run
+    mine = tmp_path / f"{dmat_stream.SCRATCH_PREFIX}{os.getpid()}-ghi"  # a live process
+    for d in (stale, fresh, mine):
+        (d / "bucket00000.u64").parent.mkdir()
+        (d / "bucket00000.u64").write_bytes(b"x" * 8)
+    for d in (stale, mine):
+        os.utime(d, (old, old))
+    chunks = _chunks(_records(4, 500), 100)
+    dmat_stream.write_streamed(tmp_path / "o.dmat", chunks, dmat_stream.scan(chunks))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["o.dmat", fresh.name, mine.name])
