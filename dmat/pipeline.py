@@ -105,7 +105,7 @@ class DmatFile:
     def scan(cls, path: Path) -> DmatFile:
         head = open_dmat(path)
         max_clock = accesses = unfilled = clock_entries = 0
-        for batch in head_batches(head):
+        for batch in _counted_batches(head):
             if batch.clocks.size:
                 max_clock = max(max_clock, int(batch.clocks.max()))
             accesses += batch.num_accesses
@@ -115,10 +115,11 @@ class DmatFile:
         return cls(head, pages[pages != 0], max_clock, accesses, unfilled, clock_entries)
 
     def batches(self) -> Iterator[DmatData]:
-        return head_batches(self.head)
+        return _counted_batches(self.head)
 
 
-def head_batches(head: DmatHead) -> Iterator[DmatData]:
+def _counted_batches(head: DmatHead) -> Iterator[DmatData]:
+    """The file's batches without page-0 cells, each counting what it dropped in ``unfilled``."""
     return (drop_unfilled(b) for b in iter_dmat(head))
 
 
