@@ -71,9 +71,16 @@ def page_of(addr: np.ndarray) -> np.ndarray:
     return np.asarray(addr, dtype=np.uint64) & PAGE_MASK
 
 
-def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray, presorted: bool = False) -> DmatData:
+def run_starts(a: np.ndarray) -> np.ndarray:
+    """Index where each run of equal values of ``a`` starts."""
+    return np.flatnonzero(np.r_[True, a[1:] != a[:-1]]) if a.size else np.zeros(0, np.int64)
+
+
+def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray, presorted: bool = False,
+               pages: np.ndarray | None = None) -> DmatData:
     """Build a canonical DmatData (clocks ascending, pages ascending) from unique (clock, page) pairs;
-    ``presorted``: they already are in (clock, page) order (skips a sort)."""
+    ``presorted``: they already are in (clock, page) order (skips a sort); ``pages``: the page list, when
+    known (else the distinct pages of the pairs)."""
     clock = np.asarray(clock, dtype=np.uint64)
     page = np.asarray(page, dtype=np.uint64)
     count = np.asarray(count)
@@ -82,9 +89,9 @@ def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray, presorted
         clock, page, count = clock[order], page[order], count[order]
     if count.size and int(count.max()) > np.iinfo(np.uint32).max:
         raise ValueError("a (clock, page) cell has more than 2**32-1 accesses; the .dmat format cannot hold it")
-    starts = np.flatnonzero(np.r_[True, clock[1:] != clock[:-1]]) if clock.size else np.zeros(0, np.int64)
+    starts = run_starts(clock)
     indptr = np.r_[starts, clock.size].astype(np.int64)
-    return DmatData(np.unique(page), clock[starts], indptr, page, count.astype(np.uint32))
+    return DmatData(np.unique(page) if pages is None else pages, clock[starts], indptr, page, count.astype(np.uint32))
 
 
 def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
@@ -163,12 +170,12 @@ def _reduce(clock: np.ndarray, page: np.ndarray,
     key, shift, page_shift, page_min = packed
     if count is None:
         key.sort()
-        idx = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        idx = run_starts(key)
         n = np.diff(np.r_[idx, key.size]).astype(np.uint64)
     else:
         order = np.argsort(key, kind="stable")  # the runs being merged are sorted: timsort merges them
         key = key[order]
-        idx = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        idx = run_starts(key)
         n = np.add.reduceat(np.asarray(count, np.uint64)[order], idx)
     k = key[idx]
     c = k >> np.uint64(shift)
@@ -289,10 +296,9 @@ def read_dmat(path: str | os.PathLike[str]) -> DmatData:
         raise TraceFormatError(p, "changed while being read")
     body = raw[head.body_offset :]
     starts, counts = _walk_body(p, body, head.num_clocks)
-    clocks = _items(body, "V8", 8)[starts].view("<u8") if head.num_clocks else np.zeros(0, np.uint64)
     indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
     page, count = _pairs(body, starts, counts, int(indptr[-1]))
-    return DmatData(head.pages, clocks.astype(np.uint64), indptr, page, count, source=p)
+    return DmatData(head.pages, _clocks(body, starts), indptr, page, count, source=p)
 
 
 #: Bytes of ``.dmat`` body read per batch by :func:`iter_dmat`.
@@ -330,11 +336,9 @@ def iter_dmat(head: DmatHead, batch_bytes: int | None = None) -> Iterator[DmatDa
                 buf = np.concatenate([buf[:held], np.empty(buf.size, np.uint8)])
                 continue
             page, count = _pairs_kernel(words, starts, counts, int(counts.sum()))
-            at = starts // 4
-            clocks = words[at].astype(np.uint64) | (words[at + 1].astype(np.uint64) << np.uint64(32))
             done += starts.size
-            yield DmatData(head.pages, clocks, np.r_[0, np.cumsum(counts)].astype(np.int64), page, count,
-                           source=head.path)
+            yield DmatData(head.pages, _clocks(buf[:held], starts), np.r_[0, np.cumsum(counts)].astype(np.int64),
+                           page, count, source=head.path)
             rest = held - 4 * end
             buf[:rest] = buf[4 * end : held]
             held = rest
@@ -387,6 +391,11 @@ def _pairs(body: np.ndarray, starts: np.ndarray, counts: np.ndarray, total: int)
     return page, rows[:, 2].astype(np.uint32)
 
 
+def _clocks(body: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The clock of each entry starting at byte offsets ``starts`` of ``body``."""
+    return _items(body, "V8", 8)[starts].view("<u8").astype(np.uint64) if starts.size else np.zeros(0, np.uint64)
+
+
 def _items(body: np.ndarray, dtype: np.dtype | str, size: int) -> np.ndarray:
     """``body`` as items of ``dtype`` starting at every byte (item i = bytes i .. i+size-1)."""
     if body.size < size:
@@ -400,11 +409,13 @@ _PRUNE_ROUNDS = 3
 
 def _walk_body(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
     """(offset in ``body``, pair count) of each of the ``num_clocks`` clock entries: compiled one entry
-    at a time where numba is worth it (:func:`_walk_kernel`), else :func:`_walk_numpy`; a body that does
+    at a time where numba is worth it (:func:`_walk_some`), else :func:`_walk_numpy`; a body that does
     not walk cleanly is walked by :func:`_walk_loop`, which names the first bad entry."""
     if use_numba(body.size // 12) and body.size % 4 == 0:
-        starts, counts, ok = _walk_kernel(body.view("<u4"), num_clocks)
-        return (starts, counts) if ok else _walk_loop(p, body, num_clocks)
+        words = body.view("<u4")
+        starts, counts, end, ok = _walk_some(words, num_clocks)
+        whole = ok and starts.size == num_clocks and end == words.size
+        return (starts, counts) if whole else _walk_loop(p, body, num_clocks)
     return _walk_numpy(p, body, num_clocks)
 
 
@@ -422,26 +433,6 @@ def _pairs_kernel(words: np.ndarray, starts: np.ndarray, counts: np.ndarray,
             w += 3
             k += 1
     return page, count
-
-
-@jit
-def _walk_kernel(words: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Byte offset and pair count of each clock entry, following the chain through 4-byte words;
-    ``ok`` is False when an entry runs past the end or bytes are left after the last one."""
-    starts = np.zeros(num_clocks, np.int64)
-    counts = np.zeros(num_clocks, np.int64)
-    w = 0
-    nw = words.size
-    for i in range(num_clocks):
-        if w + 4 > nw or words[w + 3] != 0:  # a count of 2**32 pairs or more cannot fit either
-            return starts, counts, False
-        n = np.int64(words[w + 2])
-        if n > (nw - w - 4) // 3:
-            return starts, counts, False
-        starts[i] = 4 * w
-        counts[i] = n
-        w += 4 + 3 * n
-    return starts, counts, w == nw
 
 
 def _walk_numpy(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:

@@ -34,7 +34,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import TraceFormatError
-from neutrino_ae.formats.dmat import DmatData, body_words, write_head
+from neutrino_ae.formats.dmat import DmatData, body_words, from_pairs, run_starts, write_head
 
 #: A chunk source: called once per pass, it yields the trace's DMAT records (any shape) in order.
 Chunks = Callable[[], Iterable[np.ndarray]]
@@ -294,16 +294,10 @@ def _partition(chunk: np.ndarray, page_bits: int, first_page: np.uint64, edge_ke
 def _reduce_bucket(keys: np.ndarray, page_bits: int, first_page: np.uint64, pages: np.ndarray) -> DmatData:
     """The canonical entries of one bucket's keys (sorted in place)."""
     keys.sort()
-    if keys.size == 0:
-        return DmatData(pages, np.zeros(0, np.uint64), np.zeros(1, np.int64), np.zeros(0, np.uint64),
-                        np.zeros(0, np.uint32))
-    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    first = run_starts(keys)
     count = np.diff(np.r_[first, keys.size])
-    if int(count.max()) > np.iinfo(np.uint32).max:
-        raise ValueError("a (clock, page) cell has more than 2**32-1 accesses; the .dmat format cannot hold it")
     unique = keys[first]
     del keys
     clock = unique >> np.uint64(page_bits)
     page = ((unique & np.uint64((1 << page_bits) - 1)) + first_page) << np.uint64(16)
-    starts = np.flatnonzero(np.r_[True, clock[1:] != clock[:-1]])
-    return DmatData(pages, clock[starts], np.r_[starts, clock.size].astype(np.int64), page, count.astype(np.uint32))
+    return from_pairs(clock, page, count, presorted=True, pages=pages)
