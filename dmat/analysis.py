@@ -93,28 +93,44 @@ class DmatPlotData:
 PAGE_TABLE_LIMIT = 1 << 24
 
 
-def page_index(sorted_pages: np.ndarray, pair_page: np.ndarray) -> np.ndarray:
-    """Index of each of ``pair_page`` in ``sorted_pages`` (distinct, ascending), -1 where it is not one.
+class PageIndex:
+    """Index of pages in a list of distinct, ascending pages, -1 for a page not in it; the lookup table is
+    built once and serves every batch.
 
     Pages are 64 KiB-aligned addresses, so over a moderate span one table lookup per pair replaces a
     binary search (``searchsorted`` costs ~70 ns per pair on tens of millions of pairs)."""
-    n = sorted_pages.size
-    if n == 0:
-        return np.full(pair_page.size, -1, np.int64)
-    lo = int(sorted_pages[0])
-    span = (int(sorted_pages[-1]) - lo) >> 16
-    if span < PAGE_TABLE_LIMIT and not np.any(sorted_pages & ~PAGE_MASK):
-        table = np.full(span + 2, -1, np.int64)  # the last entry catches every page out of range
-        table[(sorted_pages - np.uint64(lo)) >> np.uint64(16)] = np.arange(n)
-        rel = pair_page - np.uint64(lo)  # wraps to a huge value below ``lo``
-        slot = np.minimum(rel >> np.uint64(16), np.uint64(span + 1)).astype(np.int64)
-        idx = table[slot]
-        idx[(rel & ~PAGE_MASK) != 0] = -1  # not 64 KiB-aligned: not a page of the list
-        return idx
-    idx = np.searchsorted(sorted_pages, pair_page)
-    found = idx < n
-    found[found] = sorted_pages[idx[found]] == pair_page[found]
-    return np.where(found, idx, -1)
+
+    def __init__(self, sorted_pages: np.ndarray) -> None:
+        self.pages = sorted_pages
+        self.table: np.ndarray | None = None
+        n = sorted_pages.size
+        if n == 0:
+            return
+        self.lo = int(sorted_pages[0])
+        self.span = (int(sorted_pages[-1]) - self.lo) >> 16
+        if self.span < PAGE_TABLE_LIMIT and not np.any(sorted_pages & ~PAGE_MASK):
+            self.table = np.full(self.span + 2, -1, np.int64)  # the last entry catches every page out of range
+            self.table[(sorted_pages - np.uint64(self.lo)) >> np.uint64(16)] = np.arange(n)
+
+    def __call__(self, pair_page: np.ndarray) -> np.ndarray:
+        n = self.pages.size
+        if n == 0:
+            return np.full(pair_page.size, -1, np.int64)
+        if self.table is not None:
+            rel = pair_page - np.uint64(self.lo)  # wraps to a huge value below ``lo``
+            slot = np.minimum(rel >> np.uint64(16), np.uint64(self.span + 1)).astype(np.int64)
+            idx = self.table[slot]
+            idx[(rel & ~PAGE_MASK) != 0] = -1  # not 64 KiB-aligned: not a page of the list
+            return idx
+        idx = np.searchsorted(self.pages, pair_page)
+        found = idx < n
+        found[found] = self.pages[idx[found]] == pair_page[found]
+        return np.where(found, idx, -1)
+
+
+def page_index(sorted_pages: np.ndarray, pair_page: np.ndarray) -> np.ndarray:
+    """Index of each of ``pair_page`` in ``sorted_pages`` (distinct, ascending), -1 where it is not one."""
+    return PageIndex(sorted_pages)(pair_page)
 
 
 class DmatBinner:
@@ -129,6 +145,7 @@ class DmatBinner:
         """``accesses``: the total to be binned, if known: below 2**32 the counts are kept in 32 bits (the
         histogram is the largest array a streamed DMAT figure holds)."""
         self.pages = np.asarray(pages, np.uint64)  # distinct, ascending
+        self.page_index = PageIndex(self.pages)
         self.labels = np.asarray(labels, np.int64)
         self.names = names
         self.max_clock = int(max_clock)
@@ -148,7 +165,7 @@ class DmatBinner:
         if int(data.clocks.max()) > self.max_clock:
             raise TraceFormatError(data.source, "a clock entry lies past the largest clock found in the first pass "
                                                 "(did the trace change while being read?)")
-        page_idx = page_index(self.pages, data.pair_page)
+        page_idx = self.page_index(data.pair_page)
         if page_idx.size and page_idx.min() < 0:
             raise TraceFormatError(data.source, "a (clock, page) pair names a page missing from the page list")
         entry_xb = (data.clocks.astype(np.uint64) * np.uint64(self.nx) // np.uint64(self.xspan)).astype(np.int64)

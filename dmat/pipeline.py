@@ -132,27 +132,13 @@ class DmatInput:
     raw: RawTrace | None = None  # a raw trace (sparsified and binned in one streamed pass) ...
     dmat: DmatFile | None = None  # ... or a .dmat file
 
-    def _stats(self) -> DmatScan | DmatFile:
+    @property
+    def stats(self) -> DmatScan | DmatFile:
+        """What is known before binning: ``pages`` (distinct, ascending), ``max_clock``, ``accesses``,
+        ``unfilled``."""
         stats = self.raw.scan if self.raw is not None else self.dmat
         assert stats is not None
         return stats
-
-    @property
-    def pages(self) -> np.ndarray:
-        """Distinct pages, ascending."""
-        return self._stats().pages
-
-    @property
-    def accesses(self) -> int:
-        return self._stats().accesses
-
-    @property
-    def unfilled(self) -> int:
-        return self._stats().unfilled
-
-    @property
-    def max_clock(self) -> int:
-        return self._stats().max_clock
 
 
 def _is_trace_dir(p: Path) -> bool:
@@ -310,7 +296,7 @@ def launch_params(event_log: Path, result_name: str | None) -> tuple[int, ...]:
 
 def tensor_names(inp: DmatInput) -> tuple[np.ndarray, list[str], list[TensorRange]]:
     """Page labels for the (sorted) pages of ``inp`` and their names; all ``unnamed`` without naming files."""
-    pages = inp.pages
+    pages = inp.stats.pages
     nm = inp.naming
     tensors = None
     if nm.tensor_trace is not None:
@@ -353,7 +339,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
         if inp.sparsified is not None:
             inp.sparsified = inp.sparsified.with_name(f"{name}.dmat")
     labels, names, ranges = tensor_names(inp)
-    binner = DmatBinner(inp.pages, labels, names, inp.max_clock, xbins, ybins, inp.accesses)
+    stats = inp.stats
+    binner = DmatBinner(stats.pages, labels, names, stats.max_clock, xbins, ybins, stats.accesses)
     if inp.raw is not None:
         assert inp.sparsified is not None
         clock_entries = write_raw(inp.raw, inp.sparsified, binner.add)
@@ -365,7 +352,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     plot = binner.result()
     synthetic = bundle.is_synthetic(inp.source)
     ref = PAPER_REFS.get(inp.name, "DMAT")
-    accesses, unfilled = inp.accesses, inp.unfilled
+    accesses, unfilled = stats.accesses, stats.unfilled
     heading = "DMAT" if ref == "DMAT" else f"{ref} DMAT"  # not "DMAT DMAT" for a figure outside the paper
     title = (f"{heading} [{inp.name}]: {accesses:,} accesses, {plot.n_pages} pages, "
              f"clock 0-{plot.max_clock:,} cycles")
