@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from neutrino_ae.report.style import FIXED_TITLES, PALETTE, interval_bars, mark_synthetic, style_context, tight_figure
+from neutrino_ae.report.style import (
+    FIXED_TITLES,
+    PALETTE,
+    boxes,
+    interval_bars,
+    mark_synthetic,
+    style_context,
+    tight_figure,
+)
 from neutrino_ae.sched.slots import lowest_free_slots
 
 from .analysis import TraceSched, _gt
@@ -21,15 +29,9 @@ def _figure(width: float, height: float):
 def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, color: str, label: str) -> None:
     """``ax.bar`` as one vector artist (same picture): a patch per bar is drawn one by one, about 10 ms per
     hundred bars in each format saved; a bar whose height is NaN is left out, as ``bar`` does."""
-    from matplotlib.collections import PolyCollection
-
     ok = np.isfinite(heights)
-    x0, x1, y1 = x[ok] - width / 2, x[ok] + width / 2, heights[ok]
-    y0 = np.zeros_like(y1)
-    verts = np.stack([np.c_[x0, y0], np.c_[x0, y1], np.c_[x1, y1], np.c_[x1, y0]], axis=1)
-    ax.add_collection(PolyCollection(verts, facecolors=color, edgecolors="none", label=label))
-    ax.update_datalim(np.c_[np.r_[x0, x1], np.r_[y0, y1]] if y1.size else np.zeros((0, 2)))
-    ax.autoscale_view()
+    y1 = heights[ok]
+    boxes(ax, x[ok] - width / 2, x[ok] + width / 2, np.zeros_like(y1), y1, color, edgecolors="none", label=label)
 
 
 def _per_sm_figure(traces: list[TraceSched], synthetic: bool):

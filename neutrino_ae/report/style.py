@@ -119,16 +119,21 @@ def interval_bars(ax, y: np.ndarray, left: np.ndarray, width: np.ndarray, colors
     """Horizontal bars (one per interval, centred on ``y``) drawn as ONE rasterised artist: a patch per
     bar costs seconds per thousand bars, and in vector outputs this layer stays pixels, so a figure's
     cost and size do not grow with the trace."""
+    x0 = np.asarray(left, dtype=float)
+    y = np.asarray(y, dtype=float)
+    boxes(ax, x0, x0 + np.asarray(width, dtype=float), y - height / 2, y + height / 2, colors, rasterized=True,
+          edgecolors=edgecolor, linewidths=linewidth)
+
+
+def boxes(ax, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray, colors: str | Sequence[str],
+          rasterized: bool = False, **kwargs) -> None:
+    """Axis-aligned rectangles ``[x0, x1] x [y0, y1]`` as one collection (one artist to draw, not a patch
+    each), the axes' data limits extended to hold them; ``kwargs`` go to the ``PolyCollection``."""
     from matplotlib.collections import PolyCollection
 
-    x0 = np.asarray(left, dtype=float)
-    x1 = x0 + np.asarray(width, dtype=float)
-    y = np.asarray(y, dtype=float)
-    y0, y1 = y - height / 2, y + height / 2
     verts = np.stack([np.c_[x0, y0], np.c_[x0, y1], np.c_[x1, y1], np.c_[x1, y0]], axis=1)
-    ax.add_collection(PolyCollection(verts, facecolors=colors, edgecolors=edgecolor, linewidths=linewidth,
-                                     rasterized=True))
-    ax.update_datalim(np.c_[np.r_[x0, x1], np.r_[y0, y1]] if x0.size else np.zeros((0, 2)))
+    ax.add_collection(PolyCollection(verts, facecolors=colors, rasterized=rasterized, **kwargs))
+    ax.update_datalim(np.c_[np.r_[x0, x1], np.r_[y0, y1]] if np.size(x0) else np.zeros((0, 2)))
     ax.autoscale_view()
 
 
@@ -198,14 +203,10 @@ def _padded_tight_bbox(fig: Figure) -> Bbox:
 
 
 def _draw_cropped(fig: Figure) -> tuple[np.ndarray, Bbox] | None:
-    """The figure drawn once at ``savefig.dpi``, cropped to its non-background pixels plus the pad, and
-    that area in inches; None when ink touches the canvas edge (something may lie beyond it)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
+    """The figure drawn once on its Agg canvas at ``savefig.dpi`` (:func:`save_figure` makes both), cropped
+    to its non-background pixels plus the pad, and that area in inches; None when ink touches the canvas
+    edge (something may lie beyond it)."""
     dpi = float(matplotlib.rcParams["savefig.dpi"])
-    if not isinstance(fig.canvas, FigureCanvasAgg) or fig.dpi != dpi:  # save_figure has made both so already
-        FigureCanvasAgg(fig)
-        fig.set_dpi(dpi)
     # Drawn on the canvas itself and read in place: savefig(format="rgba") would copy the pixels out.
     fig.canvas.draw()
     img = np.asarray(fig.canvas.buffer_rgba())
