@@ -34,7 +34,7 @@ from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
 from neutrino_ae.formats.records import BLOCK_SCHED
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import save_figure
+from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.sched import intervals as accel
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -173,7 +173,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
                       ("block_sched_timeline", _timeline_figure(traces[0], synthetic)),
                       *([("block_sched_compare", _compare_figure(traces, truths, synthetic))]
                         if len(traces) > 1 else [])]:
-        files.update({p.name: p for p in save_figure(fig, out, stem)})
+        files.update(save_figure_files(fig, out, stem))
 
     # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
     # estimators (artifact FIFO and slot reuse) estimate that same quantity.

@@ -44,7 +44,7 @@ from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dma
 from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import save_figure
+from neutrino_ae.report.style import save_figure_files
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
     DEFAULT_XBINS,
@@ -359,7 +359,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     if unfilled:
         title += f"\n({unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"
     fig = _draw(plot, title, synthetic)
-    files: dict[str, Path] = {p.name: p for p in save_figure(fig, out, inp.name)}
+    files = save_figure_files(fig, out, inp.name)
     if inp.sparsified is not None:
         files[f"{inp.name}.dmat"] = inp.sparsified
     truth = bundle.ground_truth(inp.source, SECTION)

@@ -155,13 +155,9 @@ def analyze(inputs: Sequence[str | Path], out_dir: str | Path) -> SectionResult:
                 warnings.append(f"{path}: probe {row['probe']}: prologue+kernel+epilogue is "
                                 f"{row['parts_over_total']:.3f} x the neutrino time")
         fig = draw_workload(name, r, synthetic)
-        png, *rest = style.save_figure(fig, out, f"{SECTION}_{name}")
-        files[f"figure_{name}"] = png
-        for extra in rest:
-            files[f"figure_{name}.{extra.suffix[1:]}"] = extra
+        files.update(style.save_figure_files(fig, out, f"{SECTION}_{name}", key=f"figure_{name}"))
     fig = draw_combined(panels, synthetic)
-    png, *rest = style.save_figure(fig, out, SECTION)
-    files = {"figure": png, **{f"figure.{e.suffix[1:]}": e for e in rest}, **files}
+    files = {**style.save_figure_files(fig, out, SECTION, key="figure"), **files}
     df = pd.DataFrame(rows)
     payload = {
         "paper_ref": PAPER_REF,

@@ -239,11 +239,7 @@ def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None 
     wide, longt = wide_table(cells), long_table(cells)
     title = f"{PAPER_REF}: kernel slowdown and extra registers"
     fig = draw_heatmap(cells, synthetic, title)
-    files: dict[str, Path] = {}
-    png, *rest = style.save_figure(fig, out, stem)
-    files["figure"] = png
-    for extra in rest:
-        files[f"figure.{extra.suffix[1:]}"] = extra
+    files = style.save_figure_files(fig, out, stem, key="figure")
     files["html"] = write_text(out / f"{stem}.html", render_html(cells, title, synthetic))
 
     summary = _summary_rows(cells)

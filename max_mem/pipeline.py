@@ -157,11 +157,7 @@ def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
 
     df = table(entries)
     fig = draw(entries, synthetic)
-    files: dict[str, Path] = {}
-    png, *rest = style.save_figure(fig, out, SECTION)
-    files["figure"] = png
-    for extra in rest:
-        files[f"figure.{extra.suffix[1:]}"] = extra
+    files = style.save_figure_files(fig, out, SECTION, key="figure")
     for e in entries:
         if e.problems:
             problems_by_model.setdefault(e.model, []).extend(e.problems)

@@ -41,7 +41,7 @@ from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, ref
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import FIXED_TITLES, PALETTE, mark_synthetic, save_figure, style_context
+from neutrino_ae.report.style import FIXED_TITLES, PALETTE, mark_synthetic, save_figure_files, style_context
 from neutrino_ae.sched import intervals as accel
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -190,10 +190,9 @@ def _timeline_sms(path: str | os.PathLike[str], rec: WarpRecords, sms: Sequence[
     return pick_timeline_sms(rec, n_sms)
 
 
-def timeline_extent(path: str | os.PathLike[str], rec: WarpRecords, sms: Sequence[int] | None = None,
-                    n_sms: int = 2) -> int:
-    """The longest span (first warp start to last warp end) of the SMs a timeline of ``rec`` shows."""
-    chosen = np.asarray(_timeline_sms(path, rec, sms, n_sms), dtype=np.int64)
+def timeline_extent(rec: WarpRecords, sms: Sequence[int]) -> int:
+    """The longest span (first warp start to last warp end) of SMs ``sms`` of ``rec``."""
+    chosen = np.asarray(sms, dtype=np.int64)
     on = np.isin(rec.smid, chosen)
     sm, start, end = rec.smid[on], rec.lstart[on], rec.end[on]
     return max(int(end[sm == s].max() - start[sm == s].min()) for s in chosen)
@@ -211,7 +210,7 @@ def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     synthetic = bundle.is_synthetic(path)
     fig = _timeline_figure(tab, chosen, title, synthetic, x_max)
     out = Path(out_dir)
-    files = {p.name: p for p in save_figure(fig, out, stem)}
+    files = save_figure_files(fig, out, stem)
     per_sm = (tab.groupby("smid").agg(warps=("warp", "size"), blocks=("block", "nunique"),
                                       slots=("slot", lambda s: int(s.max()) + 1), span_cycles=("end", "max"))
               .reset_index())
@@ -289,7 +288,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         ax.legend(loc="upper right", ncols=3)
         ax.set_title(f"Fig. 13c: active warps over time ({n_sms} SMs)")
         mark_synthetic(fig, synthetic)
-    files.update(_save(fig, out, "fig13c"))
+    files.update(save_figure_files(fig, out, "fig13c"))
 
     def busy_axes(ax, lo: int, hi: int, title: str) -> None:
         draw_step(ax, t_s, busy, lo, hi, PALETTE[2], 1.2, "busy SMs")
@@ -306,7 +305,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         fig = _figure(9.0, 4.0)
         busy_axes(fig.subplots(), tail.kernel_start, tail.kernel_end, "Fig. 13d: busy SMs over time (tailing effect)")
         mark_synthetic(fig, synthetic)
-    files.update(_save(fig, out, "fig13d"))
+    files.update(save_figure_files(fig, out, "fig13d"))
 
     # Zoom: from a little before the earlier of the two tail marks, so the drop from full occupancy shows.
     first_mark = min(tail.tail_start, wave.start)
@@ -315,7 +314,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         fig = _figure(9.0, 4.0)
         busy_axes(fig.subplots(), lo, tail.kernel_end, "Fig. 13d-sub: zoom on the tail")
         mark_synthetic(fig, synthetic)
-    files.update(_save(fig, out, "fig13d-sub"))
+    files.update(save_figure_files(fig, out, "fig13d-sub"))
 
     truth = _tail_truth(path)
     data = {
@@ -365,10 +364,6 @@ def _tail_truth(path: str | os.PathLike[str]) -> dict | None:
     return None
 
 
-def _save(fig, out: Path, stem: str) -> dict[str, Path]:
-    return {p.name: p for p in save_figure(fig, out, stem)}
-
-
 # --------------------------------------------------------------------------------------------------
 # Whole section
 
@@ -410,9 +405,10 @@ def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     inputs, skipped = find_inputs(root)
     # One x range for 13a and 13b, so exclusive and shared scheduling can be compared by eye.
     recs = {k: load_warp_records(inputs[k]) for k in ("exclusive", "shared")}
-    x_max = max(timeline_extent(inputs[k], recs[k]) for k in recs)
-    a = fig13a(inputs["exclusive"], out_dir, x_max=x_max, rec=recs["exclusive"])
-    b = fig13b(inputs["shared"], out_dir, x_max=x_max, rec=recs["shared"])
+    sms = {k: pick_timeline_sms(rec) for k, rec in recs.items()}  # picked once: the figures show these
+    x_max = max(timeline_extent(recs[k], sms[k]) for k in recs)
+    a = fig13a(inputs["exclusive"], out_dir, x_max=x_max, rec=recs["exclusive"], sms=sms["exclusive"])
+    b = fig13b(inputs["shared"], out_dir, x_max=x_max, rec=recs["shared"], sms=sms["shared"])
     cd = fig13cd(inputs["tail"], out_dir, threshold) if "tail" in inputs else None
     parts = [a, b] if cd is None else [a, b, cd]
     files = {k: v for r in parts for k, v in r.files.items()}

@@ -197,6 +197,16 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
     return paths
 
 
+def save_figure_files(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
+                      key: str | None = None) -> dict[str, Path]:
+    """:func:`save_figure`'s files for a result's ``files``: by file name, or with ``key`` the PNG under
+    ``key`` and each other format under ``key.<suffix>``."""
+    paths = save_figure(fig, out_dir, stem)
+    if key is None:
+        return {p.name: p for p in paths}
+    return {key: paths[0], **{f"{key}.{p.suffix[1:]}": p for p in paths[1:]}}
+
+
 def _padded_tight_bbox(fig: Figure) -> Bbox:
     """What ``bbox_inches="tight"`` saves (inches), measured once for every format."""
     return fig.get_tightbbox().padded(matplotlib.rcParams["savefig.pad_inches"])
