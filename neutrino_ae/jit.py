@@ -44,12 +44,12 @@ HAVE_NUMBA: bool = _numba_installed()
 NUMBA_MIN_ITEMS = 1 << 19
 
 
-def use_numba(items: int | None = None) -> bool:
+def use_numba(items: int) -> bool:
     """Whether to dispatch to the compiled kernels for an input of ``items`` records (read at call time,
     so tests can patch ``HAVE_NUMBA`` and ``NUMBA_MIN_ITEMS``)."""
     if not HAVE_NUMBA:
         return False
-    return items is None or items >= NUMBA_MIN_ITEMS or "numba" in sys.modules
+    return items >= NUMBA_MIN_ITEMS or "numba" in sys.modules
 
 
 class _LazyKernel:
