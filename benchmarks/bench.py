@@ -39,10 +39,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -55,6 +56,8 @@ MB = 1_000_000
 RAW_CHUNK_BYTES = 64 << 20
 RAW_MIN_RUNS = 7
 SCHEMA_VERSION = 1
+
+C = TypeVar("C")  # a benchmark case (this module's Case or benchmarks.e2e's E2ECase)
 
 
 # --------------------------------------------------------------------------------------------- baseline
@@ -96,6 +99,17 @@ def warm_page_cache(paths: Sequence[Path]) -> None:
 # --------------------------------------------------------------------------------------------- machine
 
 
+def meminfo_bytes(field: str) -> int | None:
+    """``field`` of ``/proc/meminfo`` (``MemTotal``, ``MemAvailable``) in bytes; None where unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def machine_description() -> dict[str, Any]:
     """CPU, cores, memory and software versions: enough to tell whether two result files compare."""
     cpu_model = None
@@ -109,13 +123,7 @@ def machine_description() -> dict[str, Any]:
                 flags = value.split()
     except OSError:
         pass
-    mem_total = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem_total = int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    mem_total = meminfo_bytes("MemTotal")
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
@@ -157,28 +165,34 @@ def _generate_main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _ensure_input(case: Case, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
-    if args.smoke:
-        # Smoke inputs are tiny and their RSS figures are not reported as results, so a generating
-        # child (an interpreter start and the generator's imports per case) is not worth its second.
-        return case.ensure_input(args.cache, args.size_mb, args.seed, args.smoke)
-    result = args.cache / f".generate-{case.name}-{os.getpid()}.json"
-    cmd = [sys.executable, "-m", "benchmarks.bench", "--generate", "--case", case.name, "--cache", str(args.cache),
-           "--seed", str(args.seed), "--result", str(result)]
-    if args.size_mb is not None:
-        cmd += ["--size-mb", str(args.size_mb)]
-    if args.smoke:
-        cmd.append("--smoke")
+def generate_in_child(module: str, case_name: str, gen_args: Sequence[str], result: Path,
+                      lock: AbstractContextManager[Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    """Run ``python -m <module> --generate <gen_args> --result <result>`` (under ``lock``, if given);
+    return the input directory and metadata it wrote to ``result`` (which is then removed)."""
+    cmd = [sys.executable, "-m", module, "--generate", *gen_args, "--result", str(result)]
     try:
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True)
+        with lock or nullcontext():
+            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True)
         if proc.returncode != 0 or not result.exists():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-            raise RuntimeError(f"{case.name}: input generation failed (exit {proc.returncode}):\n  "
+            raise RuntimeError(f"{case_name}: input generation failed (exit {proc.returncode}):\n  "
                                + "\n  ".join(tail))
         doc = json.loads(result.read_text())
     finally:
         result.unlink(missing_ok=True)
     return Path(doc["input"]), doc["meta"]
+
+
+def _ensure_input(case: Case, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    if args.smoke:
+        # Smoke inputs are tiny and their RSS figures are not reported as results, so a generating
+        # child (an interpreter start and the generator's imports per case) is not worth its second.
+        return case.ensure_input(args.cache, args.size_mb, args.seed, args.smoke)
+    gen_args = ["--case", case.name, "--cache", str(args.cache), "--seed", str(args.seed)]
+    if args.size_mb is not None:
+        gen_args += ["--size-mb", str(args.size_mb)]
+    return generate_in_child("benchmarks.bench", case.name, gen_args,
+                             args.cache / f".generate-{case.name}-{os.getpid()}.json")
 
 
 def _child_env() -> dict[str, str]:
@@ -227,10 +241,26 @@ def _run_child(case: Case, mode: str, inp: Path, scratch: Path, repeat: int, smo
            "--input", str(inp), "--scratch", str(scratch / mode), "--repeat", str(repeat),
            "--result", str(result)] + (["--smoke"] if smoke else [])
     log = scratch / f"{mode}.log"
-    env = _child_env()
+    run = spawn_measured(cmd, _child_env(), log, timeout_s)
+    if run["returncode"] != 0 or not result.exists():
+        raise child_failure(f"{case.name} {mode} child", run["returncode"], log.read_text(errors="replace"), 15)
+    doc = json.loads(result.read_text())
+    doc["peak_rss_bytes"] = run["peak_rss_bytes"]
+    doc["cpu_seconds"] = run["cpu_seconds"]
+    return doc
+
+
+def spawn_measured(cmd: Sequence[str], env: dict[str, str], log: Path, timeout_s: float) -> dict[str, Any]:
+    """Run ``cmd`` (stdout and stderr into ``log``), killed after ``timeout_s``; reap it with ``os.wait4``.
+
+    Returns its exit code (negative: the signal), wall seconds from spawn to exit (parent clock,
+    start-up included), and the peak RSS and CPU seconds of that child alone.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
+        t0 = time.perf_counter()
         # A new session lets a timeout kill the child together with anything it started (kernels).
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env,
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env,
                                 start_new_session=True)
         timer = threading.Timer(timeout_s, lambda: _kill_group(proc.pid))
         timer.start()
@@ -238,16 +268,18 @@ def _run_child(case: Case, mode: str, inp: Path, scratch: Path, repeat: int, smo
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+        seconds = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0 or not result.exists():
-        tail = log.read_text(errors="replace").strip().splitlines()[-15:]
-        why = "timed out" if proc.returncode in (-signal.SIGKILL, -signal.SIGTERM) else f"exit {proc.returncode}"
-        raise RuntimeError(f"{case.name} {mode} child failed ({why}):\n  " + "\n  ".join(tail))
-    doc = json.loads(result.read_text())
     # Linux reports ru_maxrss in KiB: the peak of this child (and of the children it reaped).
-    doc["peak_rss_bytes"] = int(usage.ru_maxrss) * 1024
-    doc["cpu_seconds"] = usage.ru_utime + usage.ru_stime
-    return doc
+    return {"returncode": proc.returncode, "seconds": seconds, "peak_rss_bytes": int(usage.ru_maxrss) * 1024,
+            "cpu_seconds": usage.ru_utime + usage.ru_stime}
+
+
+def child_failure(what: str, returncode: int, output: str, tail_lines: int) -> RuntimeError:
+    """The error for a child that failed: why (timed out / exit N) and the last lines of its output."""
+    why = "timed out" if returncode in (-signal.SIGKILL, -signal.SIGTERM) else f"exit {returncode}"
+    tail = output.strip().splitlines()[-tail_lines:]
+    return RuntimeError(f"{what} failed ({why}):\n  " + "\n  ".join(tail))
 
 
 def _kill_group(pid: int) -> None:
@@ -342,10 +374,11 @@ def print_row(r: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _try_case(case: Case, args: argparse.Namespace) -> dict[str, Any] | Exception:
+def attempt(run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any] | Exception:
+    """``run(*args)``, or the exception it raised: one broken case must not hide the others' numbers."""
     try:
-        return run_case(case, args)
-    except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others' numbers
+        return run(*args)
+    except Exception as exc:  # noqa: BLE001 - reported as the case's failure
         return exc
 
 
@@ -359,12 +392,12 @@ def _run_cases(selected: Sequence[Case], args: argparse.Namespace) -> Iterator[t
     """
     if not args.smoke:
         for case in selected:
-            yield case, _try_case(case, args)
+            yield case, attempt(run_case, case, args)
         return
     static = [c for c in selected if c.group == "static"]
     others = [c for c in selected if c.group != "static"]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        lanes = [pool.submit(lambda cs: [_try_case(c, args) for c in cs], cs) for cs in (others, static)]
+        lanes = [pool.submit(lambda cs: [attempt(run_case, c, args) for c in cs], cs) for cs in (others, static)]
         done = dict(zip([*others, *static], [*lanes[0].result(), *lanes[1].result()], strict=True))
     for case in selected:
         yield case, done[case]
@@ -387,61 +420,100 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--child"]:
-        return _child_main(argv[1:])
-    if argv[:1] == ["--generate"]:
-        return _generate_main(argv[1:])
-    args = build_parser().parse_args(argv)
+def parse_run_args(argv: Sequence[str], parser: argparse.ArgumentParser,
+                   entry_points: dict[str, Callable[[Sequence[str]], int]],
+                   select: Callable[[str | None], list[C]],
+                   check: Callable[[argparse.Namespace], None] | None = None,
+                   ) -> tuple[argparse.Namespace, list[C]] | int:
+    """The start of a benchmark ``main``: a child's entry point (``argv[0]`` in ``entry_points``) is run
+    and its exit code returned; otherwise the arguments are parsed and checked (``--repeat``, ``--only``
+    through ``select``, then ``check``, which raises ValueError with the message of a bad argument), and
+    the cache folder is made. Returns (arguments, selected cases), or 2 after a usage error."""
+    if argv[:1] and argv[0] in entry_points:
+        return entry_points[argv[0]](argv[1:])
+    args = parser.parse_args(argv)
     if args.repeat < 1:
         print("error: --repeat must be at least 1", file=sys.stderr)
         return 2
     try:
-        selected = expand_only(args.only)
-    except KeyError as exc:
+        selected = select(args.only)
+        if check is not None:
+            check(args)
+    except (KeyError, ValueError) as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
     args.cache = args.cache.resolve()
     args.cache.mkdir(parents=True, exist_ok=True)
-    machine = machine_description()
-    print(f"machine: {machine['cpu_model']}, {machine['cpus_usable']} usable CPUs, "
-          f"{(machine['mem_total_bytes'] or 0) / 2**30:.1f} GiB RAM, load {machine['loadavg_at_start'][0]:.2f}; "
-          f"python {machine['versions']['python']}, numpy {machine['versions']['numpy']}")
-    print(f"{'case':<14} {'input':>12}  {'median':>10}  {'throughput':>14}  {'peak RSS':>11}")
+    return args, selected
+
+
+def collect(rows: Iterable[tuple[C, dict[str, Any] | Exception]], width: int,
+            show: Callable[[dict[str, Any]], None] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Split (case, row or exception) pairs, as they come, into result rows (each ``show``n) and failures."""
     results, failures = [], []
-    for case, row in _run_cases(selected, args):
+    for case, row in rows:
         if isinstance(row, Exception):
             failures.append({"case": case.name, "error": str(row)})
-            print(f"{case.name:<14} FAILED: {row}", file=sys.stderr)
+            print(f"{case.name:<{width}} FAILED: {row}", file=sys.stderr)
             continue
         results.append(row)
-        print_row(row)
+        if show is not None:
+            show(row)
+    return results, failures
+
+
+def finish(prog: str, argv: Sequence[str], args: argparse.Namespace, schema: int, machine: dict[str, Any],
+           results: list[dict[str, Any]], failures: list[dict[str, str]], misses: Sequence[str], *,
+           run: dict[str, Any] | None = None, extra: dict[str, Any]) -> int:
+    """Write the results JSON (with ``--json``) and print the closing lines; the exit code.
+
+    The document holds the keys every benchmark writes, ``run`` (more about the run, after ``seed``)
+    and ``extra`` (after ``loadavg_at_end``), then ``cases`` and ``failures``.
+    """
     doc = {
-        "schema": SCHEMA_VERSION,
+        "schema": schema,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m benchmarks.bench", *argv]),
+        "command": " ".join([prog, *argv]),
         "smoke": bool(args.smoke),
         "repeat": args.repeat,
         "seed": args.seed,
+        **(run or {}),
         "machine": machine,
         "loadavg_at_end": list(os.getloadavg()),
-        "method": {
-            "baseline": "np.fromfile in 64 MB chunks + uint64 sum over the same input files, warm page cache, "
-                        f"at least {RAW_MIN_RUNS} runs, best run taken as the limit",
-            "ratio": "best baseline seconds / median analysis seconds, both measured in this run",
-            "peak_rss": "ru_maxrss of the measuring child (os.wait4), including children it reaped",
-            "mb": "10**6 bytes",
-        },
+        **extra,
         "cases": results,
         "failures": failures,
     }
     if args.json is not None:
         write_json(args.json, doc)
         print(f"results: {args.json}")
-    misses = [t["label"] for r in results for t in r["targets"] if not t["pass"]]
     print(f"{len(results)} case(s), {len(failures)} failed, {len(misses)} target(s) missed")
     return 1 if failures else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parsed = parse_run_args(argv, build_parser(), {"--child": _child_main, "--generate": _generate_main},
+                            expand_only)
+    if isinstance(parsed, int):
+        return parsed
+    args, selected = parsed
+    machine = machine_description()
+    print(f"machine: {machine['cpu_model']}, {machine['cpus_usable']} usable CPUs, "
+          f"{(machine['mem_total_bytes'] or 0) / 2**30:.1f} GiB RAM, load {machine['loadavg_at_start'][0]:.2f}; "
+          f"python {machine['versions']['python']}, numpy {machine['versions']['numpy']}")
+    print(f"{'case':<14} {'input':>12}  {'median':>10}  {'throughput':>14}  {'peak RSS':>11}")
+    results, failures = collect(_run_cases(selected, args), 14, print_row)
+    misses = [t["label"] for r in results for t in r["targets"] if not t["pass"]]
+    method = {
+        "baseline": "np.fromfile in 64 MB chunks + uint64 sum over the same input files, warm page cache, "
+                    f"at least {RAW_MIN_RUNS} runs, best run taken as the limit",
+        "ratio": "best baseline seconds / median analysis seconds, both measured in this run",
+        "peak_rss": "ru_maxrss of the measuring child (os.wait4), including children it reaped",
+        "mb": "10**6 bytes",
+    }
+    return finish("python -m benchmarks.bench", argv, args, SCHEMA_VERSION, machine, results, failures, misses,
+                  extra={"method": method})
 
 
 if __name__ == "__main__":

@@ -35,14 +35,11 @@ says so.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
-import hashlib
 import json
 import math
 import os
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -56,8 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import bench
-from benchmarks.cases import Case, Target, find_case, select_cases
+from benchmarks.cases import Case, Target, e2egen, find_case, gen, select_cases
 from neutrino_ae.atomic import write_json
+from neutrino_ae.bundle.manifest import sha256_file
 
 REPO_ROOT = bench.REPO_ROOT
 DEFAULT_CACHE = bench.DEFAULT_CACHE
@@ -114,54 +112,30 @@ class E2ECase:
 
 
 def _make_block_sched(out: Path, blocks: int, seed: int) -> dict[str, Any]:
-    from benchmarks.cases import gen
-
     # 4 warps x 16 bytes per block: the generator sizes its grid from MB
     return gen.make_block_sched(out, blocks * 64 / MB, seed, False)
 
 
 def _make_warp_sched(out: Path, blocks: int, seed: int) -> dict[str, Any]:
-    from benchmarks.cases import gen
-
     # 32 warps x 16 bytes per block
     return gen.make_warp_sched(out, blocks * 512 / MB, seed, False)
 
 
-def _make_dmat(out: Path, blocks: int, seed: int) -> dict[str, Any]:
-    from benchmarks.cases import e2egen
-
-    return e2egen.make_dmat_random(out, blocks, seed)
-
-
-def _dmat_result(inp: Path) -> Path:
-    from benchmarks.cases import e2egen
-
-    return e2egen.dmat_random_result(inp)
-
-
-def _trace_bin(inp: Path) -> list[Path]:
-    return [inp / "trace.bin"]
-
-
 E2E_CASES: list[E2ECase] = [
     E2ECase("block_sched", "block_sched", "block_sched CLI (metric, per-SM table, timeline + per-SM figures)",
-            "block_sched", 32768, 1024, _make_block_sched, _trace_bin,
+            "block_sched", 32768, 1024, _make_block_sched, gen.bin_files,
             lambda inp, out: ["block_sched/block_sched.py", str(inp / "trace.bin"), "--out", str(out)],
             artifact="block_sched", rss_share=BLOCK_SCHED_RSS_SHARE),
     E2ECase("dmat", "dmat", "DMAT CLI: raw .bin -> .dmat -> tensor naming -> PNG",
-            "dmat_random", 64, 2, _make_dmat, lambda inp: [_dmat_result(inp)],
-            lambda inp, out: ["dmat/dmat.py", str(_dmat_result(inp)), "--out", str(out)],
+            "dmat_random", 64, 2, e2egen.make_dmat_random, e2egen.dmat_random_files,
+            lambda inp, out: ["dmat/dmat.py", str(e2egen.dmat_random_result(inp)), "--out", str(out)],
             artifact="dmat", rss_share=DMAT_RSS_SHARE, count_word="blocks of 1 MiB"),
     E2ECase("fig13a", "warp_sched", "Fig. 13a warp timeline CLI", "warp_sched", 668, 236, _make_warp_sched,
-            _trace_bin, lambda inp, out: ["warp_sched/fig13a.py", str(inp / "trace.bin"), "--out", str(out)]),
+            gen.bin_files, lambda inp, out: ["warp_sched/fig13a.py", str(inp / "trace.bin"), "--out", str(out)]),
     E2ECase("fig13cd", "warp_sched", "Fig. 13c/d active warps, busy SMs and tail CLI", "warp_sched", 668, 236,
-            _make_warp_sched, _trace_bin,
+            _make_warp_sched, gen.bin_files,
             lambda inp, out: ["warp_sched/fig13cd.py", str(inp / "trace.bin"), "--out", str(out)]),
 ]
-
-
-def case_named(name: str) -> E2ECase:
-    return find_case(E2E_CASES, name)
 
 
 def expand_only(only: str | None) -> list[E2ECase]:
@@ -190,7 +164,7 @@ def _generate_main(argv: Sequence[str]) -> int:
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--result", type=Path, required=True)
     args = ap.parse_args(argv)
-    inp, meta = _input_case(case_named(args.case)).ensure_input(args.cache, args.blocks, args.seed, False)
+    inp, meta = _input_case(find_case(E2E_CASES, args.case)).ensure_input(args.cache, args.blocks, args.seed, False)
     write_json(args.result, {"input": str(inp), "meta": meta})
     return 0
 
@@ -206,19 +180,9 @@ def ensure_input(case: E2ECase, blocks: int, args: argparse.Namespace) -> tuple[
         with _GEN_LOCK:
             return _input_case(case).ensure_input(args.cache, blocks, args.seed, False)
     result = args.cache / f".e2e-generate-{case.name}-{blocks}-{os.getpid()}-{threading.get_ident()}.json"
-    cmd = [sys.executable, "-m", "benchmarks.e2e", "--generate", "--case", case.name, "--cache", str(args.cache),
-           "--blocks", str(blocks), "--seed", str(args.seed), "--result", str(result)]
-    try:
-        with _GEN_LOCK:  # fig13a and fig13cd share an input: one generator at a time
-            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=bench._child_env(), capture_output=True, text=True)
-        if proc.returncode != 0 or not result.exists():
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-            raise RuntimeError(f"{case.name}: input generation failed (exit {proc.returncode}):\n  "
-                               + "\n  ".join(tail))
-        doc = json.loads(result.read_text())
-    finally:
-        result.unlink(missing_ok=True)
-    return Path(doc["input"]), doc["meta"]
+    gen_args = ["--case", case.name, "--cache", str(args.cache), "--blocks", str(blocks), "--seed", str(args.seed)]
+    # fig13a and fig13cd share an input: one generator at a time
+    return bench.generate_in_child("benchmarks.e2e", case.name, gen_args, result, _GEN_LOCK)
 
 
 # --------------------------------------------------------------------------------------------- artifact
@@ -237,7 +201,7 @@ def prepare_artifact(tarball: Path, cache: Path, need_dmat: bool) -> Artifact:
     """Extract the artifact snapshot into the cache (once per tarball) and build ``dmat.cc`` with g++."""
     if not tarball.is_file():
         return Artifact(None, f"artifact side skipped: {tarball} not found (../shared absent)")
-    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()[:16]
+    digest = sha256_file(tarball)[:16]
     root = cache / f"artifact-{digest}"
     tree = root / "neutrino-artifact"
     if not (root / ".complete").exists():
@@ -280,7 +244,7 @@ def artifact_command(case: E2ECase, art: Artifact, inp: Path, scratch: Path) -> 
         return [sys.executable, str(tools / "block_sched.py"), str(inp / "trace.bin")], env
     # dmat.py writes <trace>.dmat and <trace>.png beside the trace (and reuses an existing .dmat), and
     # reads ../event.log and ../tensor.trace: it gets a scratch trace directory linking to the input.
-    src = _dmat_result(inp)
+    src = e2egen.dmat_random_result(inp)
     tdir = scratch / "trace" / src.parent.parent.name
     (tdir / "result").mkdir(parents=True, exist_ok=True)
     for name in ("event.log", "tensor.trace"):
@@ -307,27 +271,13 @@ def artifact_outputs(case: E2ECase, scratch: Path, stdout: str) -> dict[str, Any
 
 
 def run_measured(cmd: Sequence[str], env: dict[str, str], log: Path, timeout_s: float) -> dict[str, Any]:
-    """Run one whole process; wall seconds (parent clock, start-up included) and its own peak RSS."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env,
-                                start_new_session=True)
-        timer = threading.Timer(timeout_s, lambda: bench._kill_group(proc.pid))
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        seconds = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    """Run one whole process; wall seconds (parent clock, start-up included), its own peak RSS and output."""
+    run = bench.spawn_measured(cmd, env, log, timeout_s)
     text = log.read_text(errors="replace")
-    if proc.returncode != 0:
-        why = "timed out" if proc.returncode in (-signal.SIGKILL, -signal.SIGTERM) else f"exit {proc.returncode}"
-        tail = text.strip().splitlines()[-12:]
-        raise RuntimeError(f"{' '.join(cmd[:3])} ... failed ({why}):\n  " + "\n  ".join(tail))
-    return {"seconds": seconds, "peak_rss_bytes": int(usage.ru_maxrss) * 1024,
-            "cpu_seconds": usage.ru_utime + usage.ru_stime, "stdout": text}
+    code = run.pop("returncode")
+    if code != 0:
+        raise bench.child_failure(f"{' '.join(cmd[:3])} ...", code, text, 12)
+    return {**run, "stdout": text}
 
 
 def _our_outputs(out: Path, stdout: str) -> dict[str, Any]:
@@ -369,21 +319,11 @@ def profile_render(case: E2ECase, inp: Path, scratch: Path, timeout_s: float) ->
     return doc
 
 
-def _mem_available() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 def _too_big(who: str, prev: dict[str, Any], growth: float, args: argparse.Namespace) -> str | None:
     """Why a run ``growth`` times larger than ``prev`` is not started (linear extrapolation), or None:
     the machine is shared, so a run must neither exhaust its memory nor outlast ``--timeout``."""
     want = prev["peak_rss_bytes"] * growth
-    avail = _mem_available()
+    avail = bench.meminfo_bytes("MemAvailable")
     if avail is not None and want > MEM_SHARE * avail:
         return (f"{who}'s peak RSS extrapolates to {want / 2**30:.1f} GiB, more than {MEM_SHARE:.0%} of the "
                 f"{avail / 2**30:.1f} GiB available")
@@ -594,13 +534,6 @@ def print_summary(doc: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _try(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str, Any] | Exception:
-    try:
-        return run_case(case, art, args)
-    except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others' numbers
-        return exc
-
-
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.e2e", description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=None,
@@ -623,33 +556,27 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _check_sizes(args: argparse.Namespace) -> None:
+    """``--sizes`` (or the default sizes) as sorted distinct positive multiples, into ``args.sizes``."""
+    sizes = [float(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else \
+        list(SMOKE_SIZES if args.smoke else DEFAULT_SIZES)
+    if not sizes or any(s <= 0 for s in sizes):
+        raise ValueError("--sizes must be positive numbers")
+    args.sizes = sorted(set(sizes))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--generate"]:
-        return _generate_main(argv[1:])
-    args = build_parser().parse_args(argv)
-    if args.repeat < 1:
-        print("error: --repeat must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        selected = expand_only(args.only)
-        sizes = [float(s) for s in args.sizes.split(",") if s.strip()] if args.sizes else \
-            list(SMOKE_SIZES if args.smoke else DEFAULT_SIZES)
-    except (KeyError, ValueError) as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
-    if not sizes or any(s <= 0 for s in sizes):
-        print("error: --sizes must be positive numbers", file=sys.stderr)
-        return 2
-    args.sizes = sorted(set(sizes))
-    args.cache = args.cache.resolve()
-    args.cache.mkdir(parents=True, exist_ok=True)
+    parsed = bench.parse_run_args(argv, build_parser(), {"--generate": _generate_main}, expand_only, _check_sizes)
+    if isinstance(parsed, int):
+        return parsed
+    args, selected = parsed
     load_start = list(os.getloadavg())
     need_dmat = any(c.artifact == "dmat" for c in selected)
     art = prepare_artifact(args.artifact, args.cache, need_dmat)
     if art.note:
         print(f"note: {art.note}")
-    elif art.dmat_note and need_dmat:
+    elif art.dmat_note:
         print(f"note: {art.dmat_note}")
     print(f"{'case':<12} {'size':>4} {'input':<32} {'ours (wall, peak RSS)':>21}  {'artifact':>19}  "
           f"{'art/ours':>7}  {'render':>8}")
@@ -658,28 +585,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         # interpreter start-ups and the artifact's DMAT plot are most of the time).
         order = sorted(selected, key=lambda c: (c.artifact != "dmat", c.artifact is None))
         with ThreadPoolExecutor(max_workers=2) as pool:
-            futs = {c: pool.submit(_try, c, art, args) for c in order}
+            futs = {c: pool.submit(bench.attempt, run_case, c, art, args) for c in order}
             results_in_order = [(c, futs[c].result()) for c in selected]
     else:
-        results_in_order = [(c, _try(c, art, args)) for c in selected]
-    results, failures = [], []
-    for case, res in results_in_order:
-        if isinstance(res, Exception):
-            failures.append({"case": case.name, "error": str(res)})
-            print(f"{case.name:<12} FAILED: {res}", file=sys.stderr)
-        else:
-            results.append(res)
+        results_in_order = [(c, bench.attempt(run_case, c, art, args)) for c in selected]
+    results, failures = bench.collect(results_in_order, 12)
     # After the measurements: describing the machine imports pandas and matplotlib for their
     # versions, which would raise the parent's RSS (the floor of every child's ru_maxrss).
     parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     machine = bench.machine_description()
     machine["loadavg_at_start"] = load_start
-    doc = {
-        "schema": SCHEMA_VERSION,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m benchmarks.e2e", *argv]),
-        "smoke": bool(args.smoke), "repeat": args.repeat, "seed": args.seed, "sizes": args.sizes,
-        "machine": machine, "loadavg_at_end": list(os.getloadavg()),
+    misses = [t["label"] for c in results for r in c["sizes"] for t in r["targets"] if not t["pass"]]
+    misses += [t["label"] for c in results for t in c["targets"] if not t["pass"]]
+    extra = {
         "artifact": {"tarball": art.tarball, "tree": str(art.tree) if art.tree else None, "note": art.note,
                      "dmat_note": art.dmat_note, "dmat_build_seconds": art.build_seconds},
         "method": {
@@ -692,16 +610,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "mb": "10**6 bytes",
         },
         "rss_floor_bytes": parent_peak,
-        "cases": results,
-        "failures": failures,
     }
-    if args.json is not None:
-        write_json(args.json, doc)
-        print(f"results: {args.json}")
-    misses = [t["label"] for c in results for r in c["sizes"] for t in r["targets"] if not t["pass"]]
-    misses += [t["label"] for c in results for t in c["targets"] if not t["pass"]]
-    print(f"{len(results)} case(s), {len(failures)} failed, {len(misses)} target(s) missed")
-    return 1 if failures else 0
+    return bench.finish("python -m benchmarks.e2e", argv, args, SCHEMA_VERSION, machine, results, failures, misses,
+                        run={"sizes": args.sizes}, extra=extra)
 
 
 if __name__ == "__main__":

@@ -46,11 +46,13 @@ PID = 301122
 MEAN_GAP_CYCLES = 1000.0
 UNFILLED_SHARE = 0.02
 CHUNK_BLOCKS = 16
+#: The raw trace, relative to the input directory (the launch's working directory, as event.log says).
+RESULT_FILE = Path("trace", TRACE_DIR, "result", f"{RESULT_SECONDS:.6f}.bin")
 
 
 def dmat_random_result(inp: Path) -> Path:
     """The raw trace inside an input made by :func:`make_dmat_random`."""
-    return inp / "trace" / TRACE_DIR / "result" / f"{RESULT_SECONDS:.6f}.bin"
+    return inp / RESULT_FILE
 
 
 def dmat_random_files(inp: Path) -> list[Path]:
@@ -61,7 +63,7 @@ def make_dmat_random(out: Path, blocks: int, seed: int) -> dict[str, Any]:
     """Write ``out/trace/<TRACE_DIR>/`` with a random-access dmat trace of ``blocks`` 1 MiB blocks."""
     from neutrino_ae.formats.eventlog import EventLogWriter
     from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
-    from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
+    from neutrino_ae.sample.emit import KernelBuild, write_trace_dir
     from neutrino_ae.sample.host import DeviceAllocator
     from neutrino_ae.sample.probes import PROBES
 
@@ -82,7 +84,7 @@ def make_dmat_random(out: Path, blocks: int, seed: int) -> dict[str, Any]:
         ev.mem_alloc(ptrs[name], sizes[name])
     ev.launch(int(round(RESULT_SECONDS * 1e9)), params, (blocks, 1, 1), (THREADS, 1, 1), 49152,
               probe_bytes=nrec_bytes, probe_level="thread",
-              save=(f"./trace/{TRACE_DIR}/result/{RESULT_SECONDS:.6f}.bin", raw_bytes + 48))
+              save=(f"./{RESULT_FILE.as_posix()}", raw_bytes + 48))
     write_trace_dir(trace_dir, [PROBES["dmat"]], ev, [KernelBuild("_attn_fwd", len(params), 128, 136)])
     t0 = int(RESULT_SECONDS * 1e9) - 2_000_000
     rows = [TensorEvent("call", t0 + 100 * i, SHAPE if name != "M" else SHAPE[:3], sizes[name], ptrs[name],
@@ -100,7 +102,7 @@ def make_dmat_random(out: Path, blocks: int, seed: int) -> dict[str, Any]:
     warps = THREADS // 32
     unfilled = 0
     max_clock = 0
-    with TraceWriter(result_path(trace_dir, RESULT_SECONDS), header, [SectionSpec(Level.THREAD, nrec_bytes)],
+    with TraceWriter(dmat_random_result(out), header, [SectionSpec(Level.THREAD, nrec_bytes)],
                      "v1") as w:
         for lo in range(0, blocks, CHUNK_BLOCKS):
             nb = min(CHUNK_BLOCKS, blocks - lo)
