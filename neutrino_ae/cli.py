@@ -15,14 +15,15 @@ from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report.script import run_main
+from neutrino_ae.run.layout import PAPER_TRACES, SAMPLE_TRACES
 
 
 def _add_sample(sub: Any) -> None:
     p = sub.add_parser("sample", help="generate the synthetic sample bundle (offline)",
                        description="Generate the synthetic sample bundle (reused if one with the same "
                                    "scale and seed is already there).")
-    p.add_argument("--out", default="traces/sample",
-                   help="bundle root to create (default: traces/sample, where the notebooks look for it)")
+    p.add_argument("--out", default=SAMPLE_TRACES,
+                   help=f"bundle root to create (default: {SAMPLE_TRACES}, where the notebooks look for it)")
     p.add_argument("--scale", default="small", choices=["small", "paper"],
                    help="small: seconds, for tests and make run; paper: the paper's sizes")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -35,8 +36,8 @@ def _add_fetch(sub: Any) -> None:
 
     p = sub.add_parser("fetch", help="download and extract the paper's trace bundle",
                        description="Download (resumable, verified) and safely extract the paper's trace.zip.")
-    p.add_argument("--trace-root", default="traces/paper",
-                   help="bundle root (default: traces/paper, where the notebooks look for it)")
+    p.add_argument("--trace-root", default=PAPER_TRACES,
+                   help=f"bundle root (default: {PAPER_TRACES}, where the notebooks look for it)")
     p.add_argument("--url", default=PAPER_BUNDLE_URL, help="archive URL (default: the paper's)")
     p.add_argument("--sha256", default=None,
                    help="expected sha256 of the archive; without it the first download is trusted and "
@@ -110,11 +111,10 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 def default_output_dir(name: str) -> Path:
     """Where ``neutrino-ae run <name>`` writes: the notebook's own default (``results/static/``,
     ``results/dynamic/``) in the repository, so Jupyter and the command line share one layout."""
-    from neutrino_ae.run.notebook import DYNAMIC_RESULTS, STATIC_RESULTS
+    from neutrino_ae.run.layout import notebook_results
     from neutrino_ae.run.papermill import package_repo_root
 
-    default = {"static": STATIC_RESULTS, "dynamic": DYNAMIC_RESULTS}.get(name, f"results/{name}/")
-    return (package_repo_root() or Path.cwd()) / default
+    return (package_repo_root() or Path.cwd()) / notebook_results(name)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -142,25 +142,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> int:
     """Exit status from verdict.json: 1 when a claim DIFFERS (unless --report-only) or when a
     dynamic run collected nothing (unless --allow-skip)."""
-    import json
+    from neutrino_ae.report.claims import DIFFERS, VERDICT_NAME, counts_line, read_verdict, verdict_text
 
-    from neutrino_ae.report.claims import Outcome, verdict_text
-    from neutrino_ae.run.notebook import VERDICT_NAME
-
-    path = output_dir / VERDICT_NAME
-    if not path.is_file():
+    found = read_verdict(output_dir)
+    if found is None:
         return 0
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc, outcomes = found
     overall = doc.get("overall")
-    claims = doc.get("claims", [])
     # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED.
-    print(f"\n{verdict_text([Outcome(**c) for c in claims])}\n")
-    for claim in claims:
-        if claim.get("status") == "DIFFERS":
-            print(f"  DIFFERS {claim['section']}/{claim['claim']}: {claim['text']}: {claim['reason']}")
-    counts = doc.get("counts", {})
-    print(f"verdict: {overall} ({doc.get('scope')}; {counts.get('PASS', 0)} PASS, {counts.get('DIFFERS', 0)} "
-          f"DIFFERS, {counts.get('SKIPPED', 0)} SKIPPED): {path}")
+    print(f"\n{verdict_text(outcomes)}\n")
+    for o in outcomes:
+        if o.status == DIFFERS:
+            print(f"  DIFFERS {o.section}/{o.claim}: {o.text}: {o.reason}")
+    print(f"verdict: {overall} ({doc.get('scope')}; {counts_line(doc.get('counts', {}))}): "
+          f"{output_dir / VERDICT_NAME}")
     if overall == "DIFFERS" and not report_only:
         return 1
     if overall == "NOTHING COLLECTED" and not allow_skip:

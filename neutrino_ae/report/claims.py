@@ -16,14 +16,17 @@ when no row matches: a claim is never silently dropped.
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 PASS, DIFFERS, SKIPPED = "PASS", "DIFFERS", "SKIPPED"
+VERDICT_NAME = "verdict.json"  # written in a run's output folder (neutrino_ae.run.notebook.write_verdict)
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _PART = re.compile(r"\{(\w+)\}")
 
@@ -170,3 +173,18 @@ def verdict_text(outcomes: Iterable[Outcome], width: int = 60) -> str:
 
 def failed(outcomes: Iterable[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if o.status == DIFFERS]
+
+
+def counts_line(counts: Mapping[str, int]) -> str:
+    """``3 PASS, 1 DIFFERS, 0 SKIPPED`` (a status missing from ``counts`` counts 0)."""
+    return ", ".join(f"{counts.get(k, 0)} {k}" for k in (PASS, DIFFERS, SKIPPED))
+
+
+def read_verdict(out_dir: Path) -> tuple[dict[str, Any], list[Outcome]] | None:
+    """The ``verdict.json`` in ``out_dir`` and its claims as Outcomes; None when there is none.
+    A damaged file raises (OSError, ValueError, TypeError)."""
+    path = Path(out_dir) / VERDICT_NAME
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return doc, [Outcome(**c) for c in doc.get("claims", [])]

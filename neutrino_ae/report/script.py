@@ -11,22 +11,21 @@ from typing import TYPE_CHECKING
 
 from neutrino_ae.errors import NeutrinoAEError
 
+# The per-figure command lines write by default under CLI_RESULTS (results/cli/), their own tree
+# beside the notebooks' results/static/ and results/dynamic/, so a script run never overwrites a
+# notebook's cached section (a folder holding its RECORD is refused).
+from neutrino_ae.run.layout import CLI_RESULTS, RECORD
+
 if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
     from neutrino_ae.report.results import SectionResult
-
-
-# Where the per-figure command lines write by default: their own tree beside the notebooks'
-# results/static/ and results/dynamic/, so a script run never overwrites a notebook's cached section.
-CLI_RESULTS = Path("results") / "cli"
-NOTEBOOK_RECORD = "section-run.json"  # neutrino_ae.run.runner.RECORD (not imported: the runner needs pandas)
 
 
 def _out_dir(value: str) -> Path:
     """``--out``: any folder except one holding a notebook's cached section results."""
     path = Path(value)
-    if (path / NOTEBOOK_RECORD).is_file():
+    if (path / RECORD).is_file():
         raise argparse.ArgumentTypeError(
-            f"{path} holds a notebook's cached results ({NOTEBOOK_RECORD}); writing there would overwrite them "
+            f"{path} holds a notebook's cached results ({RECORD}); writing there would overwrite them "
             f"behind the notebook's back; choose another folder (default: {CLI_RESULTS}/<section>)")
     return path
 

@@ -44,11 +44,26 @@ def hold_output_lock(output_dir: str | os.PathLike[str]) -> Path:
     return path
 
 
+def lend_output_lock(out: Path) -> None:
+    """Tell the processes this one starts (the notebook kernel) that it holds ``out``'s lock for them."""
+    os.environ[HELD_BY_PARENT_ENV] = f"{os.getpid()}:{out}"
+
+
+def parent_hold() -> tuple[str, Path] | None:
+    """``HELD_BY_PARENT_ENV`` ("<pid>:<dir>") as (pid text, folder), unchecked; None when unset or
+    without a ":"."""
+    pid, sep, where = os.environ.get(HELD_BY_PARENT_ENV, "").partition(":")
+    return (pid, Path(where)) if sep else None
+
+
 def _held_by_parent(out: Path) -> bool:
     """True when the process that started this one locked ``out`` for it (papermill's kernel is a
     child of ``neutrino-ae run``) and still holds it."""
-    pid, _, where = os.environ.get(HELD_BY_PARENT_ENV, "").partition(":")
-    if not pid.isdigit() or Path(where) != out or int(pid) != os.getppid():
+    held = parent_hold()
+    if held is None:
+        return False
+    pid, where = held
+    if not pid.isdigit() or where != out or int(pid) != os.getppid():
         return False
     try:
         return (out / LOCK_NAME).read_text().strip() == f"pid {pid}"

@@ -25,24 +25,38 @@ from neutrino_ae.atomic import write_json, write_text
 from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.manifest import bundle_kind, read_manifest
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, verdict, verdict_table
+from neutrino_ae.report.claims import (
+    DIFFERS,
+    PASS,
+    SKIPPED,
+    VERDICT_NAME,
+    counts_line,
+    verdict,
+    verdict_table,
+)
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.script import os_error_line
 from neutrino_ae.report.section import NotebookInputError, NotebookStop
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.run import registry
 from neutrino_ae.run.ahead import Ahead, default_workers
-from neutrino_ae.run.lock import HELD_BY_PARENT_ENV, hold_output_lock
+from neutrino_ae.run.layout import (
+    DYNAMIC_RESULTS,
+    DYNAMIC_TRACES,
+    STATIC_RESULTS,
+    default_trace_root,
+)
+from neutrino_ae.run.lock import hold_output_lock, parent_hold
 from neutrino_ae.run.runner import run_section
 
 
-def _display(obj: Any) -> None:
+def _display(obj: Any, **kwargs: Any) -> None:
     try:
         from IPython.display import display
     except ImportError:  # pragma: no cover - the suite installs IPython (ipykernel)
         print(obj)
         return
-    display(obj)
+    display(obj, **kwargs)
 
 
 def _markdown(text: str) -> None:
@@ -53,9 +67,7 @@ def _markdown(text: str) -> None:
 
 def _html(html: str, plain: str) -> None:
     """HTML for the notebook (and its nbconvert rendering), ``plain`` for a text-only front end."""
-    from IPython.display import display
-
-    display({"text/html": html, "text/plain": plain}, raw=True)
+    _display({"text/html": html, "text/plain": plain}, raw=True)
 
 
 # On screen a row of figures is at most ROW_MAX_WIDTH_PX wide and a figure alone SINGLE_MAX_WIDTH_PX,
@@ -69,8 +81,8 @@ def _link_base() -> Path:
     """Where links in the outputs are relative to: the folder of the saved executed notebook under
     ``neutrino-ae run`` (it is saved in output_dir), else the kernel's working directory (the
     notebook's folder in Jupyter)."""
-    held = os.environ.get(HELD_BY_PARENT_ENV, "")
-    return Path(held.split(":", 1)[1]) if ":" in held else Path.cwd()
+    held = parent_hold()
+    return held[1] if held is not None else Path.cwd()
 
 
 def _rel(path: Path) -> str:
@@ -162,6 +174,11 @@ def _check(ok: bool, message: str) -> None:
         raise NotebookInputError(message)
 
 
+def _check_count(name: str, value: Any) -> None:
+    _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+           f"{name} must be a non-negative integer, not {value!r}")
+
+
 def _flag(name: str, value: Any) -> bool:
     _check(isinstance(value, bool), f"{name} must be True or False, not {value!r}")
     return bool(value)
@@ -199,24 +216,6 @@ def _prepare_output(output_dir: Path) -> None:
         (output_dir / name).unlink(missing_ok=True)
 
 
-VERDICT_NAME = "verdict.json"
-
-# One layout for every entry point (Jupyter, ``neutrino-ae run``, ``make run``): results/<notebook>/.
-# The per-figure command lines write under results/cli/ (neutrino_ae.report.script), so they never
-# touch a notebook's cached results. The sample and the paper bundle have their own default trace
-# roots, so `bundle="sample"` and `bundle="paper"` work in any order.
-STATIC_RESULTS = "results/static/"
-DYNAMIC_RESULTS = "results/dynamic/"
-TRACE_ROOTS = {"sample": "traces/sample/", "paper": "traces/paper/", "auto": "traces/paper/"}
-
-
-def default_trace_root(bundle: str) -> str:
-    """The trace root used when none is given: ``traces/sample/`` for the sample bundle,
-    ``traces/paper/`` for the paper's (``auto`` uses the paper's folder: it never picks synthetic
-    data by itself)."""
-    return TRACE_ROOTS.get(bundle, TRACE_ROOTS["paper"])
-
-
 def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selected: list[str],
                   skipped: dict[str, str], nothing_collected: bool = False) -> dict[str, Any]:
     """Judge every selected section's claims on ``rows``; write ``verdict.json``; show the table."""
@@ -238,8 +237,7 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
     doc = {"overall": overall, "bundle_kind": kind, "scope": scope, "counts": counts,
            "claims": [o.to_dict() for o in outcomes]}
     write_json(out_root / VERDICT_NAME, doc)
-    _markdown(f"### Verdict: {overall}\n\n{scope}. {counts[PASS]} PASS, {counts[DIFFERS]} DIFFERS, "
-              f"{counts[SKIPPED]} SKIPPED.\n\n{verdict_table(outcomes)}\n")
+    _markdown(f"### Verdict: {overall}\n\n{scope}. {counts_line(counts)}.\n\n{verdict_table(outcomes)}\n")
     return doc
 
 
@@ -254,11 +252,9 @@ class StaticNotebook:
         sys.dont_write_bytecode = True
         _check(bundle in ("auto", "paper", "sample"), f'bundle must be "auto", "paper" or "sample", not {bundle!r}')
         _check(sample_scale in ("small", "paper"), f'sample_scale must be "small" or "paper", not {sample_scale!r}')
-        _check(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
-               f"seed must be a non-negative integer, not {seed!r}")
+        _check_count("seed", seed)
         workers = default_workers() if workers is None else workers
-        _check(isinstance(workers, int) and not isinstance(workers, bool) and workers >= 0,
-               f"workers must be a non-negative integer, not {workers!r}")
+        _check_count("workers", workers)
         for name, value in (("trace_root", trace_root), ("output_dir", output_dir), ("bundle_url", bundle_url),
                             ("bundle_sha256", bundle_sha256)):
             _check(isinstance(value, str | os.PathLike), f"{name} must be a path or string, not {value!r}")
@@ -388,7 +384,7 @@ class DynamicNotebook:
     and analyse what was collected (or traces from an earlier run) with the static analyses."""
 
     def __init__(self, sections: Any = None, output_dir: str = DYNAMIC_RESULTS,
-                 trace_root: str = "traces/dynamic/", neutrino: str = "neutrino", repeats: int = 1,
+                 trace_root: str = DYNAMIC_TRACES, neutrino: str = "neutrino", repeats: int = 1,
                  collect: bool = True, timeout: float = 3600, collect_args: dict[str, list[str]] | None = None,
                  strict: bool = False) -> None:
         from neutrino_ae.run.collect import Context

@@ -26,7 +26,7 @@ from typing import Any
 import neutrino_ae
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.report.section import NotebookInputError
-from neutrino_ae.run.lock import HELD_BY_PARENT_ENV, hold_output_lock
+from neutrino_ae.run.lock import hold_output_lock, lend_output_lock
 
 NOTEBOOKS = ("static", "dynamic")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -103,7 +103,7 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     # One run per output folder: this process holds the lock and lends it to its kernel, so a
     # second run fails here before it writes anything (not even its executed notebook).
     hold_output_lock(out_dir)
-    os.environ[HELD_BY_PARENT_ENV] = f"{os.getpid()}:{out_dir}"
+    lend_output_lock(out_dir)
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
     params = {**(parameters or {}), "output_dir": str(out_dir)}
@@ -139,21 +139,20 @@ def _verdict_on_top(executed: Path, out_dir: Path) -> None:
     whether the run reproduces the paper before scrolling; the last cell shows it again."""
     import nbformat
 
-    from neutrino_ae.report.claims import Outcome, verdict_table
+    from neutrino_ae.report.claims import VERDICT_NAME, counts_line, read_verdict, verdict_table
 
-    path = out_dir / "verdict.json"
-    if not executed.is_file() or not path.is_file():
+    if not executed.is_file():
         return
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        outcomes = [Outcome(**c) for c in doc.get("claims", [])]
+        found = read_verdict(out_dir)
+        if found is None:
+            return
+        doc, outcomes = found
         nb = nbformat.read(executed, as_version=4)
     except (OSError, ValueError, TypeError):
         return  # the executed notebook is still published as it is
-    counts = doc.get("counts", {})
-    text = (f"## Verdict: {doc.get('overall')}\n\n{doc.get('scope')}. {counts.get('PASS', 0)} PASS, "
-            f"{counts.get('DIFFERS', 0)} DIFFERS, {counts.get('SKIPPED', 0)} SKIPPED "
-            f"(details at the end and in `verdict.json`).\n\n{verdict_table(outcomes)}\n")
+    text = (f"## Verdict: {doc.get('overall')}\n\n{doc.get('scope')}. {counts_line(doc.get('counts', {}))} "
+            f"(details at the end and in `{VERDICT_NAME}`).\n\n{verdict_table(outcomes)}\n")
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(text, id="verdict-top"))
     nbformat.write(nb, executed)
 

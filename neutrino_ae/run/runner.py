@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,8 @@ from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.inputs import recording
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run import registry
+from neutrino_ae.run.layout import RECORD
 
-RECORD = "section-run.json"
 RECORD_VERSION = 4  # 4: output files stamped (size, mtime)
 PACKAGE_DIR = Path(neutrino_ae.__file__).resolve().parent
 
@@ -102,13 +103,14 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
 def _output_stamps(out: Path, rels: Iterable[str]) -> dict[str, list[int]] | None:
     """Size and mtime (ns) of every output file: a file rewritten since (by a per-figure command line
     pointed at this folder, an editor, another tool) makes the cache recompute instead of
-    vouching for content it did not write. None when one is missing."""
+    vouching for content it did not write. None when one is missing or not a regular file."""
     stamps: dict[str, list[int]] = {}
     for rel in sorted(set(rels)):
-        path = out / rel if not Path(rel).is_absolute() else Path(rel)
         try:
-            st = path.stat()
+            st = (out / rel).stat()
         except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
             return None
         stamps[rel] = [st.st_size, st.st_mtime_ns]
     return stamps
@@ -131,10 +133,9 @@ def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> Sect
     if (rec.get("record_version") != RECORD_VERSION or rec.get("bundle_root") != str(root.resolve())
             or rec.get("fingerprint") != _fingerprint(declared, opened, code)):
         return None
-    files = {k: (out / v if not Path(v).is_absolute() else Path(v)) for k, v in rec.get("files", {}).items()}
+    files = {k: out / v for k, v in rec.get("files", {}).items()}
     table_paths = {k: out / v for k, v in rec.get("tables", {}).items()}
-    if not all(p.is_file() for p in [*files.values(), *table_paths.values()]):
-        return None
+    # None also when an output is gone or is no longer a regular file.
     stamps = _output_stamps(out, [*rec.get("files", {}).values(), *rec.get("tables", {}).values()])
     if stamps is None or rec.get("outputs") != stamps:
         return None  # an output was rewritten after the run: recompute rather than show it as ours

@@ -1,0 +1,42 @@
+"""Where things go on disk, for every entry point (Jupyter, ``neutrino-ae run``, ``make run``, the
+per-figure command lines). No imports beyond the standard library: the per-figure command lines
+and the GPU workloads read it without pandas.
+
+* The notebooks write under ``results/<notebook>/`` (``results/static/``, ``results/dynamic/``);
+  each section's cache record (:data:`RECORD`) sits in its folder there.
+* The per-figure command lines write under ``results/cli/`` (:data:`CLI_RESULTS`), so they never
+  touch a notebook's cached results.
+* The sample and the paper bundle have their own default trace roots, so ``bundle="sample"`` and
+  ``bundle="paper"`` work in any order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: A section's cache record in ``<output_dir>/<section>/`` (:mod:`neutrino_ae.run.runner`).
+RECORD = "section-run.json"
+
+CLI_RESULTS = Path("results") / "cli"
+
+
+def notebook_results(name: str) -> str:
+    """The default output folder of notebook ``name`` (``static`` -> ``results/static/``)."""
+    return f"results/{name}/"
+
+
+STATIC_RESULTS = notebook_results("static")
+DYNAMIC_RESULTS = notebook_results("dynamic")
+
+# Default bundle roots (the command lines' defaults; the notebooks' carry a trailing slash).
+SAMPLE_TRACES = "traces/sample"
+PAPER_TRACES = "traces/paper"
+DYNAMIC_TRACES = "traces/dynamic/"
+TRACE_ROOTS = {"sample": f"{SAMPLE_TRACES}/", "paper": f"{PAPER_TRACES}/"}
+
+
+def default_trace_root(bundle: str) -> str:
+    """The trace root used when none is given: ``traces/sample/`` for the sample bundle,
+    ``traces/paper/`` for the paper's (``auto`` uses the paper's folder: it never picks synthetic
+    data by itself)."""
+    return TRACE_ROOTS.get(bundle, TRACE_ROOTS["paper"])
