@@ -1,4 +1,5 @@
-"""Free-space checks shared by the download and the extraction, and byte counts for people."""
+"""Free-space checks shared by the download and the extraction, their read/write block size, and
+byte counts for people."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from neutrino_ae.errors import BundleError
 # Slack on disk checks: filesystems need some room for metadata, and running a disk to exactly
 # zero breaks everything else on the machine.
 DISK_SLACK = 64 << 20
+# Bytes read or written at a time by the download and the extraction.
+CHUNK = 1 << 20
 
 
 def free_bytes(directory: Path) -> int:

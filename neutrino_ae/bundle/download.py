@@ -41,13 +41,12 @@ from typing import Any
 
 from neutrino_ae.atomic import write_json, write_text
 from neutrino_ae.bundle import disk
-from neutrino_ae.bundle.disk import DISK_SLACK, check_disk, human
+from neutrino_ae.bundle.disk import CHUNK, DISK_SLACK, check_disk, human
 from neutrino_ae.bundle.leftovers import clean_stale_temp
 from neutrino_ae.errors import BundleError
 
 CONNECT_RETRIES = 2
 CONNECT_BACKOFF_S = 0.5
-CHUNK = 1 << 20
 MAX_BACKOFF_S = 30.0
 # While a download of unannounced size is written, free space is looked at again this often.
 DISK_RECHECK_BYTES = CHUNK
@@ -58,6 +57,9 @@ MAX_ATTEMPTS = 50
 DOWNLOAD_DEADLINE_S = 8 * 3600.0
 # Until the server's first answer (status line and headers), all attempts together get this long.
 ANSWER_DEADLINE_S = 45.0
+# Default of ``answer_deadline_s``: ANSWER_DEADLINE_S as it is when called, not when imported (tests
+# shorten it); None stays "no answer deadline".
+_ANSWER_DEADLINE: Any = object()
 # A connection delivering less than MIN_RATE bytes/s over STALL_WINDOW_S is dropped and retried.
 MIN_RATE = 1024
 STALL_WINDOW_S = 300.0
@@ -186,7 +188,7 @@ class _Budget:
 def download(url: str, dest: str | os.PathLike[str], sha256: str | None = None, retries: int = 5,
              backoff: float = 1.0, timeout: float | tuple[float, float] = (10.0, 60.0),
              progress: bool = True, *, max_bytes: int = MAX_DOWNLOAD_BYTES, max_attempts: int = MAX_ATTEMPTS,
-             deadline_s: float | None = DOWNLOAD_DEADLINE_S, answer_deadline_s: float | None = ANSWER_DEADLINE_S,
+             deadline_s: float | None = DOWNLOAD_DEADLINE_S, answer_deadline_s: float | None = _ANSWER_DEADLINE,
              validate: Callable[[Path], None] | None = None) -> Path:
     """Download ``url`` to ``dest`` (resuming ``<dest>.part``), verify it, and return ``dest``.
 
@@ -214,10 +216,13 @@ def download_with_digest(url: str, dest: str | os.PathLike[str], sha256: str | N
                          timeout: float | tuple[float, float] = (10.0, 60.0),
                          progress: bool = True, *, max_bytes: int = MAX_DOWNLOAD_BYTES,
                          max_attempts: int = MAX_ATTEMPTS, deadline_s: float | None = DOWNLOAD_DEADLINE_S,
-                         answer_deadline_s: float | None = ANSWER_DEADLINE_S,
+                         answer_deadline_s: float | None = _ANSWER_DEADLINE,
                          validate: Callable[[Path], None] | None = None) -> tuple[Path, str]:
     """Like :func:`download` but also return the file's sha256 (hex)."""
     import requests  # imported here: the analyses import this package without needing requests
+
+    if answer_deadline_s is _ANSWER_DEADLINE:
+        answer_deadline_s = ANSWER_DEADLINE_S
 
     dest = Path(dest)
     expected = normalise_digest(sha256, url)

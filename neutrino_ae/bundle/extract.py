@@ -25,13 +25,12 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from neutrino_ae.bundle.disk import check_disk, human
+from neutrino_ae.bundle.disk import CHUNK, check_disk, human
 from neutrino_ae.bundle.leftovers import clean_stale_temp, staging_prefix
 from neutrino_ae.errors import BundleError
 
 # Top-level folders of the paper's trace.zip (see docs/DESIGN.md, "Sample bundle layout").
 SECTION_DIRS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
-CHUNK = 1 << 20
 # Zip bomb bounds (see ExtractLimits). Real trace data compresses a few times, a deflate bomb
 # about 1000 times; 200 leaves room for very repetitive traces.
 MAX_EXTRACT_BYTES = 64 << 30

@@ -27,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from neutrino_ae.bundle import download as _download
 from neutrino_ae.bundle.download import (
     DOWNLOAD_DEADLINE_S,
     MAX_ATTEMPTS,
@@ -37,16 +36,8 @@ from neutrino_ae.bundle.download import (
     normalise_digest,
     note,
 )
-from neutrino_ae.bundle.extract import (
-    MAX_EXTRACT_BYTES,
-    MAX_RATIO,
-    RATIO_ABOVE,
-    SECTION_DIRS,
-    ExtractLimits,
-    extract_zip,
-    validate_zip,
-)
-from neutrino_ae.bundle.leftovers import STALE_AFTER_S, STALE_OWNED_AFTER_S, clean_stale_temp, staging_prefix
+from neutrino_ae.bundle.extract import SECTION_DIRS, ExtractLimits, extract_zip, validate_zip
+from neutrino_ae.bundle.leftovers import clean_stale_temp, staging_prefix
 from neutrino_ae.bundle.manifest import (
     MANIFEST,
     PAPER,
@@ -60,8 +51,7 @@ from neutrino_ae.errors import BundleError
 
 __all__ = [
     "ARCHIVE_NAME", "DOWNLOAD_DEADLINE_S", "DOWNLOAD_DIR", "MAX_ATTEMPTS", "MAX_DOWNLOAD_BYTES",
-    "MAX_EXTRACT_BYTES", "MAX_RATIO", "PAPER_BUNDLE_URL", "RATIO_ABOVE", "SAMPLE_HINT", "SECTION_DIRS",
-    "STALE_AFTER_S", "STALE_OWNED_AFTER_S", "ExtractLimits", "clean_stale_temp", "download",
+    "PAPER_BUNDLE_URL", "SAMPLE_HINT", "SECTION_DIRS", "ExtractLimits", "clean_stale_temp", "download",
     "download_with_digest", "ensure_bundle", "ensure_sample_bundle", "extract_zip", "fetch_paper_bundle",
     "has_paper_layout", "staging_prefix", "validate_zip",
 ]
@@ -85,6 +75,11 @@ def has_paper_layout(root: str | os.PathLike[str]) -> bool:
     """True when ``root`` holds an extracted ``trace.zip``: data files of at least two sections."""
     root = Path(root)
     return sum(next(root.glob(pattern), None) is not None for pattern in _PAPER_MARKERS) >= 2
+
+
+def _require_folder(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise BundleError(root, "is not a folder; trace_root must be a folder (or not exist yet)")
 
 
 def _refuse_source_tree(root: Path) -> None:
@@ -112,6 +107,7 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     of killed runs are cleaned up first (:func:`clean_stale_temp`).
     """
     root = Path(trace_root)
+    _require_folder(root)
     expected = normalise_digest(sha256, url)
     clean_stale_temp(root, tmp_of=(MANIFEST,))
     manifest = read_manifest(root)
@@ -153,9 +149,6 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     archive, digest = download_with_digest(url, archive, sha256=expected, retries=retries, backoff=backoff,
                                            timeout=timeout, progress=progress, max_bytes=max_bytes,
                                            max_attempts=max_attempts, deadline_s=deadline_s,
-                                           # read here, not bound at import: a host that never
-                                           # answers is given up after download.ANSWER_DEADLINE_S
-                                           answer_deadline_s=_download.ANSWER_DEADLINE_S,
                                            validate=lambda path: validate_zip(path, limits))
     note(progress, f"extracting {archive} into {root}")
     extract_zip(archive, root, overwrite=force, limits=limits)
@@ -179,6 +172,7 @@ def ensure_sample_bundle(trace_root: str | os.PathLike[str], scale: str = "small
     manifest says ``sample`` is ever deleted. Refuses to overwrite anything else.
     """
     root = Path(trace_root)
+    _require_folder(root)
     manifest = read_manifest(root)
     if manifest is not None and manifest["kind"] != SAMPLE:
         raise BundleError(root / MANIFEST, f"holds a {manifest['kind']} bundle; refusing to replace it "
@@ -229,8 +223,7 @@ def ensure_bundle(trace_root: str | os.PathLike[str], bundle: str = "auto", url:
       use the sample bundle; it never falls back to synthetic data on its own.
     """
     root = Path(trace_root)
-    if root.exists() and not root.is_dir():
-        raise BundleError(root, "is not a folder; trace_root must be a folder (or not exist yet)")
+    _require_folder(root)  # also before an unknown ``bundle`` is refused
     if bundle == "sample":
         return ensure_sample_bundle(root, scale=sample_scale, seed=seed, force=force, progress=progress)
     if bundle == "paper":

@@ -468,6 +468,18 @@ def test_sample_never_replaces_other_data(tmp_path: Path) -> None:
     assert (tmp_path / "mine.txt").read_text() == "keep"
 
 
+def test_fetch_and_sample_refuse_a_file_as_trace_root(tmp_path: Path) -> None:
+    # The `neutrino-ae fetch` / `sample` commands call these directly, not through ensure_bundle.
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    with pytest.raises(BundleError, match="is not a folder; trace_root must be a folder"):
+        fetch.fetch_paper_bundle(afile, url="http://127.0.0.1:9/trace.zip", progress=False)
+    with pytest.raises(BundleError, match="is not a folder; trace_root must be a folder"):
+        fetch.ensure_sample_bundle(afile, generator=fake_generator([]), progress=False)
+    assert afile.read_text() == "not a folder\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
 def test_unknown_bundle_kind(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match="unknown bundle 'papr'"):
         fetch.ensure_bundle(tmp_path, "papr")
