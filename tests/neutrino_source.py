@@ -84,3 +84,12 @@ def parse_cli(branch: str, argv: list[str]) -> argparse.Namespace:
         return cli_parser(branch).parse_args(argv)
     except (argparse.ArgumentError, SystemExit) as exc:
         raise ValueError(f"neutrino {' '.join(argv)}: rejected by the {branch} CLI ({exc})") from None
+
+
+def extract_tree(branch: str, into: Path) -> Path:
+    """Extract the branch's tarball under ``into`` (safe ``data`` filter); return the tree's root
+    (the folder holding ``neutrino/``). Tests run the artifact's own scripts from there."""
+    with tarfile.open(tarball(branch)) as tar:
+        tar.extractall(into, filter="data")
+    (root,) = [p for p in into.iterdir() if (p / "neutrino" / "__init__.py").is_file()]
+    return root
