@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS
+
 GROUPS = ("cutlass_op", "triton_op", "pytorch_op")
 
 GROUP_LABELS = {"cutlass_op": "CUTLASS", "triton_op": "Triton", "pytorch_op": "PyTorch"}
@@ -30,6 +32,16 @@ KERNEL_LABELS = {
     "maxpool": "MaxPool", "avgpool": "AvgPool", "embedding": "Embedding", "gather": "Gather",
 }
 
+#: The mark on a negative ``+regs`` value wherever Table 2 is shown (text, HTML, figure), and its legend.
+FEWER_MARK = "\u2020"
+FEWER_LEGEND = f"{FEWER_MARK} {FEWER_REGISTERS} than the pruned one (ptxas allocates each build on its own)"
+
+
+def regs_label(extra: int) -> str:
+    """A ``+regs`` value as Table 2 shows it: signed, with :data:`FEWER_MARK` when negative."""
+    return f"{extra:+d}" + (FEWER_MARK if extra < 0 else "")
+
+
 @dataclass
 class Cell:
     """One kernel x probe measurement (one row of the long table)."""
@@ -47,7 +59,8 @@ class Cell:
     failed: list[dict[str, Any]] = field(default_factory=list)
     no_benchmark: int = 0
     registers: list[dict[str, Any]] = field(default_factory=list)
-    extra_regs: int | None = None
+    extra_regs: int | None = None  # signed probed - pruned (the largest over the cell's kernels)
+    registers_note: str | None = None  # FEWER_REGISTERS when extra_regs < 0
     problems: list[str] = field(default_factory=list)
     ground_truth: dict[str, Any] | None = None
 
@@ -71,21 +84,30 @@ def long_table(cells: Sequence[Cell]) -> pd.DataFrame:
             "pruned_regs": regs[0]["pruned"] if len(regs) == 1 else np.nan,
             "probed_regs": regs[0]["probed"] if len(regs) == 1 else np.nan,
             "extra_regs": np.nan if c.extra_regs is None else c.extra_regs,
+            "registers_note": c.registers_note or "",
             "kernels_with_regs": len(regs),
             "problems": "; ".join(c.problems),
         })
     return pd.DataFrame(rows)
 
 def wide_table(cells: Sequence[Cell]) -> pd.DataFrame:
-    """Table 2 layout: one row per kernel, ``<probe> slowdown`` and ``<probe> +regs`` per probe."""
+    """Table 2 layout: one row per kernel, ``<probe> slowdown`` and ``<probe> +regs`` (signed) per
+    probe, and ``notes``: ``"<probe> <+regs>: probed build allocated fewer registers"`` for each
+    negative ``+regs`` of the row."""
     probes = _ordered_probes(cells)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
+    notes: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for c in cells:
         row = rows.setdefault((c.group, c.kernel), {"group": GROUP_LABELS.get(c.group, c.group),
                                                     "kernel": KERNEL_LABELS.get(c.kernel, c.kernel)})
         row[f"{c.probe} slowdown"] = np.nan if c.slowdown is None else c.slowdown
         row[f"{c.probe} +regs"] = np.nan if c.extra_regs is None else c.extra_regs
-    cols = ["group", "kernel"] + [f"{p} {k}" for p in probes for k in ("slowdown", "+regs")]
+        if c.registers_note and c.extra_regs is not None:
+            notes.setdefault((c.group, c.kernel), []).append(
+                (probes.index(c.probe), f"{c.probe} {c.extra_regs:+d}: {c.registers_note}"))
+    for key, row in rows.items():
+        row["notes"] = "; ".join(text for _, text in sorted(notes.get(key, [])))
+    cols = ["group", "kernel"] + [f"{p} {k}" for p in probes for k in ("slowdown", "+regs")] + ["notes"]
     return pd.DataFrame(list(rows.values())).reindex(columns=cols)
 
 def _truth(gt: dict[str, Any] | None, group: str, kernel: str, probe: str) -> dict[str, Any] | None:

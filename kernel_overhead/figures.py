@@ -12,7 +12,7 @@ from matplotlib.ticker import FuncFormatter
 
 from neutrino_ae.report import style
 
-from .analysis import GROUP_LABELS, KERNEL_LABELS, Cell, _ordered_probes
+from .analysis import FEWER_LEGEND, FEWER_MARK, GROUP_LABELS, KERNEL_LABELS, Cell, _ordered_probes
 
 
 def render_html(cells: Sequence[Cell], title: str, synthetic: bool) -> str:
@@ -50,14 +50,19 @@ def render_html(cells: Sequence[Cell], title: str, synthetic: bool) -> str:
                 out.append(f"<td title='{tip}'>{c.slowdown:.2f}&times;{'*' if c.failed else ''}</td>")
             if c is None or c.extra_regs is None:
                 out.append(f"<td class='na' title='{tip or 'not measured'}'>&ndash;</td>")
+            elif c.registers_note:
+                out.append(f"<td class='fewer' title='{esc(c.registers_note)}'>{c.extra_regs:+d}&dagger;</td>")
             else:
                 out.append(f"<td>{c.extra_regs:+d}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
     out.append("<p>slowdown = median over launches of probed / pruned kernel time; +regs = probed &minus; pruned "
-               "registers (ptxas). * = some launches failed and were left out. &ndash; = not measured "
-               "(hover for the reason).</p></body></html>")
+               "registers (ptxas), signed. * = some launches failed and were left out. &ndash; = not measured "
+               f"(hover for the reason). {esc(FEWER_LEGEND).replace(FEWER_MARK, '&dagger;')}.</p></body></html>")
     return "\n".join(out) + "\n"
+
+_NOTE_LINE_IN = 0.16  # height of one 8-point note line under the heatmap (inches)
+
 
 def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
     """Kernels x probes heatmap of slowdown (log colour), each cell labelled with slowdown and +regs."""
@@ -73,8 +78,16 @@ def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
             c = by_key.get((g, k, p))
             if c is not None and c.slowdown is not None:
                 grid[i, j] = c.slowdown
+    notes = ["* some launches failed and were left out (see JSON)"] * any(c.failed for c in cells)
+    notes += [FEWER_LEGEND] * any(c.registers_note for c in cells)
     with style.style_context():
-        fig = style.new_figure(1.6 + 1.5 * max(len(probes), 2), 1.4 + 0.5 * max(len(kernels), 2))
+        height = 1.4 + 0.5 * max(len(kernels), 2)
+        notes_in = _NOTE_LINE_IN * len(notes) + 0.3 * bool(notes)  # lines + room for the colour bar's label
+        fig = style.new_figure(1.6 + 1.5 * max(len(probes), 2), height + notes_in)
+        if notes:  # the notes sit under the heatmap, above the provenance footer (style.mark_synthetic)
+            fig.subplots_adjust(bottom=(style.FOOTER_STRIP_IN + notes_in) / fig.get_figheight())
+            fig.text(0.01, style.FOOTER_STRIP_IN / fig.get_figheight(), "\n".join(notes), fontsize=8,
+                     ha="left", va="bottom")
         ax = fig.add_subplot(1, 1, 1)
         ax.grid(False)
         finite = grid[np.isfinite(grid) & (grid > 0)]
@@ -91,7 +104,7 @@ def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
                 else:
                     label = f"{c.slowdown:.2f}x" + ("*" if c.failed else "")
                 if c is not None and c.extra_regs is not None:
-                    label += f"\n{c.extra_regs:+d} regs"
+                    label += f"\n{c.extra_regs:+d} regs" + (FEWER_MARK if c.registers_note else "")
                 elif c is not None and c.slowdown is not None:
                     label += "\nregs n/a"
                 dark = np.isfinite(grid[i, j]) and LogNorm(vmin=max(vmin, 1e-3), vmax=vmax)(grid[i, j]) > 0.6
@@ -109,9 +122,6 @@ def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
         times = FuncFormatter(lambda v, _: f"{v:g}x")
         cbar.ax.yaxis.set_major_formatter(times)
         cbar.ax.yaxis.set_minor_formatter(times)
-        if any(c.failed for c in cells):
-            fig.text(0.01, 0.005, "* some launches failed and were left out (see JSON)", fontsize=8,
-                     ha="left", va="bottom")
         ax.set_title(title, pad=24)
         style.mark_synthetic(fig, synthetic)
     return fig

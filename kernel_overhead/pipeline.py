@@ -11,8 +11,12 @@ Per kernel x probe:
   a clock change or a context switch should not move a row of the table.
 * launches that failed (``[exec] failed`` or a non-zero rc) are listed (launch index and why) and
   left out of the median; launches with no benchmark line at all are counted separately.
-* extra registers = probed - pruned from each kernel folder's ``process.log`` (ptxas lines). When a
-  trace holds several kernels the table shows the largest extra count; all of them are in the JSON.
+* extra registers = probed - pruned from each kernel folder's ``process.log`` (ptxas lines), signed
+  as ptxas gives them: ptxas allocates each build on its own, so a probed build can get fewer
+  registers than the pruned one (the real engine's dmat build of a register-heavy kernel does). A
+  negative value is shown marked "probed build allocated fewer registers" (``registers_note`` in the
+  JSON, ``notes`` in the table, a dagger in the text, HTML and figure). When a trace holds several
+  kernels the table shows the largest value; all of them are in the JSON.
 
 Missing files (event.log, process.log, a probe's trace folder) are listed per kernel x probe and the
 rest of the table is still produced.
@@ -33,11 +37,12 @@ from neutrino_ae.atomic import write_text
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.eventlog import parse_event_log
-from neutrino_ae.formats.kernelinfo import read_kernel_info, read_register_usage
+from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS, read_kernel_info, read_register_usage
 from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult, write_results
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
+    FEWER_LEGEND,
     GROUP_LABELS,
     GROUPS,
     KERNEL_LABELS,
@@ -52,6 +57,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     _truth_lines,
     _truth_value,
     long_table,
+    regs_label,
     wide_table,
 )
 from .figures import draw_heatmap, render_html  # noqa: F401  (re-exported for callers)
@@ -106,6 +112,8 @@ def measure_cell(group: str, kernel: str, probe: str, probe_dir: str | Path) -> 
         cell.problems.append(f"{probe_dir}: no successful [benchmark] launch (was --benchmark on?)")
     extras = [r["extra"] for r in cell.registers]
     cell.extra_regs = max(extras) if extras else None
+    if cell.extra_regs is not None and cell.extra_regs < 0:
+        cell.registers_note = FEWER_REGISTERS
     return cell
 
 
@@ -152,7 +160,7 @@ def _read_registers(cell: Cell, trace_dir: Path) -> None:
             continue
         cell.registers.append({"kernel_dir": str(kdir), "name": name, "pruned": usage.pruned,
                                "probed": usage.probed, "countd": usage.countd, "extra": usage.extra,
-                               "builds_named": usage.by_name})
+                               "note": usage.note, "builds_named": usage.by_name})
         if not usage.by_name:
             cell.problems.append(f"{log}: no ptxas command lines; builds taken in the engine's order "
                                  "(probed, pruned, countd)")
@@ -265,15 +273,17 @@ def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None 
 
 def _text(wide: pd.DataFrame, cells: Sequence[Cell], problems: Sequence[str], failed: Sequence[str],
           synthetic: bool, files: dict[str, Path]) -> str:
-    show = wide.copy()
+    show = wide.drop(columns="notes")  # the text marks negatives in the cell and explains them below
     for col in show.columns:
         if col.endswith("slowdown"):
             show[col] = [("-" if pd.isna(v) else f"{v:.2f}x") for v in show[col]]
         elif col.endswith("+regs"):
-            show[col] = [("-" if pd.isna(v) else f"{int(v):+d}") for v in show[col]]
-    lines = [f"{PAPER_REF}: kernel slowdown (median probed/pruned) and extra registers"
+            show[col] = [("-" if pd.isna(v) else regs_label(int(v))) for v in show[col]]
+    lines = [f"{PAPER_REF}: kernel slowdown (median probed/pruned) and extra registers (probed - pruned)"
              + (" [SYNTHETIC sample data]" if synthetic else "")]
     lines.append(show.to_string(index=False))
+    if any(c.registers_note for c in cells):
+        lines.append(FEWER_LEGEND)
     lines += _truth_lines(cells)
     if failed:
         lines.append(f"failed launches (excluded): {len(failed)}")

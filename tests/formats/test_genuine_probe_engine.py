@@ -21,12 +21,18 @@ from neutrino_ae.formats.probe import read_probe_toml
 GENUINE = Path(__file__).resolve().parents[1] / "data" / "genuine" / "probe-engine"
 CASES = sorted((p.parent.name, p.name) for p in GENUINE.glob("*/*") if p.is_dir())
 
-# (probed, pruned, countd) as ptxas printed them in each genuine process.log
+# (probed, pruned, countd) as ptxas printed them in each genuine process.log. A case is a probe on
+# its small kernel, or "<probe>-<kernel>" on a register-heavy kernel (Table 2's register column):
+# there ptxas gives the dmat-probed build FEWER registers than the pruned one.
 PTXAS = {
     ("artifact", "block_sched"): (15, 6, None), ("artifact", "dmat"): (29, 27, 28),
     ("artifact", "gmem_bytes"): (29, 27, None), ("artifact", "tensorop_count"): (22, 22, None),
+    ("artifact", "block_sched-ilp_sum"): (128, 128, None), ("artifact", "block_sched-stencil_1d"): (31, 31, None),
+    ("artifact", "dmat-ilp_sum"): (114, 128, 128), ("artifact", "dmat-stencil_1d"): (16, 31, 31),
     ("main", "block_sched"): (18, 6, None), ("main", "dmat"): (31, 27, 28),
     ("main", "gmem_bytes"): (29, 27, None), ("main", "tensorop"): (22, 22, None),
+    ("main", "block_sched-ilp_sum"): (128, 128, None), ("main", "block_sched-stencil_1d"): (31, 31, None),
+    ("main", "dmat-ilp_sum"): (118, 128, 128), ("main", "dmat-stencil_1d"): (18, 31, 31),
 }
 LEVELS = {"block_sched": (Level.WARP, 16), "dmat": (Level.THREAD, COUNT_SIZED), "gmem_bytes": (Level.THREAD, 8),
           "tensorop_count": (Level.THREAD, 8), "tensorop": (Level.THREAD, 8)}
@@ -37,19 +43,20 @@ def test_fixtures_cover_both_branches_and_every_builtin_probe():
     assert (GENUINE / "MANIFEST.md").read_text().count("Neutrino ") >= 2
 
 
-@pytest.mark.parametrize("branch, probe", sorted(PTXAS))
-def test_register_deltas_are_the_true_positive_ones(branch, probe):
-    d = GENUINE / branch / probe
+@pytest.mark.parametrize("branch, case", sorted(PTXAS))
+def test_register_deltas_are_the_signed_ones_ptxas_gives(branch, case):
+    d = GENUINE / branch / case
     info = read_kernel_info(d / "kernel.info")
     usage = read_register_usage(d / "process.log", info.name)
-    probed, pruned, countd = PTXAS[(branch, probe)]
+    probed, pruned, countd = PTXAS[(branch, case)]
     assert (usage.probed, usage.pruned, usage.countd, usage.by_name) == (probed, pruned, countd, True)
-    assert usage.extra == probed - pruned >= 0
+    assert usage.extra == probed - pruned and usage.allocated_fewer == (probed < pruned)
 
 
-@pytest.mark.parametrize("branch, probe", sorted(PTXAS))
-def test_kernel_info_and_probe_toml_agree(branch, probe):
-    d = GENUINE / branch / probe
+@pytest.mark.parametrize("branch, case", sorted(PTXAS))
+def test_kernel_info_and_probe_toml_agree(branch, case):
+    probe = case.split("-")[0]
+    d = GENUINE / branch / case
     info = read_kernel_info(d / "kernel.info")
     spec = read_probe_toml(d / "probe.toml")
     assert info.probes == [LEVELS[probe]]

@@ -9,14 +9,21 @@ by ``neutrino.language.compiler.compile``). The engine runs ``ptxas`` (CUDA 13 h
 ``kernel.info``, ``process.log`` and the pruned/probed/count PTX. A stub ``nvidia-smi`` answers its
 compute-capability query (8.0, an A100).
 
-Kept (text only) under ``tests/data/genuine/probe-engine/<branch>/<probe>/``: ``probe.toml`` (what
+Kept (text only) under ``tests/data/genuine/probe-engine/<branch>/<case>/``: ``probe.toml`` (what
 the hook driver writes into a trace dir: the ``NEUTRINO_PROBES`` text), and the kernel folder's
 ``kernel.info``, ``process.log``, ``pruned.ptx``, ``probed.ptx``, ``countd.ptx``. One substitution
 is made, recorded in the MANIFEST: the absolute path of the extracted Neutrino tree (it appears in
 the artifact's ``kernel.info`` analyze-hook line) becomes ``/opt/neutrino``. Nothing of Neutrino's
 source is copied; the files are outputs of running it.
 
+A case is named by its probe (one small kernel per built-in probe), or ``<probe>-<kernel>`` for the
+register-heavy kernels of Table 2's extra-register column (``ilp_sum``: ~128 registers,
+``stencil_1d``: ~32), on which ptxas gives the dmat-probed build fewer registers than the pruned one.
+``--only`` regenerates some cases and keeps the others as they are (ptxas prints its own compile
+time, so a full rerun rewrites every process.log); the MANIFEST lists every case in ``--out``.
+
     python tools/genuine/probe_engine.py [--src ../shared/neutrino-src] [--out tests/data/genuine/probe-engine]
+                                         [--only CASE[,CASE...]]
 """
 
 from __future__ import annotations
@@ -44,6 +51,9 @@ PROBES = {
                  "tensorop_count": "mma_gemm"},
     "main": {"block_sched": "zero_fill", "dmat": "attn_fwd", "gmem_bytes": "attn_fwd", "tensorop": "mma_gemm"},
 }
+#: Table 2's register column: these probes on these register-heavy kernels, both branches
+REGISTER_PROBES = ("block_sched", "dmat")
+REGISTER_KERNELS = ("ilp_sum", "stencil_1d")
 TRACE_DIR = "Nov23_000000_4242"  # the hook driver's "%b%d_%H%M%S_<pid>" naming
 KEPT = ("kernel.info", "process.log", "pruned.ptx", "probed.ptx", "countd.ptx")
 TREE_PLACEHOLDER = "/opt/neutrino"
@@ -99,11 +109,21 @@ def run_engine(tree: Path, branch: str, probe: str, kernel: str, ptx: str, work:
     return kdir
 
 
-def generate(src: Path, out: Path) -> list[str]:
+def cases(branch: str) -> dict[str, tuple[str, str]]:
+    """case -> (probe, kernel) of one branch: its output folder is ``<out>/<branch>/<case>``."""
+    out = {probe: (probe, kernel) for probe, kernel in PROBES[branch].items()}
+    out.update({f"{probe}-{kernel}": (probe, kernel) for probe in REGISTER_PROBES for kernel in REGISTER_KERNELS})
+    return out
+
+
+def generate(src: Path, out: Path, only: set[str] | None = None) -> None:
+    """Run the engine for every case (or those in ``only``) of both branches; write into ``out``."""
     problem = missing_tools()
     if problem:
         raise SystemExit(f"error: {problem}")
-    lines = []
+    unknown = (only or set()) - {c for b in BRANCHES for c in cases(b)}
+    if unknown:
+        raise SystemExit(f"error: --only: no such case {', '.join(sorted(unknown))}")
     with tempfile.TemporaryDirectory(prefix="neutrino-genuine-") as tmp:
         tmp_path = Path(tmp)
         bindir = tmp_path / "bin"
@@ -114,13 +134,16 @@ def generate(src: Path, out: Path) -> list[str]:
         ptx_path = tmp_path / "kernels.ptx"
         subprocess.run(["nvcc", "-ptx", "-arch=sm_80", str(KERNELS_CU), "-o", str(ptx_path)], check=True)
         ptx = ptx_path.read_text()
-        for branch, probes in PROBES.items():
+        for branch in BRANCHES:
+            todo = {c: pk for c, pk in cases(branch).items() if only is None or c in only}
+            if not todo:
+                continue
             tree = extract(src, branch, tmp_path / f"src-{branch}")
             env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(tree)}
-            for probe, kernel in probes.items():
-                work = tmp_path / f"work-{branch}-{probe}"
+            for case, (probe, kernel) in todo.items():
+                work = tmp_path / f"work-{branch}-{case}"
                 kdir = run_engine(tree, branch, probe, kernel, ptx, work, env)
-                dest = out / branch / probe
+                dest = out / branch / case
                 shutil.rmtree(dest, ignore_errors=True)
                 dest.mkdir(parents=True)
                 (dest / "probe.toml").write_text((work / "trace" / TRACE_DIR / "probe.toml").read_text())
@@ -128,8 +151,18 @@ def generate(src: Path, out: Path) -> list[str]:
                     if (kdir / name).is_file():
                         text = (kdir / name).read_text().replace(str(tree), TREE_PLACEHOLDER)
                         (dest / name).write_text(text)
-                lines.append(f"| {branch} | {probe} | {kernel} | {', '.join(sorted(p.name for p in dest.iterdir()))} |")
-    return lines
+
+
+def manifest_rows(out: Path) -> list[str]:
+    """One table row per case folder present in ``out``, in the tool's case order."""
+    rows = []
+    for branch in BRANCHES:
+        for case, (probe, kernel) in cases(branch).items():
+            dest = out / branch / case
+            if dest.is_dir():
+                files = ", ".join(sorted(p.name for p in dest.iterdir()))
+                rows.append(f"| {branch} | {case} | {probe} | {kernel} | {files} |")
+    return rows
 
 
 def _shown(path: Path) -> Path:
@@ -142,8 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--src", type=Path,
                     default=Path(os.environ.get("NEUTRINO_SRC", REPO.parent / "shared" / "neutrino-src")))
     ap.add_argument("--out", type=Path, default=REPO / "tests" / "data" / "genuine" / "probe-engine")
+    ap.add_argument("--only", type=lambda s: {c for c in s.split(",") if c},
+                    help="comma-separated cases to regenerate (e.g. dmat-ilp_sum); the others are kept")
     args = ap.parse_args(argv)
-    rows = generate(args.src, args.out)
+    generate(args.src, args.out, args.only)
+    rows = manifest_rows(args.out)
     ptxas = subprocess.run(["ptxas", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     manifest = "\n".join([
         "# Genuine probe-engine output (test data)",
@@ -152,13 +188,15 @@ def main(argv: list[str] | None = None) -> int:
         "`tools/genuine/probe_engine.py` on the kernels of `tools/genuine/kernels.cu`. Not edited except:",
         f"the extracted Neutrino tree's absolute path is replaced by `{TREE_PLACEHOLDER}`.",
         "",
-        f"* generated: {_dt.date.today().isoformat()}",
+        f"* generated: {_dt.date.today().isoformat()}"
+        + (f" (cases {', '.join(sorted(args.only))}; the others by an earlier run)" if args.only else ""),
         f"* ptxas: {ptxas}; arch from a stub nvidia-smi: sm_80",
         *[f"* Neutrino {b}: {BRANCHES[b][1]} ({BRANCHES[b][0]})" for b in BRANCHES],
-        f"* command: `python tools/genuine/probe_engine.py --out {_shown(args.out)}`",
+        f"* command: `python tools/genuine/probe_engine.py --out {_shown(args.out)}"
+        + (f" --only {','.join(sorted(args.only))}`" if args.only else "`"),
         "",
-        "| branch | probe | kernel | files |",
-        "|---|---|---|---|",
+        "| branch | case | probe | kernel | files |",
+        "|---|---|---|---|---|",
         *rows,
         "",
     ])
