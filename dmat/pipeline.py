@@ -47,6 +47,7 @@ from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
+    ARTIFACT_CLOCK_CUTOFF,
     DEFAULT_XBINS,
     DEFAULT_YBINS,
     OTHER,
@@ -92,7 +93,8 @@ class RawTrace:
 @dataclass
 class DmatFile:
     """A ``.dmat`` input, read in batches (bounded memory) twice: once here for what the figure needs
-    up front, once to bin it. Page-0 cells (the artifact sparsifier's unfilled slots) are left out."""
+    up front, once to bin it. Unfilled cells (formats.dmat.filled_mask: the artifact sparsifier's page-0
+    cell of zero-filled slots, or an all-ones clock) are left out."""
 
     head: DmatHead
     pages: np.ndarray  # distinct, ascending
@@ -119,7 +121,7 @@ class DmatFile:
 
 
 def _counted_batches(head: DmatHead) -> Iterator[DmatData]:
-    """The file's batches without page-0 cells, each counting what it dropped in ``unfilled``."""
+    """The file's batches without unfilled cells, each counting what it dropped in ``unfilled``."""
     return (drop_unfilled(b) for b in iter_dmat(head))
 
 
@@ -131,6 +133,7 @@ class DmatInput:
     sparsified: Path | None = None  # the .dmat we write, for raw inputs
     raw: RawTrace | None = None  # a raw trace (sparsified and binned in one streamed pass) ...
     dmat: DmatFile | None = None  # ... or a .dmat file
+    level_note: str = ""  # how the section's level was decided, when the file could not tell
 
     @property
     def stats(self) -> DmatScan | DmatFile:
@@ -172,7 +175,17 @@ def _open_result(trace_dir: Path | None, result: Path) -> BinTrace:
             return TraceDir(trace_dir).open_result(result)
         except ImportError:
             pass
-    return open_trace(result)
+    # Without probe.toml a v1 file of 1-thread blocks fits either level; the dmat probe saves per
+    # thread (its datamodel is thread:16:count), as the artifact's dmat.cc reads every file.
+    return open_trace(result, fallback=Level.THREAD)
+
+
+def level_note(trace: BinTrace, section: int = 0) -> str:
+    """What the figure and results say when the section's level was assumed rather than read."""
+    if trace.section(section).level_from != "assumed":
+        return ""
+    return ("section level assumed thread (the dmat probe's datamodel): the v1 file does not store it, "
+            "no probe.toml beside it, and its length fits either level")
 
 
 def _naming_for_trace_dir(trace_dir: Path, result_name: str | None) -> Naming:
@@ -247,11 +260,12 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
         trace_dir = p.parent.parent if p.parent.name == "result" and _is_trace_dir(p.parent.parent) else None
     else:
         raise InputError(p, "expected a dmat result .bin, a .dmat file or a trace directory")
-    raw = scan_raw(_open_result(trace_dir, result), section)
+    trace = _open_result(trace_dir, result)
+    raw = scan_raw(trace, section)
     naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
     # The sparsified .dmat is written by dmat_figure once every input (event.log, tensor.trace) has
     # been read: a failing run leaves nothing behind.
-    return DmatInput(name, result, naming, out_dir / f"{name}.dmat", raw=raw)
+    return DmatInput(name, result, naming, out_dir / f"{name}.dmat", raw=raw, level_note=level_note(trace, section))
 
 
 def scan_raw(trace: BinTrace, section: int = 0) -> RawTrace:
@@ -356,8 +370,16 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     heading = "DMAT" if ref == "DMAT" else f"{ref} DMAT"  # not "DMAT DMAT" for a figure outside the paper
     title = (f"{heading} [{inp.name}]: {accesses:,} accesses, {plot.n_pages} pages, "
              f"clock 0-{plot.max_clock:,} cycles")
+    notes = []
     if unfilled:
-        title += f"\n({unfilled:,} unfilled count slots, zero-filled by Neutrino, not drawn)"
+        notes.append(f"{unfilled:,} unfilled count slots not drawn")
+    if plot.past_artifact_cutoff:
+        notes.append(f"{plot.past_artifact_cutoff:,} accesses past clock {ARTIFACT_CLOCK_CUTOFF:,} drawn "
+                     "(the artifact's plot drops them)")
+    if inp.level_note:
+        notes.append(inp.level_note)
+    if notes:
+        title += "\n(" + "; ".join(notes) + ")"
     fig = _draw(plot, title, synthetic)
     files = save_figure_files(fig, out, inp.name)
     if inp.sparsified is not None:
@@ -386,6 +408,12 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
         "tensor_ranges": [{"name": r.name, "start": hex(r.start), "nbytes": r.nbytes} for r in ranges],
         "accesses": accesses, "pages": plot.n_pages, "clock_entries": clock_entries,
         "unfilled_slots_excluded": unfilled,
+        "clock_cutoff": {
+            "ours": None, "artifact": ARTIFACT_CLOCK_CUTOFF,
+            "accesses_past_artifact_cutoff": plot.past_artifact_cutoff,
+            "note": f"every clock is drawn; the artifact's dmat.py drops clock entries >= {ARTIFACT_CLOCK_CUTOFF:,}",
+        },
+        "section_level": inp.level_note or None,
         "max_clock": plot.max_clock, "xbins": int(plot.hist.shape[2]), "ybins": int(plot.hist.shape[1]),
         "tensors": tensors.to_dict(orient="records"), "ground_truth": truth,
     }
@@ -405,6 +433,9 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     text = (f"{inp.name}: {accesses:,} accesses over {plot.n_pages} pages, clock up to "
             f"{plot.max_clock:,}; tensors: {named}"
             + (f"; {unfilled:,} unfilled count slots excluded" if unfilled else "")
+            + (f"; {plot.past_artifact_cutoff:,} accesses past clock {ARTIFACT_CLOCK_CUTOFF:,} kept "
+               "(the artifact's plot drops them)" if plot.past_artifact_cutoff else "")
+            + (f"; {inp.level_note}" if inp.level_note else "")
             + f"\n{files[f'{inp.name}.png']}")
     result = SectionResult(SECTION, data, files, {f"dmat_{inp.name}_tensors": tensors}, summary, text)
     result.plot = plot  # type: ignore[attr-defined]  # the binned arrays, for tests and notebooks

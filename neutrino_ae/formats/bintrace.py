@@ -123,6 +123,10 @@ class Section:
     units_per_block: int
     size_field: str = "unit"  # what the descriptor's size meant: "unit" (bytes per unit) or "total" (v1 only)
     partial_warp: bool = False  # warp-level with blockSize % 32 != 0: see TraceHeader.device_units_per_block
+    #: where ``level`` came from: "file" (v2 warpDiv), "given" (probe.toml or the caller), "region" (v1, the
+    #: region length fits one level only) or "assumed" (v1 without a hint, and the region fits both levels:
+    #: 1-thread blocks or an empty section; the caller's ``fallback`` level, else warp)
+    level_from: str = "file"
 
     @property
     def nbytes(self) -> int:
@@ -256,13 +260,17 @@ def _detect_layout(path: Path, desc_raw: bytes, nprobes: int) -> Layout:
 
 
 def open_trace(path: str | os.PathLike[str],
-               levels: Sequence[Level | str | int | None] | None = None) -> BinTrace:
+               levels: Sequence[Level | str | int | None] | None = None,
+               fallback: Level | None = None) -> BinTrace:
     """Open and validate a binary trace.
 
     ``levels`` gives each section's level (from ``probe.toml``) for v1 files; ``None`` entries are
     inferred from the region lengths. With no list at all, a file inside a trace directory
     (``<tracedir>/result/<t>.bin``) takes the levels of that directory's ``probe.toml`` when it has
     one per section. For v2 files the stored ``warpDiv`` wins, and a conflicting hint is an error.
+    ``fallback`` is the level to assume for a v1 section that has no hint and whose region fits both
+    levels (1-thread blocks: one warp is one thread): the probe's documented level, e.g. thread for
+    dmat. ``Section.level_from`` says which of these decided each level.
     """
     p = Path(path)
     header, nprobes = read_header(p)
@@ -307,6 +315,7 @@ def open_trace(path: str | os.PathLike[str],
     grid = header.grid_size
     resolved: list[Level] = []
     size_field = ["unit"] * nprobes
+    level_from = ["file"] * nprobes
     for i in range(nprobes):
         if stored[i] is not None:
             if hints[i] is not None and hints[i] != stored[i]:
@@ -315,12 +324,16 @@ def open_trace(path: str | os.PathLike[str],
             resolved.append(stored[i])
             continue
         total = _total_size_level(header, sizes[i], region[i], hints[i])
+        level_from[i] = "given" if hints[i] is not None else "region"
         if total is not None:
             resolved.append(total)
             size_field[i] = "total"
             sizes[i] //= grid * header.units_per_block(total)
         elif hints[i] is not None:
             resolved.append(hints[i])
+        elif _fits_both(header, sizes[i], region[i]):
+            level_from[i] = "assumed"  # same bytes either way; only the probe knows which it was
+            resolved.append(fallback if fallback is not None else _infer_level(p, i, header, sizes[i], region[i]))
         else:
             resolved.append(_infer_level(p, i, header, sizes[i], region[i]))
 
@@ -331,7 +344,7 @@ def open_trace(path: str | os.PathLike[str],
                            f"({header.block_size}//{int(resolved[i])} = 0) put every block's record in one slot")
     sections = tuple(
         Section(i, sizes[i], offsets[i], resolved[i], grid, header.device_units_per_block(resolved[i]),
-                size_field[i], header.block_size % int(resolved[i]) != 0)
+                size_field[i], header.block_size % int(resolved[i]) != 0, level_from[i])
         for i in range(nprobes)
     )
     for k, i in enumerate(order):
@@ -378,6 +391,13 @@ def _levels_beside(path: Path, nprobes: int) -> list[Level] | None:
     except InputError:
         return None  # a broken probe.toml only loses the hint; lengths are still checked
     return found if len(found) == nprobes else None
+
+
+def _fits_both(header: TraceHeader, size: int, region: int) -> bool:
+    """Whether a region is exactly as long as the section would be at either level (1-thread blocks, or
+    a section of 0 bytes per unit): then its length cannot tell the level."""
+    warp_len = header.grid_size * header.units_per_block(Level.WARP) * size
+    return region == warp_len == header.grid_size * header.units_per_block(Level.THREAD) * size
 
 
 def _infer_level(path: Path, index: int, header: TraceHeader, size: int, region: int) -> Level:

@@ -9,12 +9,17 @@ File layout (little-endian)::
 Page = ``addr & ~0xFFFF`` (64 KiB pages). In memory we keep the same content in CSR form:
 ``clocks[i]`` owns pairs ``indptr[i]:indptr[i+1]`` of ``pair_page``/``pair_count``.
 
-Unfilled slots. The hook driver zero-fills the probe buffer, so the slots of the ``count``
-datamodel that no access filled are (clock 0, address 0) records. The artifact's sparsifier
-(``tools/dmat.cc``) skips only an all-ones clock, so it keeps them all as one phantom cell
-(clock 0, page 0) in the ``.dmat``. Page 0 holds no device memory (addresses below 64 KiB are never
-a global allocation), so :func:`sparsify` drops page-0 records and :func:`drop_unfilled` removes
-a phantom page-0 cell from a ``.dmat`` made by the artifact; both report how many they dropped
+Unfilled slots come in two forms, and :func:`filled_mask` is the one rule for both:
+
+* the hook driver zero-fills the probe buffer, so the slots of the ``count`` datamodel that no
+  access filled are (clock 0, address 0) records. Page 0 holds no device memory (addresses below
+  64 KiB are never a global allocation), so a page-0 record is unfilled. The artifact's sparsifier
+  keeps them all as one phantom cell (clock 0, page 0) in the ``.dmat``;
+* the artifact's sparsifier (``tools/dmat.cc``) skips a record whose clock is all ones
+  (``clock == ~0``, "no record"); a buffer filled with 0xFF has those.
+
+:func:`sparsify` and the streamed sparsifier drop both and :func:`drop_unfilled` removes them from a
+``.dmat`` (the artifact's phantom page-0 cell); all report how many they dropped
 (``DmatData.unfilled``), and the DMAT figures say so.
 """
 
@@ -34,6 +39,8 @@ from neutrino_ae.formats.inputs import check_input
 from neutrino_ae.jit import jit, use_numba
 
 PAGE_MASK = np.uint64(~np.uint64(0xFFFF))
+#: The artifact sparsifier's "no record" clock (``record.clock != ~0`` in ``tools/dmat.cc``).
+NO_RECORD_CLOCK = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 PAIR_DTYPE = np.dtype([("page", "<u8"), ("count", "<u4")])  # packed: 12 bytes
 
 
@@ -94,9 +101,17 @@ def from_pairs(clock: np.ndarray, page: np.ndarray, count: np.ndarray, presorted
     return DmatData(np.unique(page) if pages is None else pages, clock[starts], indptr, page, count.astype(np.uint32))
 
 
+def filled_mask(clock: np.ndarray, page: np.ndarray) -> np.ndarray:
+    """Which (clock, page) records are real accesses: not page 0 (the hook's zero fill) and not the
+    all-ones clock (the artifact's "no record" marker). ``page`` may be the page address or number."""
+    mask = page != 0
+    mask &= clock != NO_RECORD_CLOCK
+    return mask
+
+
 def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
     """Count accesses per (clock, page) over chunks of DMAT records (any shape, ``records.DMAT``
-    dtype). Unfilled (page-0) slots are dropped and counted in ``unfilled``. Memory is bounded by
+    dtype). Unfilled slots (:func:`filled_mask`) are dropped and counted in ``unfilled``. Memory is bounded by
     the number of distinct (clock, page) pairs plus one chunk, not by the trace size."""
     acc_keys: list[np.ndarray] = []
     acc_counts: list[np.ndarray] = []
@@ -123,7 +138,7 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
     for chunk in chunks:
         rec = chunk.reshape(-1)
         page = rec["addr"] & PAGE_MASK
-        keep = page != 0
+        keep = filled_mask(rec["clock"], page)
         kept = int(np.count_nonzero(keep))
         unfilled += rec.size - kept
         if kept < rec.size:
@@ -143,13 +158,14 @@ def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
 
 
 def drop_unfilled(data: DmatData) -> DmatData:
-    """``data`` without page-0 pairs (the artifact sparsifier's phantom cell of unfilled slots);
-    their accesses are added to ``unfilled``. Returns ``data`` itself when it has none."""
-    bad = data.pair_page == 0
-    if not bad.any():
+    """``data`` without unfilled pairs (:func:`filled_mask`: the artifact sparsifier's phantom page-0 cell,
+    or an all-ones clock); their accesses are added to ``unfilled``. Returns ``data`` itself when it has none."""
+    pair_clock = data.pair_clock()
+    keep = filled_mask(pair_clock, data.pair_page)
+    if keep.all():
         return data
-    keep = ~bad
-    clk = data.pair_clock()[keep]
+    bad = ~keep
+    clk = pair_clock[keep]
     out = from_pairs(clk, data.pair_page[keep], data.pair_count[keep])
     out.unfilled = data.unfilled + int(data.pair_count[bad].sum(dtype=np.uint64))
     out.source = data.source

@@ -5,8 +5,8 @@ On a random-access trace nearly every record is a distinct (clock, page) pair, s
 trace file is read three times, in chunks, into one reused buffer:
 
 1. :func:`scan`: the distinct pages (they head the ``.dmat``), the largest clock, the unfilled
-   (page-0) records, and a sample of clocks from which the clock axis is cut into buckets of at most
-   ``bucket_records`` records each;
+   records (:func:`~neutrino_ae.formats.dmat.filled_mask`), and a sample of clocks from which the
+   clock axis is cut into buckets of at most ``bucket_records`` records each;
 2. partition: every record becomes one packed uint64 key ``clock << page_bits | page - first_page``
    (sorting keys sorts by (clock, page)), appended to its bucket; buckets stay in memory up to
    ``memory_bytes`` in all and spill to files in a scratch folder beyond;
@@ -34,7 +34,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import TraceFormatError
-from neutrino_ae.formats.dmat import DmatData, body_words, from_pairs, run_starts, write_head
+from neutrino_ae.formats.dmat import DmatData, body_words, filled_mask, from_pairs, run_starts, write_head
 
 #: A chunk source: called once per pass, it yields the trace's DMAT records (any shape) in order.
 Chunks = Callable[[], Iterable[np.ndarray]]
@@ -60,7 +60,7 @@ class DmatScan:
     pages: np.ndarray  # uint64, distinct non-zero pages, ascending
     max_clock: int  # largest clock of a filled record (0 when there are none)
     accesses: int  # filled records
-    unfilled: int  # zero-filled (page-0) records
+    unfilled: int  # unfilled records (zero fill or all-ones clock: formats.dmat.filled_mask)
     clock_sample: np.ndarray  # uint64, sorted clocks of every ``sample_stride``-th filled record or so
 
     @property
@@ -89,12 +89,12 @@ def scan(chunks: Chunks) -> DmatScan:
     for chunk in chunks():
         rec = chunk.reshape(-1)
         page = rec["addr"] >> np.uint64(16)
-        filled = page != 0
+        clock = rec["clock"]
+        filled = filled_mask(clock, page)
         kept = int(np.count_nonzero(filled))
         unfilled += rec.size - kept
         if kept == 0:
             continue
-        clock = rec["clock"]
         if kept < rec.size:
             page, clock = page[filled], clock[filled]
         accesses += kept
@@ -275,8 +275,8 @@ def _partition(chunk: np.ndarray, page_bits: int, first_page: np.uint64, edge_ke
     """Pass 2 for one chunk: the packed keys of its filled records, appended to their buckets."""
     rec = chunk.reshape(-1)
     page = rec["addr"] >> np.uint64(16)
-    filled = page != 0
     clock = rec["clock"]
+    filled = filled_mask(clock, page)
     if not filled.all():
         page, clock = page[filled], clock[filled]
     page -= first_page
