@@ -121,6 +121,17 @@ def trace_label(path: Path, used: set[str]) -> str:
 # Section entry point
 
 
+def artifact_deviation(t: TraceSched) -> str | None:
+    """Why the artifact's script would not print this trace's line, where ours does (docs/DESIGN.md,
+    "Deviations from the artifact's scripts"): it indexes its per-SM lists by raw SM id."""
+    ids = t.per_sm["smid"].to_numpy()
+    if ids.size == 0 or (int(ids.min()) == 0 and int(ids.max()) == ids.size - 1):
+        return None
+    return (f"SM ids {int(ids.min())}..{int(ids.max())} are not 0..{ids.size - 1}: the artifact's block_sched.py "
+            "stops with an IndexError on this trace; ours keys SMs by id (the line is the one it prints for "
+            "the same blocks with ids 0..n-1)")
+
+
 def trace_truth(t: TraceSched) -> dict | None:
     """The sample generator's truth for this trace: top level for the main trace, ``variants/<label>`` else.
 
@@ -200,7 +211,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
             {"label": t.label, "path": str(t.path), "line": t.line, "grid_size": t.records.grid_size,
              "block_size": t.records.block_size, "sms": len(t.per_sm), "mean_running_cycles": t.mean_running,
              "mean_scheduling_cycles": t.mean_scheduling, "mean_slot_reuse_cycles": t.mean_slot_reuse,
-             "ground_truth": g}
+             "ground_truth": g, "artifact_deviation": artifact_deviation(t)}
             for t, g in zip(traces, truths, strict=True)
         ],
         "summary": summary,
@@ -213,7 +224,8 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
              + (f"; ground truth running {g['running_cycles_per_sm']:,.0f}, scheduling "
                 f"{g['scheduling_cycles_per_sm']:,.0f} cycles/SM" if g and "scheduling_cycles_per_sm" in g else "")
              for t, g in zip(traces, truths, strict=True) if t.mean_running]
-    text = "\n".join([*lines, *extra, f"results: {files['json']}"])
+    notes = [f"  {t.label}: {note}" for t in traces if (note := artifact_deviation(t))]
+    text = "\n".join([*lines, *extra, *notes, f"results: {files['json']}"])
     return SectionResult(SECTION, data, files, {"block_sched_compare": compare, "block_sched_per_sm": per_sm},
                          summary, text)
 

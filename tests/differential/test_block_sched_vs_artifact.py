@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from block_sched.analysis import analyze_records
-from block_sched.pipeline import first_warp_records, resolve_traces
+from block_sched.pipeline import block_sched, first_warp_records, resolve_traces
 from neutrino_ae.errors import NeutrinoAEError
 
 from .tracegen import BlockSchedCase, block_sched_cases, block_sched_trace
@@ -106,7 +106,13 @@ def test_non_contiguous_sm_ids_crash_the_artifact_but_not_ours(smids: list[int],
     assert art.returncode != 0 and "IndexError" in art.stderr
     dense = np.unique(smid, return_inverse=True)[1].astype(np.uint32)
     ok = block_sched_trace((n, 1, 1), (64, 1, 1), lstart, elapse, dense).trace.write(tmp_path / "dense.bin")
-    assert our_line(path) == artifact_line(artifact_tree, ok).stdout.strip()
+    expected = artifact_line(artifact_tree, ok).stdout.strip()
+    assert our_line(path) == expected
+    # The output says why this line has no artifact counterpart.
+    result = block_sched([path], tmp_path / "out")
+    assert result.text.splitlines()[0] == expected
+    assert "IndexError" in result.data["traces"][0]["artifact_deviation"]
+    assert "IndexError" in result.text
 
 
 @given(block=st.sampled_from([1, 8, 31]))
