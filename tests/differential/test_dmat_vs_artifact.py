@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import neutrino_ae.formats.dmat_stream as dmat_stream
 from dmat.pipeline import dmat_figure, load_input, write_raw
-from neutrino_ae.formats.dmat import read_dmat
+from neutrino_ae.formats.dmat import drop_unfilled, read_dmat
 
 from .tracegen import DMAT, UNFILLED_ONES, DmatCase, dmat_cases, dmat_trace
 
@@ -73,7 +73,8 @@ def test_same_page_reference_map_as_dmat_cc(case: DmatCase, small_buckets: bool,
     if small_buckets:  # many clock buckets, spilled to scratch files
         monkeypatch.setattr(dmat_stream, "BUCKET_RECORDS", 64)
         monkeypatch.setattr(dmat_stream, "MEMORY_BYTES", 256)
-    ours, our_pages = dmat_map(our_dmat(path, tmp / "ours"))
+    our_file = our_dmat(path, tmp / "ours")
+    ours, our_pages = dmat_map(our_file)
     expected = case.expected_map()
     # Zero-filled slots: the one deviation (they are not accesses; see the module docstring).
     phantom = expected.pop((0, 0), 0)
@@ -93,6 +94,10 @@ def test_same_page_reference_map_as_dmat_cc(case: DmatCase, small_buckets: bool,
     assert theirs.pop((0, 0), 0) == phantom
     assert ours == theirs
     assert our_pages == their_pages - ({0} if phantom else set())
+    # The paper bundle's .dmat files come from dmat.cc: ours reads them as the same accesses.
+    from_artifact = drop_unfilled(read_dmat(tmp / "artifact.dmat"))
+    assert from_artifact.equals(read_dmat(our_file))
+    assert from_artifact.unfilled == phantom
 
 
 def _unfilled_ones_trace(tmp: Path) -> tuple[Path, DmatCase]:
