@@ -14,8 +14,9 @@ and probe, the **largest probe buffer** (the `[exec] probe-mem` lines of `event.
 `stdout.log`). Models: ResNet (batch 32), Stable Diffusion (batch 1), Mamba (batch 32),
 Llama 1B/3B/8B (batch 32) and Llama 8B at batch 128 and 256.
 
-Unlike the original loop this reads every matching line (not just the first) and names any
-missing log instead of crashing.
+As the original loop, it takes the first `max memory:` line of each `stdout.log` (the output
+lists any file that holds several, with the values left out); unlike it, it names a missing or
+unreadable log instead of stopping with a traceback.
 """
 
 DYNAMIC_PROSE = """

@@ -43,6 +43,7 @@ class Entry:
     workload_max: int | None = None
     workload_source: str | None = None
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. a stdout.log with several 'max memory:' lines
     ground_truth: dict[str, Any] | None = None
 
     @property

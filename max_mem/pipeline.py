@@ -9,8 +9,12 @@ Per model x probe:
 
 * probe memory = the maximum ``[exec] probe-mem`` over ALL launches of ALL trace folders of ALL
   sub-modules (each launch allocates its probe buffers anew, so the peak is one launch's need);
-* workload memory = the maximum of EVERY ``max memory:`` line of every sub-module's stdout.log
-  (the artifact's loop stopped at the first line of each file).
+* workload memory = the FIRST ``max memory:`` line of each sub-module's stdout.log, largest over
+  the sub-modules: the artifact's Fig. 11 loop breaks after the first line of a file, and so do we
+  (:data:`WORKLOAD_MEMORY_RULE`; a file with several lines is named in the output with the values
+  left out). Lines are read as that loop reads them: a line counts when it starts with the tag, and
+  lines end at a newline only. The value is one byte count (``max memory: <n>``, optionally
+  ``bytes``); anything else is named as unreadable and the next line is tried.
 
 A missing stdout.log / event.log, a sub-module without trace folder or an unreadable value is listed
 for its model and the rest is still reported.
@@ -27,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from neutrino_ae.atomic import write_text
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
@@ -55,34 +60,62 @@ from .figures import WORKLOAD_COLOR, _byte_ticks, draw  # noqa: F401  (re-export
 SECTION = "max_mem"
 MAX_MEMORY_TAG = "max memory:"
 
+#: Which ``max memory:`` line is the workload's memory; said in the results JSON, the text and the table note.
+WORKLOAD_MEMORY_RULE = ("workload memory = the first 'max memory:' line of each stdout.log, largest over the "
+                        "sub-modules (the artifact's Fig. 11 loop); a stdout.log may hold several: the first "
+                        "readable one is used and the later ones are listed")
 
-def read_max_memory(path: str | Path) -> tuple[int | None, list[str]]:
-    """Largest ``max memory: <bytes>`` value in a stdout.log, and problems (unreadable values, no line)."""
+_BYTE_UNITS = ("bytes", "(bytes)", "B")
+
+
+def read_max_memory_lines(path: str | Path) -> tuple[list[int], list[str]]:
+    """Every readable ``max memory: <bytes>`` value of a stdout.log in file order, and problems
+    (unreadable values, a cut last line, no line at all)."""
     path = Path(path)
     text = read_text_input(path, "stdout.log", 256 * MiB)
-    best: int | None = None
+    values: list[int] = []
     problems = []
-    lines = text.splitlines()
-    if text and not text.endswith("\n"):  # the workload was cut off mid-line: its last value is incomplete
-        cut = lines.pop()
-        if cut.strip().startswith(MAX_MEMORY_TAG):
-            problems.append(f"{path}: last line {cut.strip()[:80]!r} has no newline (output cut short); excluded")
+    # Lines as the artifact's loop sees them (a text-mode read split on "\n"): "\r\n" and "\r" end a
+    # line, other Unicode line breaks (\x0c, \u2028, ...) do not.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    cut = lines.pop()
+    if cut.startswith(MAX_MEMORY_TAG):  # the workload was cut off mid-line: its last value is incomplete
+        problems.append(f"{path}: last line {cut.strip()[:80]!r} has no newline (output cut short); excluded")
     for lineno, line in enumerate(lines, 1):
-        line = line.strip()
         if not line.startswith(MAX_MEMORY_TAG):
             continue
-        raw = line[len(MAX_MEMORY_TAG):].strip()
-        try:
-            value = float(raw.split()[0]) if raw else float("nan")
-        except ValueError:
-            value = float("nan")
-        if not np.isfinite(value) or value < 0:
-            problems.append(f"{path}: line {lineno}: {line[:80]!r} is not a byte count")
-            continue
-        best = int(value) if best is None else max(best, int(value))
-    if best is None and not problems:
+        words = line[len(MAX_MEMORY_TAG):].split()
+        value = _byte_count(words[0]) if len(words) == 1 or (len(words) == 2 and words[1] in _BYTE_UNITS) else None
+        if value is None:
+            problems.append(f"{path}: line {lineno}: {line.strip()[:80]!r} is not a byte count")
+        else:
+            values.append(value)
+    if not values and not problems:
         problems.append(f"{path}: no '{MAX_MEMORY_TAG} <bytes>' line")
-    return best, problems
+    return values, problems
+
+
+def _byte_count(word: str) -> int | None:
+    try:
+        value = float(word)
+    except ValueError:
+        return None
+    return int(value) if np.isfinite(value) and value >= 0 else None
+
+
+def read_max_memory(path: str | Path) -> tuple[int | None, list[str]]:
+    """The workload memory of one stdout.log: its first readable ``max memory:`` value (the artifact's
+    reading, :data:`WORKLOAD_MEMORY_RULE`), and problems."""
+    values, problems = read_max_memory_lines(path)
+    return (values[0] if values else None), problems
+
+
+def several_lines_note(path: str | Path, values: Sequence[int]) -> str | None:
+    """The output's note for a stdout.log with several values: which one is used, which are left out."""
+    if len(values) < 2:
+        return None
+    later = ", ".join(str(v) for v in values[1:6]) + (", ..." if len(values) > 6 else "")
+    return f"{path}: {len(values)} '{MAX_MEMORY_TAG}' lines, the first ({values[0]}) is used; later: {later}"
 
 
 def _subdirs(path: Path) -> list[Path]:
@@ -100,8 +133,12 @@ def measure_entry(model: str, probe: str, probe_dir: str | Path) -> Entry:
         entry.subs.append(sub.name)
         stdout = sub / "stdout.log"
         if stdout.is_file():
-            value, problems = read_max_memory(stdout)
+            values, problems = read_max_memory_lines(stdout)
             entry.problems += problems
+            note = several_lines_note(stdout, values)
+            if note:
+                entry.notes.append(note)
+            value = values[0] if values else None
             if value is not None and (entry.workload_max is None or value > entry.workload_max):
                 entry.workload_max, entry.workload_source = value, str(stdout)
         else:
@@ -156,6 +193,7 @@ def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
         e.ground_truth = _truth(gt, e.model, e.probe)
 
     df = table(entries)
+    notes = [n for e in entries for n in e.notes]
     fig = draw(entries, synthetic)
     files = style.save_figure_files(fig, out, SECTION, key="figure")
     for e in entries:
@@ -178,19 +216,35 @@ def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
         "entries": [{**asdict(e), "ratio": e.ratio} for e in entries],
         "workload_peaks": workload_peaks(entries),
         "problems_by_model": problems_by_model,
+        "workload_memory_rule": WORKLOAD_MEMORY_RULE,
+        "workload_memory_notes": notes,
         "summary": summary,
     }
     files.update(write_results(out, SECTION, payload, input_path=root, tables={SECTION: df}))
+    md = files[f"{SECTION}.md"]
+    write_text(md, md.read_text(encoding="utf-8") + "\n" + _rule_lines(notes, markdown=True) + "\n")
     return SectionResult(SECTION, payload, files, {SECTION: df}, summary,
-                         _text(entries, df, problems_by_model, synthetic, files["figure"]))
+                         _text(entries, df, problems_by_model, notes, synthetic, files["figure"]))
 
 
-def _text(entries: Sequence[Entry], df: pd.DataFrame, problems: dict[str, list[str]], synthetic: bool,
-          figure: Path) -> str:
+def _rule_lines(notes: Sequence[str], markdown: bool = False) -> str:
+    """The workload-memory rule, and the stdout.log files it left lines of (the text's and the table's note)."""
+    lines = [f"_{WORKLOAD_MEMORY_RULE}._" if markdown else f"{WORKLOAD_MEMORY_RULE}."]
+    if notes:
+        lines.append(f"{len(notes)} stdout.log file(s) with several 'max memory:' lines:")
+        if markdown:
+            lines.append("")
+        lines += [("- " if markdown else "  ") + n for n in notes]
+    return "\n".join(lines)
+
+
+def _text(entries: Sequence[Entry], df: pd.DataFrame, problems: dict[str, list[str]], notes: Sequence[str],
+          synthetic: bool, figure: Path) -> str:
     lines = [f"{PAPER_REF}: maximum probe memory vs. workload peak" + (" [SYNTHETIC sample data]" if synthetic else "")]
     show = df[["model", "probe", "probe_mem", "workload", "probe_over_workload"]].copy()
     show["probe_over_workload"] = [("-" if pd.isna(v) else f"{v:.3g}") for v in show["probe_over_workload"]]
     lines.append(show.to_string(index=False))
+    lines.append(_rule_lines(notes))
     for what, names, attr in (("probe-memory", _PROBE_TRUTH, "probe_mem_max"),
                               ("workload", _WORKLOAD_TRUTH, "workload_max")):
         checked = []

@@ -38,7 +38,7 @@ def _sub(root, model, probe, sub, stdout=None, traces=()):
 @pytest.fixture
 def tree(tmp_path):
     root = tmp_path / "max_mem"
-    # the second "max memory" line of s1 is the larger one: the artifact's first-line break missed it
+    # s1 prints two "max memory" lines: the first is used (as the artifact's loop), the output says so
     _sub(root, "resnet-bs32", "block_sched", "s1", "warmup\nmax memory: 1000\nstep\nmax memory: 5000\n",
          [("Apr24_1", [100, 300]), ("Apr24_2", [250, None])])
     _sub(root, "resnet-bs32", "block_sched", "s2", "max memory: 4000\n", [("Apr24_3", [700])])
@@ -54,8 +54,8 @@ def test_maxima_over_all_launches_traces_and_subs(tree, tmp_path):
     e = {(x["model"], x["probe"]): x for x in res.data["entries"]}
     bs = e[("resnet-bs32", "block_sched")]
     assert bs["probe_mem_max"] == 700 and bs["probe_mem_source"].endswith("s2/Apr24_3/event.log")
-    assert bs["workload_max"] == 5000 and bs["workload_source"].endswith("s1/stdout.log")
-    assert bs["ratio"] == pytest.approx(700 / 5000)
+    assert bs["workload_max"] == 4000 and bs["workload_source"].endswith("s2/stdout.log")
+    assert bs["ratio"] == pytest.approx(700 / 4000)
     assert bs["launches"] == 5 and bs["trace_dirs"] == 3 and bs["problems"] == []
 
     dm = e[("resnet-bs32", "dmat")]
@@ -77,7 +77,11 @@ def test_maxima_over_all_launches_traces_and_subs(tree, tmp_path):
     ]
     assert problems["mamba-bs32"] == [f"{tree}/mamba-bs32: no <probe>/ folders, model not measured"]
     assert "resnet-bs32: 2" in res.text and "stdout.log: missing" in res.text
-    assert res.data["workload_peaks"] == {"resnet-bs32": 5000, "sd-bs1": None}
+    assert res.data["workload_peaks"] == {"resnet-bs32": 4000, "sd-bs1": None}
+    assert res.data["workload_memory_notes"] == [
+        f"{tree}/resnet-bs32/block_sched/s1/stdout.log: 2 'max memory:' lines, the first (1000) is used; later: 5000"]
+    assert "several: the first" in res.data["workload_memory_rule"]
+    assert "2 'max memory:' lines, the first (1000) is used" in res.text
 
 
 def test_table_and_files(tree, tmp_path):
@@ -96,7 +100,8 @@ def test_table_and_files(tree, tmp_path):
     assert csv[3].startswith("sd-bs1,block_sched,,-,,-,")
     summary = {s["key"]: s["value"] for s in res.summary}
     assert summary["resnet-bs32.block_sched.probe_mem_max"] == 700
-    assert summary["resnet-bs32.block_sched.workload_max"] == 5000
+    assert summary["resnet-bs32.block_sched.workload_max"] == 4000
+    assert "the first 'max memory:' line of each stdout.log" in (out / "max_mem.md").read_text()
 
 
 @pytest.mark.parametrize("n, text", [(0, "0 B"), (1023, "1023 B"), (1536, "1.5 KiB"), (3 * 1024 ** 3, "3 GiB"),
@@ -107,11 +112,11 @@ def test_human_bytes(n, text):
 
 def test_sample_bundle_truth_and_mark(tree, tmp_path):
     bundle.write_manifest(tree.parent, "sample", ground_truth={"max_mem": {"resnet-bs32": {
-        "block_sched": {"max_probe_mem": 700, "max_memory": 5000, "subs": {}}}}})  # the generator's keys
+        "block_sched": {"max_probe_mem": 700, "max_memory": 4000, "subs": {}}}}})  # the generator's keys
     res = mm.analyze(tree, tmp_path / "out")
     truth = {s["key"]: s["ground_truth"] for s in res.summary}
     assert truth["resnet-bs32.block_sched.probe_mem_max"] == 700
-    assert truth["resnet-bs32.block_sched.workload_max"] == 5000
+    assert truth["resnet-bs32.block_sched.workload_max"] == 4000
     assert truth["resnet-bs32.dmat.probe_mem_max"] is None
     assert json.loads((tmp_path / "out" / "max_mem.json").read_text())["synthetic"] is True
     assert "1/1 probe-memory peaks equal the injected value" in res.text
@@ -147,3 +152,27 @@ def test_an_event_log_cut_mid_launch_leaves_that_launch_out(tmp_path):
     entry = mm.measure_entry("m", "dmat", tmp_path / "m" / "dmat")
     assert entry.probe_mem_max == 1000
     assert any("ends mid-line" in p and "launch 1 left out" in p for p in entry.problems)
+
+
+@pytest.mark.parametrize("text, value, problem", [
+    # several lines: the first readable one (the artifact's loop breaks after the first)
+    ("max memory: 1000\nmax memory: 5000\n", 1000, None),
+    ("max memory: 12 MiB\nmax memory: 5000\n", 5000, "line 1: 'max memory: 12 MiB' is not a byte count"),
+    # a line counts only when it starts with the tag, as in the artifact (startswith on the raw line)
+    ("  max memory: 99\nmax memory: 7\n", 7, None),
+    ("  max memory: 99\n", None, "no 'max memory: <bytes>' line"),
+    # lines end at a newline only (the artifact: text-mode read, split on "\n"), not at \x0c or \u2028
+    ("step\x0cmax memory: 99\nmax memory: 7\n", 7, None),
+    ("step\u2028max memory: 99\nmax memory: 7\r\n", 7, None),
+    # the value is one number (bytes, optionally followed by "bytes"); anything else is not a byte count
+    ("max memory: 1024 MiB\n", None, "line 1: 'max memory: 1024 MiB' is not a byte count"),
+    ("max memory: 5 7\n", None, "line 1: 'max memory: 5 7' is not a byte count"),
+    ("max memory:  42\t\n", 42, None),
+    ("max memory: 42 bytes\n", 42, None),
+])
+def test_which_max_memory_line_is_read(tmp_path, text, value, problem):
+    log = tmp_path / "stdout.log"
+    log.write_bytes(text.encode())
+    got, problems = mm.read_max_memory(log)
+    assert got == value
+    assert problems == ([] if problem is None else [f"{log}: {problem}"])
