@@ -65,4 +65,4 @@ def _truth(gt: dict[str, Any] | None, workload: str, probe: str) -> dict[str, fl
     return out
 
 
-PARTS = ("kernel", "epilogue", "prologue")  # stacking order, bottom first
+PARTS = ("epilogue", "kernel", "prologue")  # stacking order, bottom first: the paper's (epilogue at the foot)

@@ -172,12 +172,12 @@ def test_parts_short_of_the_neutrino_time_the_artifacts_top_is_their_sum_ours_th
     assert art["top"] == pytest.approx([1.5]) and art["neutrino_labels"] == ["2.00x"]  # top 1.5, label 2.00x
     r = ratios(el.read_workload_csv(csv))
     names, top = _ours_stack(r)
-    assert names == ["kernel", "epilogue", "prologue", "unattributed"]
+    assert names == ["epilogue", "kernel", "prologue", "unattributed"]
     assert top == pytest.approx([2.0])
     assert r["unattributed_height"].tolist() == pytest.approx([0.5])
 
 
-def test_consistent_parts_both_tops_are_the_ratio_in_a_different_stacking_order(artifact_plot, tmp_path):
+def test_consistent_parts_both_tops_are_the_ratio_in_the_papers_stacking_order(artifact_plot, tmp_path):
     csv = write_csv(tmp_path / "attn.csv", [("dmat", 1.0, 30.0, 2.0, 0.25, 1.5, 0.25)])
     fig = artifact_plot("attn", pd.read_csv(csv))
     (ax,) = fig.axes
@@ -188,7 +188,8 @@ def test_consistent_parts_both_tops_are_the_ratio_in_a_different_stacking_order(
     assert art_names == ["Neutrino (Kernel)", "Neutrino (Epilogue)"]
     assert art["top"] == pytest.approx([2.0]) and art["epilogue"] == pytest.approx([0.25])
     names, top = _ours_stack(ratios(el.read_workload_csv(csv)))
-    assert names == ["kernel", "epilogue", "prologue"] and top == pytest.approx([2.0])
+    # ours: the same order (epilogue at the foot, then kernel), the prologue as its own segment on top
+    assert names == ["epilogue", "kernel", "prologue"] and top == pytest.approx([2.0])
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # the artifact's infinite bar
