@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -9,17 +10,18 @@ import numpy as np
 
 from neutrino_ae.formats.bintrace import Level, TraceHeader, write_trace
 from neutrino_ae.formats.eventlog import EventLogWriter
-from neutrino_ae.sample.blocksched import (
-    BlockSchedParams,
-    KernelRun,
-    simulate_memory_bound,
-    simulate_persistent,
-)
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
 from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import DeviceAllocator, HostModel
 from neutrino_ae.sample.probes import PROBES
+
+from .sample_model import BlockSchedParams, KernelRun, simulate_memory_bound, simulate_persistent
+
+#: This section's sample parameters by scale: the fill kernel zeroes 1024 / 4096 / 32768 blocks'
+#: worth of fp16 (4096*4096 at paper scale, as ``torch.zeros((4096, 4096))``).
+PARAMS = {"tiny": BlockSchedParams(numel=1024 * 512), "small": BlockSchedParams(numel=4096 * 512),
+          "paper": BlockSchedParams(numel=4096 * 4096)}
 
 MAIN_DIR = "Jan_23_06_27_37_268336"
 MAIN_RESULT_S = 0.486795
@@ -82,4 +84,6 @@ def _build(root: Path, device: Device, params: BlockSchedParams, host: HostModel
 
 def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
     """The SECTION.sample entry: write ``root/block_sched/`` of the sample bundle; return its ground truth."""
-    return _build(root, ctx.cfg.device, ctx.cfg.block_sched, ctx.cfg.host, ctx.rng)
+    params = PARAMS[ctx.scale]
+    ctx.model["block_sched"] = asdict(params)
+    return _build(root, ctx.cfg.device, params, ctx.cfg.host, ctx.rng)

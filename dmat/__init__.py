@@ -3,9 +3,28 @@ analysis and CLI, its figures, how dynamic.ipynb collects it, its part of the sa
 GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrino_ae.report.section).
 """
 
+from typing import NamedTuple
+
 from neutrino_ae.report.section import Section
 
 from .claims import CLAIMS
+
+
+class Figure(NamedTuple):
+    paper_ref: str  # "Fig. 10a"
+    shows: str  # what it plots (the notebook's caption after the reference)
+    keyword: str  # the ``neutrino -k`` keyword that picks its kernel in the workload ``dmat/<key>.py``
+
+
+#: The DMAT figures, in the paper's order, by key: input ``dmat/<key>.dmat`` (raw traces under
+#: ``dmat/raw/<key>/``), workload ``dmat/<key>.py``, figure ``<key>.png``. The one list of them:
+#: collection, the sample model and the notebook cells all iterate over it.
+FIGURES: dict[str, Figure] = {
+    "fig1": Figure("Fig. 1", "Triton FlashAttention-2", "attn"),
+    "fig10a": Figure("Fig. 10a", "Triton FlashAttention-2, BLOCK_M 64, 4 warps", "attn"),
+    "fig10b": Figure("Fig. 10b", "PyTorch SDPA, flash backend", "flash"),
+    "fig10c": Figure("Fig. 10c", "PyTorch SDPA, memory-efficient backend", "fmha"),
+}
 
 STATIC_PROSE = """
 A **densified memory access timeline** (DMAT) plots every global-memory access of a kernel:
@@ -41,7 +60,7 @@ SECTION = Section(
     paper_ref="Fig. 1, Fig. 10a/b/c",
     order=20,
     runtime="3 s small sample, 16 s paper-scale sample",
-    inputs=("dmat/fig1.dmat", "dmat/fig10a.dmat", "dmat/fig10b.dmat", "dmat/fig10c.dmat"),
+    inputs=tuple(f"dmat/{key}.dmat" for key in FIGURES),
     optional_inputs=("dmat/raw/**/*",),
     analyze="pipeline:analyze_bundle",
     collect="collect:collect",
@@ -49,10 +68,5 @@ SECTION = Section(
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
     claims=CLAIMS,
-    notebook_figures=(
-        ("fig1.png", "Fig. 1: Triton FlashAttention-2"),
-        ("fig10a.png", "Fig. 10a: Triton FlashAttention-2, BLOCK_M 64, 4 warps"),
-        ("fig10b.png", "Fig. 10b: PyTorch SDPA, flash backend"),
-        ("fig10c.png", "Fig. 10c: PyTorch SDPA, memory-efficient backend"),
-    ),
+    notebook_figures=tuple((f"{key}.png", f"{fig.paper_ref}: {fig.shows}") for key, fig in FIGURES.items()),
 )

@@ -10,17 +10,10 @@ from neutrino_ae.formats.tracedir import TraceDir
 from neutrino_ae.run.collect import Context
 from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
 
+from . import FIGURES
 from .pipeline import scan_raw, write_raw
 
 HERE = Path(__file__).resolve().parent
-
-#: figure -> (workload script in this folder, kernel keyword for -k)
-FIGURES: dict[str, tuple[str, str]] = {
-    "fig1": ("fig1.py", "attn"),
-    "fig10a": ("fig10a.py", "attn"),
-    "fig10b": ("fig10b.py", "flash"),
-    "fig10c": ("fig10c.py", "fmha"),
-}
 
 
 def sparsify_trace_dir(trace_dir: Path, dest: Path) -> Path:
@@ -36,10 +29,9 @@ def collect(root: Path, ctx: Context, figures: Sequence[str] | None = None) -> N
     """Fill ``root/dmat/`` with ``raw/<fig>/<tracedir>`` and ``<fig>.dmat`` per figure."""
     with staged(root / "dmat") as out:
         for fig in figures or list(FIGURES):
-            script, kw = FIGURES[fig]
             raw = out / "raw" / fig
             raw.mkdir(parents=True)
-            res = run_neutrino(["-p", "dmat", "-k", kw, ctx.python, str(HERE / script)],
+            res = run_neutrino(["-p", "dmat", "-k", FIGURES[fig].keyword, ctx.python, str(HERE / f"{fig}.py")],
                                None, raw, ctx.neutrino, ctx.env, ctx.timeout, log_name=fig)
             sparsify_trace_dir(res.trace_dir, out / f"{fig}.dmat")
             ctx.log(f"  {fig}: {res.trace_dir.name} -> {fig}.dmat ({res.seconds:.1f}s)")

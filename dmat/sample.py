@@ -8,6 +8,7 @@ model straight into :func:`neutrino_ae.formats.dmat.sparsify` and no ``result/*.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,14 @@ from neutrino_ae.formats.dmat import page_of, sparsify, write_dmat
 from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
-from neutrino_ae.sample.attention import (
+from neutrino_ae.sample.device import Device, blocks_per_sm
+from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
+from neutrino_ae.sample.generate import SampleContext, generator
+from neutrino_ae.sample.host import DeviceAllocator
+from neutrino_ae.sample.probes import PROBES
+
+from . import FIGURES
+from .sample_model import (
     KERNELS,
     TENSORS,
     AttnLayout,
@@ -29,19 +37,25 @@ from neutrino_ae.sample.attention import (
     generate_chunks,
     iteration_cycles,
 )
-from neutrino_ae.sample.device import Device, blocks_per_sm
-from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
-from neutrino_ae.sample.generate import SampleContext, generator
-from neutrino_ae.sample.host import DeviceAllocator
-from neutrino_ae.sample.probes import PROBES
 
-TRACE_DIRS = {"fig1": ("Jan_24_10_02_13_301122", 3.562871), "fig10a": ("Jan_24_10_09_40_301533", 3.118406),
-              "fig10b": ("Jan_24_10_15_02_302011", 2.904117), "fig10c": ("Jan_24_10_21_37_302490", 2.877305)}
-_SCRIPTS = {"fig1": "dmat/fig1.py", "fig10a": "dmat/fig10a.py", "fig10b": "dmat/fig10b.py",
-            "fig10c": "dmat/fig10c.py"}
-_FUNCS = {"fig1": ("forward", "dmat/common.py", 196), "fig10a": ("forward", "dmat/common.py", 196),
-          "fig10b": ("scaled_dot_product_attention", "dmat/fig10b.py", 16),
-          "fig10c": ("scaled_dot_product_attention", "dmat/fig10c.py", 16)}
+#: This section's sample parameters by scale: the q/k/v shape, and whether raw traces are written
+#: (at ``paper`` scale they would be GBs, so the model streams straight into the sparsifier).
+PARAMS = {"tiny": DmatParams(AttnShape(1, 2, 256, 64), write_raw=True),
+          "small": DmatParams(AttnShape(1, 8, 512, 64), write_raw=True),
+          "paper": DmatParams(AttnShape(4, 32, 4096, 64), write_raw=False, blocks_per_chunk=16)}
+
+#: (trace dir, result file seconds) of each figure's raw trace, in the order of FIGURES.
+TRACE_DIRS = dict(zip(FIGURES, (("Jan_24_10_02_13_301122", 3.562871), ("Jan_24_10_09_40_301533", 3.118406),
+                                ("Jan_24_10_15_02_302011", 2.904117), ("Jan_24_10_21_37_302490", 2.877305)),
+                      strict=True))
+
+
+def _caller(fig: str, keyword: str) -> tuple[str, str, int]:
+    """(function, file, line) that tensor.trace names for the workload's call: the Triton workloads
+    call a shared ``forward``, the SDPA ones ``scaled_dot_product_attention`` in their own script."""
+    if keyword == "attn":
+        return ("forward", "dmat/common.py", 196)
+    return ("scaled_dot_product_attention", f"dmat/{fig}.py", 16)
 
 Bar = Callable[[Iterable[Any], int, str], Iterable[Any]]
 
@@ -66,7 +80,7 @@ def _params_line(lay: AttnLayout) -> list[int]:
 def _tensor_trace(fig: str, lay: AttnLayout, t0: int) -> list[TensorEvent]:
     s = lay.shape
     shp = (s.batch, s.heads, s.seq, s.head_dim)
-    func, file, line = _FUNCS[fig]
+    func, file, line = _caller(fig, lay.kernel.keyword)
     rows = []
     for i, name in enumerate(("q", "k", "v")):
         rows.append(TensorEvent("call", t0 + 1000 * i, shp, s.tensor_bytes, lay.ptrs[name], func, file, line,
@@ -92,7 +106,7 @@ def _write_one(root: Path, fig: str, params: DmatParams, device: Device, rng: np
     nrec = int(template.tensor.size)
     trace_dir = root / "dmat" / "raw" / fig / dirname
     probe = PROBES["dmat"]
-    ev = EventLogWriter().pid(pid).cmd(["python", _SCRIPTS[fig]]).line("[info] init success")
+    ev = EventLogWriter().pid(pid).cmd(["python", f"dmat/{fig}.py"]).line("[info] init success")
     for name in ("q", "k", "v", "o"):
         ev.mem_alloc(lay.ptrs[name], s.tensor_bytes)
     ev.mem_alloc(lay.ptrs["lse"], s.lse_bytes)
@@ -156,12 +170,14 @@ def _build(root: Path, device: Device, params: DmatParams, rngs: dict[str, np.ra
           bar: Bar) -> dict[str, Any]:
     truth: dict[str, Any] = {"shape": [params.shape.batch, params.shape.heads, params.shape.seq,
                                        params.shape.head_dim], "dtype": "float16"}
-    for fig in KERNELS:
+    for fig in FIGURES:
         truth[fig] = _write_one(root, fig, params, device, rngs[fig], bar)
     return truth
 
 
 def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
     """The SECTION.sample entry: write ``root/dmat/`` of the sample bundle; return its ground truth."""
-    return _build(root, ctx.cfg.device, ctx.cfg.dmat,
-                  dict(zip(KERNELS, (generator(s) for s in ctx.seed.spawn(len(KERNELS))), strict=True)), ctx.bar)
+    params = PARAMS[ctx.scale]
+    ctx.model["dmat"] = {**asdict(params), "kernels": {fig: k.to_dict() for fig, k in KERNELS.items()}}
+    return _build(root, ctx.cfg.device, params,
+                  dict(zip(FIGURES, (generator(s) for s in ctx.seed.spawn(len(FIGURES))), strict=True)), ctx.bar)

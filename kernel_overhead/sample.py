@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,14 +11,7 @@ import numpy as np
 from neutrino_ae.atomic import write_text
 from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.sample.catalog import table2_kernels
-from neutrino_ae.sample.costs import (
-    PROBE_ORDER,
-    CostModel,
-    KernelSpec,
-    OverheadParams,
-    extra_registers,
-    simulate_probed,
-)
+from neutrino_ae.sample.costs import PROBE_ORDER, CostModel, KernelSpec, extra_registers, simulate_probed
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.emit import KernelBuild, write_trace_dir
 from neutrino_ae.sample.generate import SampleContext
@@ -25,6 +19,17 @@ from neutrino_ae.sample.host import DeviceAllocator, HostModel
 from neutrino_ae.sample.probes import PROBES
 
 L2_FLUSH_BYTES = 40 * 1024 * 1024  # A100 L2 size: benchmark mode flushes it before each timing
+
+
+@dataclass(frozen=True)
+class OverheadParams:
+    launches_per_kernel: int = 5
+    failed_launch: tuple[str, str, int] = ("gather", "dmat", 3)  # (test, probe, launch index) that fails
+
+
+#: This section's sample parameters by scale (``tiny``: 3 benchmark launches per kernel).
+PARAMS = {"tiny": OverheadParams(launches_per_kernel=3, failed_launch=("gather", "dmat", 1)),
+          "small": OverheadParams(), "paper": OverheadParams()}
 
 _COMMANDS = {
     "gemm": ["../cutlass/build/examples/benchmark/gemm", "--iterations=100"],
@@ -100,4 +105,7 @@ def _build(root: Path, device: Device, params: OverheadParams, costs: CostModel,
 
 def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
     """The SECTION.sample entry: write ``root/kernel_overhead/`` of the sample bundle; return its ground truth."""
-    return _build(root, ctx.cfg.device, ctx.cfg.overhead, ctx.cfg.costs, ctx.cfg.host, ctx.rng)
+    params = PARAMS[ctx.scale]
+    ctx.model["overhead"] = asdict(params)
+    ctx.model["kernel_overhead_kernels"] = [k.to_dict() for k in table2_kernels()]
+    return _build(root, ctx.cfg.device, params, ctx.cfg.costs, ctx.cfg.host, ctx.rng)

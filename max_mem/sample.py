@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,9 @@ from neutrino_ae.sample.costs import PROBE_ORDER
 from neutrino_ae.sample.emit import write_trace_dir
 from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import DeviceAllocator
-from neutrino_ae.sample.maxmem import PROBE_DATAMODEL, models, probe_mem
 from neutrino_ae.sample.probes import PROBES
+
+from .sample_model import PROBE_DATAMODEL, models, probe_mem
 
 
 def _build(root: Path, rng: np.random.Generator) -> dict[str, Any]:
@@ -54,4 +56,8 @@ def _build(root: Path, rng: np.random.Generator) -> dict[str, Any]:
 
 def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
     """The SECTION.sample entry: write ``root/max_mem/`` of the sample bundle; return its ground truth."""
+    ctx.model["max_mem_models"] = {
+        m: [{"name": s.name, "weights": s.weights, "input_bytes": s.input_bytes,
+             "launches": [asdict(x) for x in s.launches]} for s in subs]
+        for m, subs in models().items()}
     return _build(root, ctx.rng)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,12 @@ from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
 from neutrino_ae.sample.generate import SampleContext
 from neutrino_ae.sample.host import DeviceAllocator, HostModel
 from neutrino_ae.sample.probes import PROBES
-from neutrino_ae.sample.warps import WarpRun, WarpSchedParams, simulate
+
+from .sample_model import WarpRun, WarpSchedParams, simulate
+
+#: This section's sample parameters by scale (``tiny``: 1 full wave, 2 for the tail trace).
+PARAMS = {"tiny": WarpSchedParams(full_waves=1, tail_full_waves=2), "small": WarpSchedParams(),
+          "paper": WarpSchedParams()}
 
 # (folder under warp_sched/, policy, result seconds, pid); exclusive/shared names are the paper's.
 RUNS = {
@@ -65,4 +71,6 @@ def _build(root: Path, device: Device, params: WarpSchedParams, host: HostModel,
 
 def build(root: Path, ctx: SampleContext) -> dict[str, Any]:
     """The SECTION.sample entry: write ``root/warp_sched/`` of the sample bundle; return its ground truth."""
-    return _build(root, ctx.cfg.device, ctx.cfg.warp_sched, ctx.cfg.host, ctx.rng)
+    params = PARAMS[ctx.scale]
+    ctx.model["warp_sched"] = asdict(params)
+    return _build(root, ctx.cfg.device, params, ctx.cfg.host, ctx.rng)

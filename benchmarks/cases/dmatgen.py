@@ -24,12 +24,13 @@ FIG = "fig1"
 def write_dmat_trace(path: Path, target_bytes: int, seed: int) -> dict[str, Any]:
     """Write a thread-level dmat trace of about ``target_bytes`` (whole rows of 32 m-tile blocks)."""
     from neutrino_ae.run.registry import section_module
-
-    _layout = section_module("dmat", "sample")._layout
-    from neutrino_ae.sample.attention import KERNELS, AttnShape, build_template, generate_chunks, kernel_grid
     from neutrino_ae.sample.device import Device
 
-    kernel = KERNELS[FIG]
+    _layout = section_module("dmat", "sample")._layout
+    model = section_module("dmat", "sample_model")
+    AttnShape, build_template, generate_chunks, kernel_grid = (
+        model.AttnShape, model.build_template, model.generate_chunks, model.kernel_grid)
+    kernel = model.KERNELS[FIG]
     # Tiny (smoke) sizes use a short sequence so one (batch*head) row of blocks is not already 35 MB.
     seq = SEQ if target_bytes >= 64_000_000 else 512
     one = AttnShape(batch=1, heads=1, seq=seq)
@@ -48,7 +49,7 @@ def write_dmat_trace(path: Path, target_bytes: int, seed: int) -> dict[str, Any]
     return {"blocks": layout.blocks, "threads": layout.blocks * kernel.threads, "records_per_thread": nrec,
             "records": layout.blocks * kernel.threads * nrec, "grid": list(grid),
             "model": {"kernel": FIG, "shape": [1, heads, seq, shape.head_dim],
-                      "generator": "sample.attention.generate_chunks"}}
+                      "generator": "dmat.sample_model.generate_chunks"}}
 
 
 def bin_to_png(trace_path: Path, out: Path) -> dict[str, Any]:

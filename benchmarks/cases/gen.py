@@ -66,8 +66,11 @@ def _mb(size_mb: float | None, smoke: bool, default: float, smoke_default: float
 def make_block_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
     """The Sec. 4.5 fill kernel (128 threads, 512 fp16 zeroed per block) with a grid of the requested
     size, through the sample model's occupancy, FIFO dispatcher, gap model and clock model."""
-    from neutrino_ae.sample.blocksched import BlockSchedParams, simulate_memory_bound
+    from neutrino_ae.run.registry import section_module
     from neutrino_ae.sample.device import Device
+
+    model = section_module("block_sched", "sample_model")
+    BlockSchedParams, simulate_memory_bound = model.BlockSchedParams, model.simulate_memory_bound
 
     mb = _mb(size_mb, smoke, BLOCK_SCHED_DEFAULT_MB, BLOCK_SCHED_SMOKE_MB)
     params = BlockSchedParams(numel=0)
@@ -81,14 +84,17 @@ def make_block_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -
     header = TraceHeader((n_blocks, 1, 1), (params.fill_threads, 1, 1), 0)
     _write_chunked(out / "trace.bin", header, run.records)
     return {"blocks": n_blocks, "warps": int(run.records.shape[0] * run.records.shape[1]),
-            "model": "sample.blocksched.simulate_memory_bound(fill_kernel)", "truth": run.truth}
+            "model": "block_sched.sample_model.simulate_memory_bound(fill_kernel)", "truth": run.truth}
 
 
 def make_warp_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
     """The Sec. 7 kernel (32 warps per block, unequal warp work) under SHARED scheduling, through the
     sample model's warp scheduler, with as many blocks as the requested size needs."""
+    from neutrino_ae.run.registry import section_module
     from neutrino_ae.sample.device import Device
-    from neutrino_ae.sample.warps import WarpKernel, WarpSchedParams, simulate
+
+    model = section_module("warp_sched", "sample_model")
+    WarpKernel, WarpSchedParams, simulate = model.WarpKernel, model.WarpSchedParams, model.simulate
 
     mb = _mb(size_mb, smoke, WARP_SCHED_DEFAULT_MB, WARP_SCHED_SMOKE_MB)
     kernel = WarpKernel()
@@ -98,7 +104,7 @@ def make_warp_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) ->
     header = TraceHeader((n_blocks, 1, 1), (kernel.threads, 1, 1), 0)
     _write_chunked(out / "trace.bin", header, run.records)
     return {"blocks": n_blocks, "warps": n_blocks * kernel.warps, "policy": "shared",
-            "model": "sample.warps.simulate(shared)", "truth": run.truth}
+            "model": "warp_sched.sample_model.simulate(shared)", "truth": run.truth}
 
 
 def _write_chunked(path: Path, header: TraceHeader, records: np.ndarray) -> None:

@@ -197,8 +197,3 @@ def ncu_ms(k: KernelSpec, p: ProbeCost, device: Device, m: CostModel, rng: np.ra
     return float((m.ncu_session_ms + p.ncu_passes * (t + restore + m.ncu_per_pass_ms))
                  * lognormal_factor(rng, m.noise_sigma))
 
-
-@dataclass(frozen=True)
-class OverheadParams:
-    launches_per_kernel: int = 5
-    failed_launch: tuple[str, str, int] = ("gather", "dmat", 3)  # (test, probe, launch index) that fails

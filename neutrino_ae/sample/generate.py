@@ -1,8 +1,10 @@
 """Build a whole sample bundle: every section into a temporary sibling of ``out``, then one rename.
 
 Each section folder writes its own part (``SECTION.sample`` -> ``<folder>/sample.py:build(root,
-ctx)``) from the execution model in this package; :class:`SampleConfig` holds the model's
-parameters for every section, so they are documented and stored in ``bundle.json`` in one place.
+ctx)``) from its own sample model (``<folder>/sample_model.py``) and the shared one in this package.
+:class:`SampleConfig` holds only what sections share (device, host, probe costs) at one scale; a
+section derives its own parameters from ``ctx.scale`` and puts them in ``ctx.model``, so every
+parameter still ends up in ``bundle.json``'s ``model`` without this package naming a section.
 
 Randomness: one ``numpy.random.Generator(PCG64)`` per section, from ``SeedSequence(seed).spawn``
 in the registry's order (DMAT spawns one per figure from its ``ctx.seed``), so sections are
@@ -18,21 +20,15 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from neutrino_ae.bundle.manifest import SAMPLE, write_manifest
-from neutrino_ae.errors import InputError
-from neutrino_ae.sample.attention import KERNELS as DMAT_KERNELS
-from neutrino_ae.sample.attention import AttnShape, DmatParams
-from neutrino_ae.sample.blocksched import BlockSchedParams
-from neutrino_ae.sample.catalog import table2_kernels
-from neutrino_ae.sample.costs import CostModel, OverheadParams
+from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.sample.costs import CostModel
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.host import HostModel
-from neutrino_ae.sample.maxmem import models as maxmem_models
-from neutrino_ae.sample.warps import WarpSchedParams
 
 GENERATOR_VERSION = "1.0.0"
 SCALES = ("tiny", "small", "paper")
@@ -41,39 +37,24 @@ Bar = Callable[[Iterable[Any], int, str], Iterable[Any]]
 
 @dataclass(frozen=True)
 class SampleConfig:
+    """The model parameters several sections share, at one scale: the device, the host-side costs
+    and the probe cost model. A section's own parameters belong to its ``sample.py``."""
+
     scale: str
     device: Device = field(default_factory=Device)
     host: HostModel = field(default_factory=HostModel)
-    block_sched: BlockSchedParams = field(default_factory=lambda: BlockSchedParams(numel=4096 * 512))
-    dmat: DmatParams = field(default_factory=lambda: DmatParams(AttnShape(1, 8, 512, 64), write_raw=True))
-    warp_sched: WarpSchedParams = field(default_factory=WarpSchedParams)
     costs: CostModel = field(default_factory=CostModel)
-    overhead: OverheadParams = field(default_factory=OverheadParams)
 
     def model_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["dmat"]["kernels"] = {fig: k.to_dict() for fig, k in DMAT_KERNELS.items()}
-        d["kernel_overhead_kernels"] = [k.to_dict() for k in table2_kernels()]
-        d["max_mem_models"] = {m: [{"name": s.name, "weights": s.weights, "input_bytes": s.input_bytes,
-                                    "launches": [asdict(x) for x in s.launches]} for s in subs]
-                               for m, subs in maxmem_models().items()}
-        return d
+        return asdict(self)
 
 
 def config_for(scale: str) -> SampleConfig:
-    """Scale presets: ``small`` (default: 4096 fill blocks, attention (1, 8, 512, 64) with raw
-    traces), ``tiny`` (tests), ``paper`` (32768 blocks, attention (4, 32, 4096, 64), streamed)."""
-    if scale == "small":
-        return SampleConfig("small")
-    if scale == "tiny":
-        return SampleConfig("tiny", block_sched=BlockSchedParams(numel=1024 * 512),
-                            dmat=DmatParams(AttnShape(1, 2, 256, 64), write_raw=True),
-                            warp_sched=WarpSchedParams(full_waves=1, tail_full_waves=2),
-                            overhead=OverheadParams(launches_per_kernel=3, failed_launch=("gather", "dmat", 1)))
-    if scale == "paper":
-        return SampleConfig("paper", block_sched=BlockSchedParams(numel=4096 * 4096),
-                            dmat=DmatParams(AttnShape(4, 32, 4096, 64), write_raw=False, blocks_per_chunk=16))
-    raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
+    """The shared parameters at ``scale``: ``tiny`` (tests), ``small`` (default) or ``paper``
+    (paper launch sizes). What a scale changes is each section's business (its ``sample.py``)."""
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
+    return SampleConfig(scale)
 
 
 @dataclass
@@ -84,9 +65,24 @@ class SampleContext:
     seed: np.random.SeedSequence  # the section's own seed sequence (spawn more from it if needed)
     bar: Bar  # progress wrapper: bar(iterable, total, description)
     rng: np.random.Generator = field(init=False)
+    #: The section's own model parameters, as JSON-able data (e.g. ``dataclasses.asdict`` of its
+    #: parameters): merged into ``bundle.json``'s ``model``; keys must not clash with another's.
+    model: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rng = generator(self.seed)
+
+    @property
+    def scale(self) -> str:
+        return self.cfg.scale
+
+
+class BuiltSample(NamedTuple):
+    """What :func:`build_into` wrote: the model parameters (shared, then each section's) and the
+    ground truth by section (``bundle.json``'s ``model`` and ``ground_truth``)."""
+
+    model: dict[str, Any]
+    ground_truth: dict[str, Any]
 
 
 def generator(ss: np.random.SeedSequence) -> np.random.Generator:
@@ -117,17 +113,24 @@ def _check_out(out: Path, force: bool) -> None:
         raise InputError(out, "exists and is not empty (use --force to replace it)")
 
 
-def build_into(root: Path, cfg: SampleConfig, seed: int, progress: bool = False) -> dict[str, Any]:
-    """Write every section that has a sample writer under ``root`` (which must exist); return the ground truth."""
+def build_into(root: Path, cfg: SampleConfig, seed: int, progress: bool = False) -> BuiltSample:
+    """Write every section that has a sample writer under ``root`` (which must exist); return the
+    model parameters and the ground truth."""
     from neutrino_ae.run import registry
 
     sections = [s for s in registry.sections() if s.sample]
     seeds = section_seeds(seed, tuple(s.name for s in registry.sections()))
     bar = _bar_factory(progress)
+    model = cfg.model_dict()
     truth: dict[str, Any] = {}
     for section in bar(sections, len(sections), "sections"):
-        truth[section.name] = section.entry("sample")(root, SampleContext(cfg, seeds[section.name], bar))
-    return truth
+        ctx = SampleContext(cfg, seeds[section.name], bar)
+        truth[section.name] = section.entry("sample")(root, ctx)
+        clash = sorted(model.keys() & ctx.model.keys())
+        if clash:
+            raise NeutrinoAEError(f"section {section.name}: sample model key(s) {', '.join(clash)} already taken")
+        model.update(ctx.model)
+    return BuiltSample(model, truth)
 
 
 def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int = 0, progress: bool = True,
@@ -144,9 +147,9 @@ def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
-        truth = build_into(tmp, cfg, seed, progress)
+        built = build_into(tmp, cfg, seed, progress)
         write_manifest(tmp, SAMPLE, generator_version=GENERATOR_VERSION, scale=scale, seed=int(seed),
-                       model=cfg.model_dict(), ground_truth=truth)
+                       model=built.model, ground_truth=built.ground_truth)
         os.chmod(tmp, 0o755)
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))

@@ -63,7 +63,10 @@ def test_missing_bundle_root_is_one_clear_error(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------- a toy section
-# A seventh section, as a new contributor would add it: one folder with __init__.py and an analysis.
+# A seventh section, as a new contributor would add it: one folder with __init__.py, an analysis,
+# its own sample model (parameters by scale, recorded in bundle.json) and its own collector. Nothing
+# outside the folder (and this test) is edited: the package, the notebooks' builders, the sample
+# generator and collection find it through the registry.
 
 TOY_INIT = '''
 """Fig. 99: a toy section."""
@@ -71,8 +74,9 @@ from neutrino_ae.report.claims import Claim
 from neutrino_ae.report.section import Section
 
 SECTION = Section(name="toy", title="Toy result", paper_ref="Fig. 99", order=70, runtime="instant",
-                  inputs=("toy/in.txt",), analyze="analysis:analyze", sample="analysis:sample",
-                  static_prose="The toy section doubles a number.", dynamic_prose="Nothing to collect.",
+                  inputs=("toy/in.txt",), analyze="analysis:analyze", sample="sample:build",
+                  collect="collect:collect",
+                  static_prose="The toy section doubles a number.", dynamic_prose="The toy collects one number.",
                   claims=(Claim("toy-positive", "the doubled number is positive", "Fig. 99",
                                 left="double", op=">", right=0),))
 '''
@@ -103,10 +107,47 @@ def analyze(root, out):
     summary = [{"key": "double", "paper_ref": "", "value": 2 * value, "unit": "cycles", "ground_truth": 7.0}]
     return SectionResult("toy", {"value": value}, files, {"toy_table": table}, summary, f"value={value}")
 
+'''
 
-def sample(root, ctx):
-    write_text(Path(root) / "toy" / "in.txt", "3.5")
-    return {"double": 7.0}
+TOY_SAMPLE = '''
+"""The toy's part of the sample bundle, from its own model: parameters by scale, its own random stream."""
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from neutrino_ae.atomic import write_text
+
+
+@dataclass(frozen=True)
+class ToyParams:
+    value: float
+    notes: int  # random digits written to extra/notes.txt
+
+
+PARAMS = {"tiny": ToyParams(3.5, 2), "small": ToyParams(3.5, 20), "paper": ToyParams(3.5, 200)}
+
+
+def build(root, ctx):
+    params = PARAMS[ctx.scale]
+    ctx.model["toy"] = asdict(params)
+    write_text(Path(root) / "toy" / "in.txt", str(params.value))
+    write_text(Path(root) / "toy" / "extra" / "notes.txt", "".join(map(str, ctx.rng.integers(0, 10, params.notes))))
+    return {"double": 2 * params.value}
+'''
+
+TOY_COLLECT = '''
+"""How dynamic.ipynb collects the toy: its 'workload' run with the collection's Python."""
+import subprocess
+
+from neutrino_ae.workloads.neutrino import staged
+
+
+def collect(root, ctx):
+    with staged(root / "toy") as out:
+        value = subprocess.run([ctx.python, "-c", "print(2.25)"], capture_output=True, text=True, check=True)
+        (out / "in.txt").write_text(value.stdout.strip())
+        (out / "extra").mkdir()
+        (out / "extra" / "notes.txt").write_text("collected")
+    ctx.log("  toy: collected")
 '''
 
 
@@ -116,6 +157,8 @@ def toy(tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text(textwrap.dedent(TOY_INIT))
     (folder / "analysis.py").write_text(textwrap.dedent(TOY_ANALYSIS))
+    (folder / "sample.py").write_text(textwrap.dedent(TOY_SAMPLE))
+    (folder / "collect.py").write_text(textwrap.dedent(TOY_COLLECT))
     monkeypatch.setenv(registry.EXTRA_ROOTS_ENV, str(tmp_path / "sections"))
     root = tmp_path / "bundle"
     (root / "toy" / "extra").mkdir(parents=True)
@@ -136,7 +179,9 @@ def _calls() -> list[Path]:
 def test_a_new_folder_is_a_section_without_editing_anything_else(toy):
     assert registry.names() == (*SIX, "toy")
     s = registry.get("toy")
-    assert s.paper_ref == "Fig. 99" and s.folder.name == "toy" and s.collect is None
+    assert s.paper_ref == "Fig. 99" and s.folder.name == "toy"
+    for entry in ("analyze", "collect", "sample"):
+        assert s.entry(entry).__module__.startswith("toy."), entry
 
 
 def test_second_run_reuses_the_cached_result(toy, tmp_path):
@@ -254,11 +299,11 @@ def test_summary_rows_add_section_and_bundle_kind(toy, tmp_path):
     assert {r["bundle_kind"] for r in summary_rows([res, other], bundle_kind="x")} == {"x"}
 
 
-def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(toy, tmp_path):
+def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(tiny_bundle, toy, tmp_path):
     import subprocess
     import sys
 
-    from neutrino_ae.sample.generate import SampleConfig, build_into
+    from neutrino_ae.sample.generate import generate_bundle
 
     for builder in ("build_static_notebook.py", "build_dynamic_notebook.py"):
         env = {**os.environ, registry.EXTRA_ROOTS_ENV: os.environ[registry.EXTRA_ROOTS_ENV]}
@@ -267,10 +312,45 @@ def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(toy, tmp_pat
                 f"m = runpy.run_path({str(script)!r}, run_name='builder'); print(m['build']())")
         text = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
         assert 'nb.section(\\"toy\\")' in text and "Toy result" in text, builder
-    root = tmp_path / "gen"
-    root.mkdir()
-    truth = build_into(root, SampleConfig("tiny"), seed=0)
-    assert truth["toy"] == {"double": 7.0} and (root / "toy" / "in.txt").read_text() == "3.5"
+    # The sample bundle: the toy's part, its ground truth and its own model parameters in bundle.json.
+    root = generate_bundle(tmp_path / "gen", scale="tiny", seed=0, progress=False)
+    manifest = bundle.read_manifest(root)
+    assert manifest["ground_truth"]["toy"] == {"double": 7.0} and (root / "toy" / "in.txt").read_text() == "3.5"
+    assert manifest["model"]["toy"] == {"value": 3.5, "notes": 2}
+    assert len((root / "toy" / "extra" / "notes.txt").read_text()) == 2
+    # ... and the six sections' parts exactly as without the toy (tiny_bundle was generated before the
+    # toy folder existed): same files, same bytes, same ground truth and model parameters.
+    six = bundle.read_manifest(tiny_bundle)
+    assert {k: v for k, v in manifest["files"].items() if not k.startswith("toy/")} == six["files"]
+    assert {k for k in manifest["files"] if k.startswith("toy/")} == {"toy/in.txt", "toy/extra/notes.txt"}
+    assert {k: v for k, v in manifest["ground_truth"].items() if k != "toy"} == six["ground_truth"]
+    assert {k: v for k, v in manifest["model"].items() if k != "toy"} == six["model"]
+    assert runner.run_section("toy", root, tmp_path / "res").data["value"] == 3.5
+
+
+def test_the_toy_section_is_collected_by_the_dynamic_notebook(toy, tmp_path, monkeypatch):
+    import json
+
+    from neutrino_ae.run.notebook import DynamicNotebook
+
+    # Collection is enabled where nvidia-smi lists a GPU and the neutrino CLI runs (stand-ins for both).
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "nvidia-smi").write_text('#!/bin/sh\necho "NVIDIA A100-SXM4-40GB, 8.0, 535.104.05"\n')
+    (bindir / "nvidia-smi").chmod(0o755)
+    fake = registry.REPO_ROOT / "tests" / "fake_neutrino"
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bindir), str(fake), os.environ["PATH"]]))
+    traces, out = tmp_path / "traces", tmp_path / "dyn"
+    nb = DynamicNotebook(sections="toy", output_dir=str(out), trace_root=str(traces))
+    assert nb.blocker is None
+    nb.section("toy")
+    nb.summary()
+    assert (traces / "toy" / "in.txt").read_text() == "2.25"
+    assert "toy" in bundle.read_manifest(traces)["sections"], "collection records the section in bundle.json"
+    assert nb.results["toy"].data["value"] == 2.25 and nb.results["toy"].data["bundle_kind"] == "dynamic"
+    summary = json.loads((out / "summary.json").read_text())
+    assert [(r["section"], r["key"], r["value"], r["bundle_kind"]) for r in summary["results"]] == [
+        ("toy", "double", 4.5, "dynamic")]
 
 
 def test_the_toy_section_is_in_the_summary_and_the_verdict_of_a_notebook_run(toy, tmp_path):

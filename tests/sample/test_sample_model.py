@@ -7,10 +7,10 @@ import heapq
 import numpy as np
 import pytest
 
-from neutrino_ae.sample.blocksched import BlockSchedParams, GapModel, simulate_memory_bound
+from block_sched.sample_model import BlockSchedParams, GapModel, simulate_memory_bound
 from neutrino_ae.sample.device import Device, blocks_per_sm
 from neutrino_ae.sample.dispatch import ClockModel, dispatch_fifo
-from neutrino_ae.sample.warps import WarpKernel, simulate
+from warp_sched.sample_model import WarpKernel, simulate
 
 
 def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> tuple[float, float]:

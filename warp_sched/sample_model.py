@@ -5,15 +5,16 @@ gamma(``block_mean_cycles``, ``block_cv``) and warp ``w`` runs ``base * (1 - imb
 ``u ~ U(0, 1)`` (warp 0 always runs the full ``base``: it does the block's epilogue).
 
 * EXCLUSIVE: a block owns its warp slots until its *last* warp ends; the next block in that block
-  slot starts one dispatch gap later (the block dispatcher of :mod:`dispatch`, slots from the
-  occupancy calculation).
+  slot starts one dispatch gap later (the shared block dispatcher of :mod:`neutrino_ae.sample.dispatch`,
+  slots from the occupancy calculation).
 * SHARED: an SM has ``max_warps_per_sm`` warp slots; a new block starts one gap after the moment
   ``warps`` of them are free, even while warps of older blocks still run, so warps of different
   blocks interleave and more blocks than block slots can be resident.
 
 Dispatch is in linear block order to the SM that can start the block first (ties: lowest SM), the
-first wave round-robin. Evaluated in batches exactly like :func:`dispatch.dispatch_fifo` (each SM at
-most once per batch; a batch stops where an earlier placement would change the choice).
+first wave round-robin. Evaluated in batches exactly like
+:func:`~neutrino_ae.sample.dispatch.dispatch_fifo` (each SM at most once per batch; a batch stops where
+an earlier placement would change the choice).
 """
 
 from __future__ import annotations

@@ -39,6 +39,8 @@ from neutrino_ae.formats.records import DMAT
 from neutrino_ae.sample.device import Device, blocks_per_sm
 from neutrino_ae.sample.dists import gamma
 
+from . import FIGURES
+
 TENSORS = ("q", "k", "v", "o", "lse")
 _Q, _K, _V, _O, _L = range(5)
 
@@ -259,17 +261,19 @@ FLASH_KERNEL = ("_ZN5flash15flash_fwd_kernelI23Flash_fwd_kernel_traitsILi64ELi12
                 "16Flash_fwd_paramsE")
 FMHA_KERNEL = "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
 
-KERNELS: dict[str, AttnKernel] = {
-    "fig1": AttnKernel("fig1", "_attn_fwd", "attn", 128, 64, 8, 128, 49152, "prefetch", stages=2,
-                       grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
-    "fig10a": AttnKernel("fig10a", "_attn_fwd", "attn", 64, 64, 4, 128, 40960, "prefetch", stages=2,
-                         grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
-    "fig10b": AttnKernel("fig10b", FLASH_KERNEL, "flash", 128, 128, 4, 255, 49152, "kv_split", stages=1,
-                         grid_order="m_b_h", lse_name="softmax_lse", mma_efficiency=0.7),
-    "fig10c": AttnKernel("fig10c", FMHA_KERNEL, "fmha", 64, 64, 4, 128, 40960, "serial", stages=1,
-                         grid_order="m_h_b", lse_name="logsumexp", mma_efficiency=0.5,
-                         exposed_latency_cycles=900.0),
-}
+# Each figure's kernel, in the order of FIGURES (Fig. 1, Fig. 10a, 10b, 10c); its -k keyword is the figure's.
+_KERNEL_SPECS: tuple[dict[str, Any], ...] = (
+    dict(name="_attn_fwd", block_m=128, block_n=64, warps=8, regs=128, smem=49152, schedule="prefetch", stages=2,
+         grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
+    dict(name="_attn_fwd", block_m=64, block_n=64, warps=4, regs=128, smem=40960, schedule="prefetch", stages=2,
+         grid_order="m_bh", lse_name="M", mma_efficiency=0.55),
+    dict(name=FLASH_KERNEL, block_m=128, block_n=128, warps=4, regs=255, smem=49152, schedule="kv_split", stages=1,
+         grid_order="m_b_h", lse_name="softmax_lse", mma_efficiency=0.7),
+    dict(name=FMHA_KERNEL, block_m=64, block_n=64, warps=4, regs=128, smem=40960, schedule="serial", stages=1,
+         grid_order="m_h_b", lse_name="logsumexp", mma_efficiency=0.5, exposed_latency_cycles=900.0),
+)
+KERNELS: dict[str, AttnKernel] = {fig: AttnKernel(fig=fig, keyword=FIGURES[fig].keyword, **spec)
+                                  for fig, spec in zip(FIGURES, _KERNEL_SPECS, strict=True)}
 
 
 @dataclass(frozen=True)
