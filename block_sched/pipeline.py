@@ -33,7 +33,8 @@ from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
 from neutrino_ae.formats.records import BLOCK_SCHED
-from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
+from neutrino_ae.report.results import SectionResult, bundle_relative, write_results
 from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.sched import intervals as accel
 
@@ -66,8 +67,6 @@ def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
     if not p.exists():
         raise InputError(p, "no such file or directory")
     if p.is_dir():
-        from neutrino_ae.formats.tracedir import TraceDir
-
         td = TraceDir(p)
         results = list(td.results())
         if not results:
@@ -211,9 +210,10 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
             {"label": t.label, "path": str(t.path), "line": t.line, "grid_size": t.records.grid_size,
              "block_size": t.records.block_size, "sms": len(t.per_sm), "mean_running_cycles": t.mean_running,
              "mean_scheduling_cycles": t.mean_scheduling, "mean_slot_reuse_cycles": t.mean_slot_reuse,
-             "ground_truth": g, "artifact_deviation": artifact_deviation(t)}
+             "ground_truth": g, "artifact_deviation": artifact_deviation(t), "trace_dir": trace_dir_of(t)}
             for t, g in zip(traces, truths, strict=True)
         ],
+        "trace_dirs": list(dict.fromkeys(trace_dir_of(t) for t in traces)),
         "summary": summary,
     }
     files.update(write_results(out, SECTION, data, input_path=traces[0].path,
@@ -225,28 +225,34 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
                 f"{g['scheduling_cycles_per_sm']:,.0f} cycles/SM" if g and "scheduling_cycles_per_sm" in g else "")
              for t, g in zip(traces, truths, strict=True) if t.mean_running]
     notes = [f"  {t.label}: {note}" for t in traces if (note := artifact_deviation(t))]
-    text = "\n".join([*lines, *extra, *notes, f"results: {files['json']}"])
+    read = "trace dirs read: " + ", ".join(f"{t.label} {trace_dir_of(t)}" for t in traces)
+    text = "\n".join([*lines, *extra, *notes, read, f"results: {files['json']}"])
     return SectionResult(SECTION, data, files, {"block_sched_compare": compare, "block_sched_per_sm": per_sm},
                          summary, text)
 
 
 def find_bundle_traces(root: str | os.PathLike[str]) -> list[Path]:
-    """In a bundle's ``block_sched/`` folder: the raw trace dir(s) first, then ``variants/<name>/<tracedir>``."""
+    """In a bundle's ``block_sched/`` folder: the newest raw trace dir, then the newest of each
+    ``variants/<name>/`` (newest by the time in the folder's name: neutrino_ae/formats/tracedir.py)."""
     base = Path(root)
     if (base / "block_sched").is_dir():
         base = base / "block_sched"
     if not base.is_dir():
         raise InputError(base, "no such block_sched folder")
-    raw = sorted(d for d in base.iterdir() if d.is_dir() and (d / "result").is_dir())
+    raw = find_trace_dirs(base)
+    if not raw:
+        raise InputError(base, "holds no block_sched trace directory (no <tracedir>/result/)")
     variants = []
     vdir = base / "variants"
     if vdir.is_dir():
-        for v in sorted(d for d in vdir.iterdir() if d.is_dir()):
-            dirs = [v] if (v / "result").is_dir() else sorted(d for d in v.iterdir() if (d / "result").is_dir())
-            variants.extend(dirs[-1:])  # newest trace dir of each variant
-    if not raw:
-        raise InputError(base, "holds no block_sched trace directory (no <tracedir>/result/)")
-    return [*raw, *variants]
+        for v in sorted(d for d in vdir.iterdir() if d.is_dir() and not d.name.startswith((".", "_"))):
+            variants.extend(find_trace_dirs(v)[-1:])  # v itself when it is a trace dir
+    return [raw[-1], *variants]
+
+
+def trace_dir_of(t: TraceSched) -> str:
+    """The trace directory a trace was read from (its ``.bin`` when loose), bundle-relative where possible."""
+    return bundle_relative(t.path.parent.parent if t.path.parent.name == "result" else t.path)
 
 
 def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:

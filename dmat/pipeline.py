@@ -23,8 +23,9 @@ address. Pages of no tensor are grouped as ``other``.
 Where the naming files are looked for:
   * trace directory or ``<tracedir>/result/*.bin``: that trace directory;
   * a bare ``<dir>/<fig>.dmat``: the newest trace directory under ``<dir>/raw/<fig>/`` (the sample
-    bundle's layout), else ``<dir>/<fig>/`` if it is a trace directory; otherwise every page is
-    drawn as ``unnamed``.
+    bundle's layout; newest by the time in its name, neutrino_ae/formats/tracedir.py), else
+    ``<dir>/<fig>/`` if it is a trace directory; otherwise every page is drawn as ``unnamed``.
+    The folder used is ``naming.trace_dir`` in the results and ends the figure's text line.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
 from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat, sparsify, write_dmat
 from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.records import DMAT
-from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
+from neutrino_ae.report.results import SectionResult, bundle_relative, write_results
 from neutrino_ae.report.style import save_figure_files
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -144,37 +146,9 @@ class DmatInput:
         return stats
 
 
-def _is_trace_dir(p: Path) -> bool:
-    return p.is_dir() and ((p / "result").is_dir() or (p / "event.log").is_file())
-
-
-def _newest_result(trace_dir: Path) -> Path:
-    try:
-        from neutrino_ae.formats.tracedir import TraceDir
-
-        results = [Path(r) for r in TraceDir(trace_dir).results()]
-    except ImportError:  # tracedir.py not available: same rule, seconds-since-start file names
-        results = sorted((trace_dir / "result").glob("*.bin"), key=_result_seconds)
-    if not results:
-        raise InputError(trace_dir, "trace directory has no result/*.bin trace")
-    return results[-1]
-
-
-def _result_seconds(p: Path) -> float:
-    try:
-        return float(p.stem)
-    except ValueError:
-        return float("inf")
-
-
 def _open_result(trace_dir: Path | None, result: Path) -> BinTrace:
     if trace_dir is not None and (trace_dir / "probe.toml").is_file():
-        try:
-            from neutrino_ae.formats.tracedir import TraceDir
-
-            return TraceDir(trace_dir).open_result(result)
-        except ImportError:
-            pass
+        return TraceDir(trace_dir).open_result(result)
     # Without probe.toml a v1 file of 1-thread blocks fits either level; the dmat probe saves per
     # thread (its datamodel is thread:16:count), as the artifact's dmat.cc reads every file.
     return open_trace(result, fallback=Level.THREAD)
@@ -200,15 +174,12 @@ def naming_for_dmat(path: Path) -> Naming:
     stem = path.stem
     raw = path.parent / "raw" / stem
     if raw.is_dir():
-        dirs = sorted(d for d in raw.iterdir() if _is_trace_dir(d))
-        if _is_trace_dir(raw):
-            dirs.append(raw)
+        dirs = find_trace_dirs(raw)  # raw itself when it is a trace dir, else its collections, oldest first
         if dirs:
-            td = dirs[-1]
-            res = sorted((td / "result").glob("*.bin"), key=_result_seconds) if (td / "result").is_dir() else []
-            return _naming_for_trace_dir(td, res[-1].name if res else None)
+            res = TraceDir(dirs[-1]).results()
+            return _naming_for_trace_dir(dirs[-1], res[-1].name if res else None)
     side = path.parent / stem
-    if _is_trace_dir(side):
+    if is_trace_dir(side):
         return _naming_for_trace_dir(side, None)
     return Naming()
 
@@ -249,15 +220,16 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
         raise InputError(p, "no such file or directory")
     name = figure_name(p)
     if p.is_dir():
-        if not _is_trace_dir(p):
-            raise InputError(p, "is a directory but not a trace directory (no result/ or event.log)")
-        result = _newest_result(p)
+        if not is_trace_dir(p):
+            raise InputError(p, "is a directory but not a trace directory "
+                                "(no result/, event.log, probe.toml or kernel/)")
+        result = TraceDir(p).newest_result()
         trace_dir = p
     elif p.suffix.lower() == ".dmat":
         return DmatInput(name, p, naming_for_dmat(p), dmat=DmatFile.scan(p))
     elif p.suffix.lower() == ".bin":
         result = p
-        trace_dir = p.parent.parent if p.parent.name == "result" and _is_trace_dir(p.parent.parent) else None
+        trace_dir = p.parent.parent if p.parent.name == "result" and is_trace_dir(p.parent.parent) else None
     else:
         raise InputError(p, "expected a dmat result .bin, a .dmat file or a trace directory")
     trace = _open_result(trace_dir, result)
@@ -402,7 +374,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     data = {
         "figure": inp.name, "paper_ref": ref, "input": str(path), "source": str(inp.source),
         "sparsified_dmat": str(inp.sparsified) if inp.sparsified else None,
-        "naming": {"trace_dir": str(inp.naming.trace_dir) if inp.naming.trace_dir else None,
+        "naming": {"trace_dir": bundle_relative(inp.naming.trace_dir) if inp.naming.trace_dir else None,
                    "event_log": str(inp.naming.event_log) if inp.naming.event_log else None,
                    "tensor_trace": str(inp.naming.tensor_trace) if inp.naming.tensor_trace else None},
         "tensor_ranges": [{"name": r.name, "start": hex(r.start), "nbytes": r.nbytes} for r in ranges],
@@ -436,6 +408,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
             + (f"; {plot.past_artifact_cutoff:,} accesses past clock {ARTIFACT_CLOCK_CUTOFF:,} kept "
                "(the artifact's plot drops them)" if plot.past_artifact_cutoff else "")
             + (f"; {inp.level_note}" if inp.level_note else "")
+            + (f"; names from trace dir {data['naming']['trace_dir']}" if inp.naming.trace_dir
+               else "; no naming trace dir (pages unnamed)")
             + f"\n{files[f'{inp.name}.png']}")
     result = SectionResult(SECTION, data, files, {f"dmat_{inp.name}_tensors": tensors}, summary, text)
     result.plot = plot  # type: ignore[attr-defined]  # the binned arrays, for tests and notebooks
@@ -452,7 +426,8 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
         raise InputError(base, f"holds none of {', '.join(f + '.dmat' for f in FIGURES)}")
     parts = [dmat_figure(p, out_dir) for p in inputs]
     files = {k: v for r in parts for k, v in r.files.items()}
-    data = {"section": SECTION, "paper_ref": "Fig. 1, Fig. 10a/b/c", "figures": [r.data for r in parts]}
+    data = {"section": SECTION, "paper_ref": "Fig. 1, Fig. 10a/b/c", "figures": [r.data for r in parts],
+            "trace_dirs": [d for r in parts if (d := r.data["naming"]["trace_dir"])]}
     summary = [row for r in parts for row in r.summary]
     data["summary"] = summary
     files.update(write_results(out_dir, SECTION, data, input_path=inputs[0]))

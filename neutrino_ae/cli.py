@@ -142,7 +142,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> int:
     """Exit status from verdict.json: 1 when a claim DIFFERS (unless --report-only) or when a
     dynamic run collected nothing (unless --allow-skip)."""
-    from neutrino_ae.report.claims import DIFFERS, VERDICT_NAME, counts_line, read_verdict, verdict_text
+    from neutrino_ae.report.claims import (
+        DIFFERS,
+        VERDICT_NAME,
+        counts_line,
+        read_verdict,
+        trace_dirs_lines,
+        verdict_text,
+    )
 
     found = read_verdict(output_dir)
     if found is None:
@@ -151,6 +158,9 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
     overall = doc.get("overall")
     # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED.
     print(f"\n{verdict_text(outcomes)}\n")
+    read = trace_dirs_lines(doc["trace_dirs"]) if isinstance(doc.get("trace_dirs"), dict) else []
+    if read:
+        print("trace dirs read:\n" + "".join(f"  {line}\n" for line in read))
     for o in outcomes:
         if o.status == DIFFERS:
             print(f"  DIFFERS {o.section}/{o.claim}: {o.text}: {o.reason}")

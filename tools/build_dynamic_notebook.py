@@ -79,8 +79,10 @@ INTERNALS_MD = md("""
     ## 7. Inside a trace directory
 
     Not a paper result: a tour of what Neutrino writes, taken from the **newest** trace directory
-    under `trace_root` (by modification time). `probe.toml` is the probe that ran (its `position`,
-    `datamodel`, `before`/`after` snippets and the `analyze_hook`); `event.log` is the hooked
+    under `trace_root` that holds a result file (newest by the time in the folder's name, the rule
+    every section uses to pick a collection: `neutrino_ae/formats/tracedir.py`). `probe.toml` is
+    the probe that ran (its `position`, `datamodel`, `before`/`after` snippets and the
+    `analyze_hook`); `event.log` is the hooked
     driver's log (process, command, memory operations, each launch with its grid, probe buffer,
     saved file and timings); each `kernel/<i>_<sha1>/` holds the probe engine's work on one kernel:
     `kernel.info` (name, parameter count, saving probes, analyze hook), `process.log` (including

@@ -40,7 +40,8 @@ from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
 from neutrino_ae.formats.records import WARP_SCHED
-from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
+from neutrino_ae.report.results import SectionResult, bundle_relative, write_results
 from neutrino_ae.report.style import FIXED_TITLES, PALETTE, mark_synthetic, save_figure_files, style_context
 from neutrino_ae.sched import intervals as accel
 
@@ -158,18 +159,21 @@ def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str
     p = Path(path)
     refuse_pickle(p, PICKLE_INSTEAD)
     if p.is_dir():
-        from neutrino_ae.formats.tracedir import TraceDir
-
         td = TraceDir(p)
-        results = list(td.results())
-        if not results:
-            raise InputError(p, "trace directory has no result/*.bin trace")
-        return records_from_trace(td.open_result(results[-1]), section, align)
+        return records_from_trace(td.open_result(td.newest_result()), section, align)
     if p.suffix.lower() in (".npz", ".csv"):
         return records_from_table(p, align)
     if not p.exists():
         raise InputError(p, "no such file or directory")
     return records_from_trace(open_trace(p), section, align)
+
+
+def _read_from(path: str | os.PathLike[str], rec: WarpRecords) -> dict[str, str | None]:
+    """What a figure's results say it read: the trace directory (None for a table or a loose ``.bin``) and
+    the file, bundle-relative where possible."""
+    p = Path(path)
+    tdir = p if p.is_dir() else p.parent.parent if p.suffix == ".bin" and p.parent.name == "result" else None
+    return {"trace_dir": bundle_relative(tdir) if tdir is not None else None, "read": bundle_relative(rec.path)}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -217,8 +221,9 @@ def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     wave = last_wave_tail(rec.smid, rec.lstart, rec.end)
     makespan = int(rec.end.max() - rec.lstart.min())
     resident = peak_resident_blocks(rec.smid, rec.block, rec.lstart, rec.end)
-    truth = _tail_truth(path) or {}
-    data = {"figure": stem, "paper_ref": f"{PAPER_REF}{stem[-1]}", "input": str(path), "sms": chosen,
+    truth = _tail_truth(path, rec.path) or {}
+    data = {"figure": stem, "paper_ref": f"{PAPER_REF}{stem[-1]}", "input": str(path), **_read_from(path, rec),
+            "sms": chosen,
             "n_warps": int(rec.lstart.size), "n_sms_in_trace": rec.n_sms, "makespan_cycles": makespan,
             "max_resident_blocks_per_sm": resident, "last_wave_tail_fraction": wave.fraction,
             "ground_truth": truth or None,
@@ -316,9 +321,10 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         mark_synthetic(fig, synthetic)
     files.update(save_figure_files(fig, out, "fig13d-sub"))
 
-    truth = _tail_truth(path)
+    truth = _tail_truth(path, rec.path)
     data = {
-        "figure": "fig13cd", "paper_ref": f"{PAPER_REF}c/d", "input": str(path), "n_warps": int(rec.lstart.size),
+        "figure": "fig13cd", "paper_ref": f"{PAPER_REF}c/d", "input": str(path), **_read_from(path, rec),
+        "n_warps": int(rec.lstart.size),
         "n_sms": n_sms, "threshold": threshold, "clock_align": align,
         "tail_rule": "tail starts at the end of the last interval with busy SMs >= threshold x SMs in the trace",
         "kernel_cycles": span, "tail_start_cycle": tail.tail_start, "tail_cycles": tail.tail_cycles,
@@ -352,20 +358,26 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     return SectionResult(SECTION, data, files, {"fig13cd_busy_sms": sweep}, summary, text)
 
 
-def _tail_truth(path: str | os.PathLike[str]) -> dict | None:
-    """The generator's truth for the run this input belongs to (``tail``/``exclusive``/``shared``)."""
+def _tail_truth(path: str | os.PathLike[str], read: Path) -> dict | None:
+    """The generator's truth for the run this input belongs to (``tail``/``exclusive``/``shared``): only for
+    the very file it generated (its ``trace``), not for another collection put beside it."""
     truth = bundle.ground_truth(path, SECTION)
     if not isinstance(truth, dict):
         return None
     parts = Path(path).resolve().parts
-    for key, folder in (("tail", "tail"), ("exclusive", "exclusive_sched"), ("shared", "shared_sched")):
-        if folder in parts and isinstance(truth.get(key), dict):
-            return truth[key]
+    for key, folder in INPUT_FOLDERS.items():
+        cand = truth.get(key)
+        if folder in parts and isinstance(cand, dict):
+            return cand if cand.get("trace") in (None, bundle_relative(read)) else None
     return None
 
 
 # --------------------------------------------------------------------------------------------------
 # Whole section
+
+
+#: The section's inputs and their folders in a bundle's ``warp_sched/``.
+INPUT_FOLDERS = {"exclusive": "exclusive_sched", "shared": "shared_sched", "tail": "tail"}
 
 
 def find_inputs(root: str | os.PathLike[str]) -> tuple[dict[str, Path], dict[str, str]]:
@@ -380,7 +392,7 @@ def find_inputs(root: str | os.PathLike[str]) -> tuple[dict[str, Path], dict[str
         base = base / "warp_sched"
     found: dict[str, Path] = {}
     skipped: dict[str, str] = {}
-    for key, name in (("exclusive", "exclusive_sched"), ("shared", "shared_sched"), ("tail", "tail")):
+    for key, name in INPUT_FOLDERS.items():
         d = base / name
         if not d.is_dir():
             if key != "tail":
@@ -389,14 +401,20 @@ def find_inputs(root: str | os.PathLike[str]) -> tuple[dict[str, Path], dict[str
             skipped["fig13cd"] = (f"{pickles[0]}: {PICKLE_MESSAGE}" if pickles
                                   else f"{d}: missing, no tail-effect trace for Fig. 13c/d")
             continue
-        if (d / "result").is_dir():
-            found[key] = d
-        else:
-            subs = sorted(x for x in d.iterdir() if (x / "result").is_dir())
-            if not subs:
-                raise InputError(d, "holds no trace directory (no result/ folder found)")
-            found[key] = subs[-1]
+        dirs = find_trace_dirs(d)  # d itself (the paper's layout), or the collections in it, oldest first
+        if not dirs:
+            raise InputError(d, "holds no trace directory (no result/ folder found)")
+        found[key] = dirs[-1]
     return found, skipped
+
+
+def _chosen_line(key: str, chosen: Path) -> str:
+    """``tail trace dir: warp_sched/tail/<name> (newest of 2 in warp_sched/tail, ...)``: which folder was read."""
+    folder = chosen.parent
+    among = len(find_trace_dirs(folder)) if folder.name == INPUT_FOLDERS[key] else 1
+    why = (f" (newest of {among} in {bundle_relative(folder)}, by the time in its name: "
+           "neutrino_ae/formats/tracedir.py)" if among > 1 else "")
+    return f"{key} trace dir: {bundle_relative(chosen)}{why}"
 
 
 def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
@@ -413,6 +431,7 @@ def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     parts = [a, b] if cd is None else [a, b, cd]
     files = {k: v for r in parts for k, v in r.files.items()}
     data = {"section": SECTION, "paper_ref": PAPER_REF, "inputs": {k: str(v) for k, v in inputs.items()},
+            "trace_dirs": [bundle_relative(v) for v in inputs.values()],
             "fig13a": a.data, "fig13b": b.data, "fig13cd": cd.data if cd else {"skipped": skipped["fig13cd"]},
             "skipped": skipped}
     ratio = b.data["makespan_cycles"] / a.data["makespan_cycles"] if a.data["makespan_cycles"] else None
@@ -424,6 +443,7 @@ def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     files.update(write_results(out_dir, SECTION, data, input_path=inputs["exclusive"]))
     lines = [a.text, b.text, f"shared/exclusive makespan: {ratio:.3f}" if ratio else ""]
     lines.append(cd.text if cd else f"Fig. 13c/d skipped: {skipped['fig13cd']}")
+    lines.extend(_chosen_line(k, v) for k, v in inputs.items())
     tables = {k: v for r in parts for k, v in r.tables.items()}
     return SectionResult(SECTION, data, files, tables, summary, "\n".join(lines))
 

@@ -12,9 +12,17 @@ Ordering rules (never ``os.listdir`` order):
   number are not Neutrino results and are **ignored** (e.g. ``notes.bin``), so one stray file does not
   make a whole trace unreadable; :meth:`TraceDir.ignored_results` lists them so nothing is hidden.
 * ``kernel/<idx>_<sha1>`` by the integer ``idx``; folders not of that shape are ignored.
-* trace directories by the time in their name: ``Apr24_231539_1860576`` (``%b%d_%H%M%S_<pid>``) or the
-  legacy ``Jan_23_06_27_37_268336`` (``%b_%d_%H_%M_%S_<pid>``). Names carry no year, so the order is
-  month/day/time then pid; other names sort after those, by modification time.
+* trace directories by the time in their name (:func:`name_time_key`), the one rule every section
+  uses to pick "the newest collection" (:func:`find_trace_dirs`, :func:`newest_trace_dir`). The hook
+  driver names a folder ``%b%d_%H%M%S_<pid>`` (``Apr24_231539_1860576``); the artifact's older builds
+  wrote ``%b_%d_%H_%M_%S_<pid>`` (``Jan_23_06_27_37_268336``). Names are compared as
+  (month, day, hour, minute, second, pid), never as strings (``Aug05_...`` is newer than ``Jan05_...``).
+  Names carry no year: within one year the order is right, but a collection spanning New Year
+  (``Dec31_235959_1`` then ``Jan01_000003_2``) cannot be ordered by name and comes out with December
+  newest. A name that does not parse (a folder renamed or copied by hand, ``custom``, ``trace``) sorts
+  **after** every parsed name -- it cannot be compared with them (no year; a copy's mtime is the copy's) and
+  a folder someone named is taken as the one meant -- and such names among themselves by modification
+  time, then name. Modification time is used for nothing else. Callers print the folder they chose.
 """
 
 from __future__ import annotations
@@ -52,7 +60,12 @@ class KernelDir:
 
 
 def name_time_key(name: str) -> tuple[int, int, int, int, int, int] | None:
-    """(month, day, hour, minute, second, pid) from a trace folder name, or None if it has no time."""
+    """(month, day, hour, minute, second, pid) from a trace folder name, or None if it has no time.
+
+    Both of Neutrino's forms: ``Apr24_231539_1860576`` (``%b%d_%H%M%S_<pid>``) and the artifact's
+    ``Jan_23_06_27_37_268336`` (``%b_%d_%H_%M_%S_<pid>``); month names in any case. No year: see the
+    module docstring for what that means at New Year.
+    """
     m = _NAME_NEW.fullmatch(name) or _NAME_OLD.fullmatch(name)
     if not m or m.group(1).lower() not in _MONTHS:
         return None
@@ -100,6 +113,13 @@ class TraceDir:
     def results(self) -> list[Path]:
         """``result/*.bin`` in launch-time order (numeric file name)."""
         return [f for _, f in self._result_files()[0]]
+
+    def newest_result(self) -> Path:
+        """The last ``result/*.bin`` in launch order (the one a section reads from a trace directory)."""
+        files = self.results()
+        if not files:
+            raise InputError(self.path, "trace directory has no result/*.bin trace")
+        return files[-1]
 
     def ignored_results(self) -> list[Path]:
         """``result/*.bin`` files skipped because their name is not a time."""
@@ -172,35 +192,46 @@ def is_trace_dir(path: str | os.PathLike[str]) -> bool:
     return p.is_dir() and any((p / n).exists() for n in ("event.log", "probe.toml", "result", "kernel"))
 
 
-def _dir_sort_key(p: Path) -> tuple:
-    key = name_time_key(p.name)
+def trace_dir_order_key(path: Path) -> tuple:
+    """Sort key of a trace folder, oldest first (the rule in the module docstring): a parsed name by its
+    time and pid; an unparsed one after every parsed one, by modification time then name."""
+    key = name_time_key(path.name)
     if key is not None:
-        return (0, key, p.name)
-    return (1, (p.stat().st_mtime,), p.name)
+        return (0, key, path.name)
+    return (1, (path.stat().st_mtime_ns,), path.name)
 
 
-def find_trace_dirs(root: str | os.PathLike[str]) -> list[Path]:
-    """Trace directories directly under ``root`` (or ``root`` itself), oldest first."""
+def _walk_trace_dirs(root: Path) -> list[Path]:
+    """Every trace directory under ``root`` (not descending into one; hidden and ``_`` folders skipped)."""
+    found = []
+    for dirpath, dirnames, _files in os.walk(root):
+        here = Path(dirpath)
+        if here != root and is_trace_dir(here):
+            found.append(here)
+            dirnames[:] = []
+            continue
+        dirnames[:] = [d for d in dirnames if not d.startswith((".", "_"))]
+    return found
+
+
+def find_trace_dirs(root: str | os.PathLike[str], recursive: bool = False) -> list[Path]:
+    """Trace directories directly under ``root`` (or ``root`` itself when it is one), oldest first by
+    :func:`trace_dir_order_key`; with ``recursive``, every trace directory anywhere under ``root``."""
     r = Path(root)
     if not r.is_dir():
         raise InputError(r, "no such directory" if not r.exists() else "is not a directory")
     if is_trace_dir(r) and ((r / "event.log").exists() or (r / "result").is_dir()):
         return [r]
-    return sorted((d for d in r.iterdir() if is_trace_dir(d)), key=_dir_sort_key)
+    found = _walk_trace_dirs(r) if recursive else [d for d in r.iterdir() if is_trace_dir(d)]
+    return sorted(found, key=trace_dir_order_key)
 
 
-def newest_trace_dir(root: str | os.PathLike[str]) -> Path:
-    dirs = find_trace_dirs(root)
+def newest_trace_dir(root: str | os.PathLike[str], recursive: bool = False) -> Path:
+    """The newest of :func:`find_trace_dirs` (``root`` itself when it is a trace directory)."""
+    dirs = find_trace_dirs(root, recursive)
     if not dirs:
         raise InputError(root, "holds no Neutrino trace directory")
     return dirs[-1]
-
-
-def latest_trace_dir(root: str | os.PathLike[str]) -> Path | None:
-    """The most recently written trace directory anywhere under ``root`` (by its event.log's mtime)."""
-    r = Path(root)
-    cands = [p.parent for p in r.rglob("event.log")] if r.is_dir() else []
-    return max(cands, key=lambda p: (p / "event.log").stat().st_mtime_ns, default=None)
 
 
 #: The hook driver announces its folder on stderr: ``[info] trace in <path>`` (common.h).

@@ -171,6 +171,12 @@ def verdict_text(outcomes: Iterable[Outcome], width: int = 60) -> str:
     return "\n".join(out)
 
 
+def trace_dirs_lines(trace_dirs: Mapping[str, Iterable[str]]) -> list[str]:
+    """``<section>: <dir>, <dir>`` per section: the trace directories its numbers came from (``verdict.json``
+    ``trace_dirs``; where a folder holds several collections, the newest by the time in its name)."""
+    return [f"{section}: {', '.join(map(str, dirs))}" for section, dirs in trace_dirs.items() if dirs]
+
+
 def failed(outcomes: Iterable[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if o.status == DIFFERS]
 

@@ -38,6 +38,19 @@ def provenance(input_path: str | os.PathLike[str]) -> dict[str, Any]:
     return prov
 
 
+def bundle_relative(path: str | os.PathLike[str]) -> str:
+    """How results name an input folder or file: relative to its bundle's root (``warp_sched/tail/Jan_23_...``),
+    or the path as given when it is in no bundle."""
+    p = Path(path)
+    root = find_bundle_root(p)
+    if root is not None:
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return str(p)
+
+
 #: Rows of a table shown in its Markdown copy (the CSV always has them all): a per-warp or per-step
 #: table of a large trace has millions of rows, which no one reads as Markdown.
 MARKDOWN_MAX_ROWS = 200

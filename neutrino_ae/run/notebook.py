@@ -216,9 +216,16 @@ def _prepare_output(output_dir: Path) -> None:
         (output_dir / name).unlink(missing_ok=True)
 
 
+def trace_dirs_read(results: dict[str, SectionResult]) -> dict[str, list[str]]:
+    """Per section, the trace directories its results say it read (``data["trace_dirs"]``)."""
+    return {name: [str(d) for d in dirs] for name, res in results.items() if (dirs := res.data.get("trace_dirs"))}
+
+
 def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selected: list[str],
-                  skipped: dict[str, str], nothing_collected: bool = False) -> dict[str, Any]:
-    """Judge every selected section's claims on ``rows``; write ``verdict.json``; show the table."""
+                  skipped: dict[str, str], nothing_collected: bool = False,
+                  trace_dirs: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Judge every selected section's claims on ``rows``; write ``verdict.json`` (with the trace directories
+    each section read, ``trace_dirs``); show the table."""
     claims_by_section = {s.name: s.claims for s in registry.sections() if s.name in selected}
     outcomes = verdict(claims_by_section, rows, skipped)
     counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, DIFFERS, SKIPPED)}
@@ -234,10 +241,13 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
                        "not the paper's measurements",
              "paper": "the paper's traces", "dynamic": "traces collected on this machine's GPU"}.get(
         kind, "traces of unknown provenance")
+    read = {s: list(d) for s, d in (trace_dirs or {}).items() if s in selected and d}
     doc = {"overall": overall, "bundle_kind": kind, "scope": scope, "counts": counts,
-           "claims": [o.to_dict() for o in outcomes]}
+           "trace_dirs": read, "claims": [o.to_dict() for o in outcomes]}
     write_json(out_root / VERDICT_NAME, doc)
-    _markdown(f"### Verdict: {overall}\n\n{scope}. {counts_line(counts)}.\n\n{verdict_table(outcomes)}\n")
+    dirs = "".join(f"\n* {s}: " + ", ".join(f"`{d}`" for d in ds) for s, ds in read.items())
+    dirs = f"\n\nTrace directories read (newest collection by the time in its name):{dirs}" if dirs else ""
+    _markdown(f"### Verdict: {overall}\n\n{scope}. {counts_line(counts)}.{dirs}\n\n{verdict_table(outcomes)}\n")
     return doc
 
 
@@ -372,7 +382,8 @@ class StaticNotebook:
         _markdown(f"{len(rows)} numbers from {len(self.results)} section(s), bundle kind {self.kind}{note}: "
                   f"[summary.md]({_rel(summary_md)}) · [summary.json]({_rel(summary_json)})" + failed)
         skipped = {n: f"section failed: {m}" for n, m in self.failed.items()}
-        write_verdict(self.out_root, rows, self.kind, self.selected, skipped)
+        write_verdict(self.out_root, rows, self.kind, self.selected, skipped,
+                      trace_dirs=trace_dirs_read(self.results))
         if self.failed:
             problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")
@@ -469,26 +480,34 @@ class DynamicNotebook:
 
     def internals(self) -> None:
         """A tour of the newest trace directory under ``trace_root``: what Neutrino writes."""
-        from neutrino_ae.formats.tracedir import TraceDir, latest_trace_dir
+        from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
 
         def head(path: Path, n: int = 40) -> str:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
             return "\n".join(lines[:n] + ([f"... ({len(lines) - n} more lines)"] if len(lines) > n else []))
 
-        newest = latest_trace_dir(self.trace_root)
-        if newest is None:
+        # The one rule (formats/tracedir.py: the time in the folder's name); a folder holding a result is
+        # preferred, Table 2's --benchmark runs write none.
+        dirs = find_trace_dirs(self.trace_root, recursive=True) if self.trace_root.is_dir() else []
+        with_results = [d for d in dirs if TraceDir(d).results()]
+        if not dirs:
             print(f"internals: skipped: no trace directory under {self.trace_root} yet")
             return
-        print(f"newest trace directory: {newest}\n")
+        newest = (with_results or dirs)[-1]
+        print(f"newest trace directory: {newest}{'' if with_results else ' (none here holds a result file)'}\n")
         for path in sorted(newest.rglob("*")):
             rel = path.relative_to(newest)
             print("  " * (len(rel.parts) - 1) + rel.name + ("/" if path.is_dir() else f"  ({path.stat().st_size} B)"))
         for name in ("probe.toml", "event.log"):
             if (newest / name).is_file():
                 print(f"\n--- {name}\n" + head(newest / name))
-        kdirs = sorted((newest / "kernel").glob("*/"), key=lambda p: p.stat().st_mtime_ns)
+        try:
+            kdirs = TraceDir(newest).kernels()  # by the index in kernel/<idx>_<sha1>
+        except NeutrinoAEError as exc:
+            print(f"\n(kernel/ not shown: {exc})")
+            kdirs = []
         if kdirs:
-            kdir = kdirs[-1]
+            kdir = kdirs[-1].path
             for name in ("kernel.info", "process.log"):
                 if (kdir / name).is_file():
                     print(f"\n--- kernel/{kdir.name}/{name}\n" + head(kdir / name))
@@ -513,5 +532,6 @@ class DynamicNotebook:
         for p in self.problems:
             print(f"problem: {p}")
         skipped = {n: "no traces collected or analysed" for n in self.selected if n not in self.results}
-        write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results)
+        write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results,
+                      trace_dirs=trace_dirs_read(self.results))
         self.summary_path = path

@@ -14,7 +14,13 @@ from neutrino_ae.formats.eventlog import EventLogWriter
 from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
 from neutrino_ae.formats.probe import write_probe_toml
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
-from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, newest_trace_dir, trace_dir_from_stderr
+from neutrino_ae.formats.tracedir import (
+    TraceDir,
+    find_trace_dirs,
+    name_time_key,
+    newest_trace_dir,
+    trace_dir_from_stderr,
+)
 
 HEADER = TraceHeader((4, 1, 1), (64, 1, 1))
 
@@ -113,6 +119,72 @@ def test_unnamed_dirs_fall_back_to_mtime(tmp_path: Path) -> None:
         _make(tmp_path, n, stems=("1.0",))
         os.utime(tmp_path / n, (t, t))
     assert [p.name for p in find_trace_dirs(tmp_path)] == ["c", "a", "b"]
+
+
+def test_name_time_key_reads_both_of_neutrinos_forms() -> None:
+    assert name_time_key("Apr24_231539_1860576") == (4, 24, 23, 15, 39, 1860576)  # hook driver: %b%d_%H%M%S_<pid>
+    assert name_time_key("Jan_23_06_27_37_268336") == (1, 23, 6, 27, 37, 268336)  # artifact: %b_%d_%H_%M_%S_<pid>
+    assert name_time_key("aug05_000000_7") == (8, 5, 0, 0, 0, 7)  # month names in any case
+
+
+@pytest.mark.parametrize("name", ["custom", "trace", "Foo24_231539_1", "Apr32_231539_1", "Apr24_251539_1",
+                                  "Apr24_236039_1", "Apr24_231539", "Apr24_231539_x", "Jan_23_06_27_37",
+                                  "Apr24_231539_1860576.bak", "2024-04-24_231539_1", ""])
+def test_names_without_a_time_are_none(name: str) -> None:
+    assert name_time_key(name) is None
+
+
+def test_names_compare_by_time_not_as_strings() -> None:
+    # The case: as strings "Aug" < "Jan"; by time August is newer. Same for both forms.
+    assert name_time_key("Aug_23_08_14_52_273310") > name_time_key("Jan_23_08_14_52_273310")
+    assert name_time_key("Aug05_000000_1") > name_time_key("Jan05_000000_1")
+    assert name_time_key("Jan24_000000_1") > name_time_key("Jan_23_23_59_59_9")  # the forms mix
+    assert name_time_key("Apr24_091500_10") > name_time_key("Apr24_091500_9")  # same second: pid, numerically
+
+
+def test_newest_by_name_time_whatever_the_mtimes(tmp_path: Path) -> None:
+    names = ["Aug_23_08_14_52_273310", "Jan_23_08_14_52_273310", "Apr24_091500_9", "Apr24_091500_10"]
+    for i, n in enumerate(names):
+        _make(tmp_path, n, stems=("1.0",))
+        os.utime(tmp_path / n, (2_000_000 + i, 2_000_000 + i))  # the Aug folder looks oldest on disk
+    assert [p.name for p in find_trace_dirs(tmp_path)] == [
+        "Jan_23_08_14_52_273310", "Apr24_091500_9", "Apr24_091500_10", "Aug_23_08_14_52_273310"]
+    assert newest_trace_dir(tmp_path).name == "Aug_23_08_14_52_273310"
+
+
+def test_no_year_in_names_december_is_newest(tmp_path: Path) -> None:
+    # A collection spanning New Year cannot be ordered by name (documented): December sorts last.
+    for n, t in (("Dec31_235959_1", 100), ("Jan01_000003_2", 200)):
+        _make(tmp_path, n, stems=("1.0",))
+        os.utime(tmp_path / n, (t, t))
+    assert newest_trace_dir(tmp_path).name == "Dec31_235959_1"
+
+
+def test_mtime_only_orders_unparsed_names_which_come_after_parsed_ones(tmp_path: Path) -> None:
+    for n, t in (("Aug_23_08_14_52_1", 900), ("zz_old", 100), ("aa_new", 500), ("Jan_23_08_14_52_1", 50)):
+        _make(tmp_path, n, stems=("1.0",))
+        os.utime(tmp_path / n, (t, t))
+    # parsed names by time (their mtimes ignored), then unparsed ones by mtime (not by name)
+    assert [p.name for p in find_trace_dirs(tmp_path)] == [
+        "Jan_23_08_14_52_1", "Aug_23_08_14_52_1", "zz_old", "aa_new"]
+    for n in ("zz_old", "aa_new"):
+        os.utime(tmp_path / n, (300, 300))  # same mtime: name decides
+    assert [p.name for p in find_trace_dirs(tmp_path)][2:] == ["aa_new", "zz_old"]
+
+
+def test_recursive_search_and_newest_result(tmp_path: Path) -> None:
+    a = _make(tmp_path / "block_sched", "Jan_23_06_27_37_268336", stems=("0.5", "10.25", "2.0"))
+    b = _make(tmp_path / "warp_sched" / "tail", "Mar01_000000_1", stems=())
+    (tmp_path / ".hidden").mkdir()
+    _make(tmp_path / ".hidden", "Dec01_000000_1")
+    (b / "kernel" / "x").mkdir()  # a trace dir's own folders are not searched
+    assert find_trace_dirs(tmp_path, recursive=True) == [a, b]
+    assert newest_trace_dir(tmp_path, recursive=True) == b
+    assert find_trace_dirs(tmp_path) == []  # not recursive: only direct children
+    assert TraceDir(a).newest_result().name == "10.25.bin"  # numerically, not "2.0.bin" as a string
+    with pytest.raises(InputError, match="trace directory has no result/\\*.bin trace") as info:
+        TraceDir(b).newest_result()
+    assert str(info.value).startswith(str(b))
 
 
 def test_trace_dir_from_stderr() -> None:

@@ -188,6 +188,12 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
     assert all(c["status"] == "PASS" for c in verdict["claims"]), [c for c in verdict["claims"]
                                                                   if c["status"] != "PASS"]
     assert verdict["overall"] == "PASS" and "checks the pipeline" in verdict["scope"]
+    # ... and it names the trace directories the sections read (issue 23: the newest collection of a folder).
+    dirs = verdict["trace_dirs"]
+    assert dirs["warp_sched"][-1].startswith("warp_sched/tail/") and len(dirs["warp_sched"]) == 3
+    assert dirs["block_sched"][0] == "block_sched/Jan_23_06_27_37_268336"
+    assert len(dirs["dmat"]) == 4 and all(d.startswith("dmat/raw/fig") for d in dirs["dmat"])
+    assert any("Trace directories read" in str(o.get("data", {})) for c in nb.cells for o in c.get("outputs", []))
     assert "Verdict: PASS" in _text_outputs(executed) or any(
         "Verdict: PASS" in str(o.get("data", {})) for c in nb.cells for o in c.get("outputs", []))
 
