@@ -48,6 +48,7 @@ from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
 from neutrino_ae.report.results import SectionResult, bundle_relative, write_results
 from neutrino_ae.report.style import save_figure_files
 
+from . import FIGURES
 from .analysis import (  # noqa: F401  (re-exported for callers)
     ARTIFACT_CLOCK_CUTOFF,
     DEFAULT_XBINS,
@@ -65,8 +66,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
 from .figures import FAMILIES, QUANTILES, _draw, _levels, render_rgba  # noqa: F401  (re-exported for callers)
 
 SECTION = "dmat"
-FIGURES = ("fig1", "fig10a", "fig10b", "fig10c")
-PAPER_REFS = {"fig1": "Fig. 1", "fig10a": "Fig. 10a", "fig10b": "Fig. 10b", "fig10c": "Fig. 10c"}
+PAPER_REFS = {key: fig.paper_ref for key, fig in FIGURES.items()}
 
 
 # --------------------------------------------------------------------------------------------------

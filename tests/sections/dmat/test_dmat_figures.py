@@ -22,9 +22,7 @@ def test_everything_in_the_folder_follows_dmat_figures():
         assert sample_model.KERNELS[key].fig == key and sample_model.KERNELS[key].keyword == fig.keyword
         # The workload the collector runs says how it is collected, with the same -k keyword.
         assert f"neutrino -p dmat -k {fig.keyword} python dmat/{key}.py" in (REPO / "dmat" / f"{key}.py").read_text()
-    # pipeline.py still has its own copy (FIGURES, PAPER_REFS): it must agree until it uses dmat.FIGURES.
-    assert tuple(pipeline.FIGURES) == keys
-    assert dict(pipeline.PAPER_REFS) == {k: f.paper_ref for k, f in FIGURES.items()}
+    assert pipeline.FIGURES is FIGURES
 
 
 def test_no_other_source_file_spells_the_figure_list():
@@ -32,5 +30,4 @@ def test_no_other_source_file_spells_the_figure_list():
     tops = [d for d in REPO.iterdir() if d.is_dir() and not d.name.startswith((".", "_")) and d.name != "tests"]
     sources = [*REPO.glob("*.py"), *(p for d in tops for p in d.rglob("*.py"))]
     spelled = sorted(p.relative_to(REPO).as_posix() for p in sources if quoted.search(p.read_text()))
-    # dmat/pipeline.py keeps FIGURES / PAPER_REFS of its own for now (checked equal above).
-    assert set(spelled) <= {"dmat/__init__.py", "dmat/pipeline.py"}, spelled
+    assert set(spelled) <= {"dmat/__init__.py"}, spelled
