@@ -36,6 +36,7 @@ from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.inputs import MiB, read_text_input
+from neutrino_ae.formats.tracedir import trace_dir_order_key
 from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult, write_results
 
@@ -143,7 +144,7 @@ def measure_entry(model: str, probe: str, probe_dir: str | Path) -> Entry:
                 entry.workload_max, entry.workload_source = value, str(stdout)
         else:
             entry.problems.append(f"{stdout}: missing, workload memory of this sub-module unknown")
-        tdirs = _subdirs(sub)
+        tdirs = sorted(_subdirs(sub), key=trace_dir_order_key)  # collection order (formats.tracedir)
         if not tdirs:
             entry.problems.append(f"{sub}: no trace folder, probe memory of this sub-module unknown")
         for tdir in tdirs:

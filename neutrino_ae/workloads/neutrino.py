@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.formats.tracedir import TRACE_LINE_MARK, trace_dirs_from_stderr
+from neutrino_ae.formats.tracedir import TRACE_LINE_MARK, trace_dir_order_key, trace_dirs_from_stderr
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT_S = 3600.0
@@ -42,8 +42,8 @@ class CollectResult:
 
     @property
     def trace_dir(self) -> Path:
-        """The newest trace folder of the run (by modification time, not listing order)."""
-        return max(self.trace_dirs, key=lambda p: p.stat().st_mtime_ns)
+        """The newest trace folder of the run (formats.tracedir's rule: the time in its name)."""
+        return max(self.trace_dirs, key=trace_dir_order_key)
 
 
 def tail(text: str, n: int = 3) -> str:

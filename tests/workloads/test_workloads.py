@@ -81,3 +81,17 @@ def test_cutlass_keys_are_distinct():
 
     assert {"gemm", "gemm-streamk", "conv"} <= set(CUTLASS_OPS)
     assert CUTLASS_OPS["gemm"][0] == "gemm" and CUTLASS_OPS["gemm-streamk"][0] == "gemm-streamk"
+
+
+def test_a_collections_newest_trace_dir_is_by_the_time_in_its_name_not_mtime(tmp_path):
+    """The dynamic collectors take ``CollectResult.trace_dir``: the one trace-dir rule, not the newest mtime."""
+    import os
+
+    from neutrino_ae.workloads.neutrino import CollectResult
+
+    aug, jan = tmp_path / "Aug05_101500_77", tmp_path / "Jan05_101500_76"
+    for d in (aug, jan):
+        (d / "result").mkdir(parents=True)
+    os.utime(aug, (1_000_000, 1_000_000))  # August written first, January touched last
+    res = CollectResult(["neutrino"], 0, tmp_path / "out", tmp_path / "err", [aug, jan])
+    assert res.trace_dir == aug
