@@ -16,7 +16,7 @@ import numpy as np
 
 from neutrino_ae.formats.bintrace import Level, SectionSpec, TraceHeader, TraceWriter, open_trace
 from neutrino_ae.formats.dmat import page_of, sparsify, write_dmat
-from neutrino_ae.formats.eventlog import EventLogWriter
+from neutrino_ae.formats.eventlog_write import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
 from neutrino_ae.sample.device import Device, blocks_per_sm

@@ -13,8 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neutrino_ae.errors import InputError
-from neutrino_ae.formats import eventlog
-from neutrino_ae.formats.eventlog import LAUNCH_COLUMNS, EventLogWriter, parse_bytes, parse_event_log, parse_text
+from neutrino_ae.formats import eventlog_kinds as kinds
+from neutrino_ae.formats import eventlog_scan as scan
+from neutrino_ae.formats import eventlog_tags as tags
+from neutrino_ae.formats.eventlog import LAUNCH_COLUMNS, parse_bytes, parse_event_log, parse_text
+from neutrino_ae.formats.eventlog_write import EventLogWriter
 
 
 def _sample_writer() -> EventLogWriter:
@@ -217,20 +220,20 @@ _REAL_LOG = "".join(line + "\n" for line in [
 ])
 
 
-def _fast_kinds(log: eventlog._Log) -> list:
-    return [(eventlog._param_lines(log), eventlog._fast_params)] + [
+def _fast_kinds(log: scan.LogLines) -> list:
+    return [(kinds.param_lines(log), kinds.fast_params)] + [
         (log.with_prefix(prefix), fast) for prefix, fast in [
-            (eventlog._P_GRID, eventlog._fast_grid), (eventlog._P_PROBE_MEM, eventlog._fast_probe_mem),
-            (eventlog._P_SAVE, eventlog._fast_save), (eventlog._P_TIMING, eventlog._fast_timing),
-            (eventlog._P_BENCH, eventlog._fast_bench)]]
+            (tags.P_GRID, kinds.fast_grid), (tags.P_PROBE_MEM, kinds.fast_probe_mem),
+            (tags.P_SAVE, kinds.fast_save), (tags.P_TIMING, kinds.fast_timing),
+            (tags.P_BENCH, kinds.fast_bench)]]
 
 
 def _assert_fast_path_taken(data: bytes, min_lines: int = 1) -> None:
     """Every kind's vectorised parse accepts all its lines (no fallback to the regexes)."""
-    log = eventlog._Log(eventlog._buffer(data), len(eventlog._FRONT) + len(data))
+    log = scan.LogLines(scan.padded_buffer(data), len(scan.FRONT) + len(data))
     for lines, fast in _fast_kinds(log):
         assert lines.size >= min_lines, fast.__name__
-        assert eventlog._in_blocks(log, lines, fast) is not None, fast.__name__
+        assert scan.in_blocks(log, lines, fast) is not None, fast.__name__
 
 
 def test_real_neutrino_lines() -> None:
@@ -401,7 +404,7 @@ def test_vectorised_equals_regex_on_generated_logs(seed: int) -> None:
         return
     _frames_equal(parse_bytes(data), slow)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(eventlog, "_BLOCK_LINES", 3)  # kinds spread over many blocks
+        mp.setattr(scan, "BLOCK_LINES", 3)  # kinds spread over many blocks
         _frames_equal(parse_bytes(data), slow)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import Level, TraceHeader, write_trace
-from neutrino_ae.formats.eventlog import EventLogWriter
+from neutrino_ae.formats.eventlog_write import EventLogWriter
 from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
 from neutrino_ae.formats.probe import write_probe_toml
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace

@@ -12,7 +12,7 @@ from dmat import pipeline as dm
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace, write_trace
 from neutrino_ae.formats.dmat import read_dmat, write_dmat
-from neutrino_ae.formats.eventlog import EventLogWriter
+from neutrino_ae.formats.eventlog_write import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import write_tensor_trace
 from neutrino_ae.report.script import run_main
