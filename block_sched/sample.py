@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from neutrino_ae.formats.bintrace import Level, TraceHeader, write_trace
+from neutrino_ae.formats.bintrace import TraceHeader
+from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.level import Level
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
 from neutrino_ae.sample.generate import SampleContext

@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from neutrino_ae.formats.bintrace import Level, SectionSpec, TraceHeader, TraceWriter, open_trace
+from neutrino_ae.formats.bintrace import TraceHeader, open_trace
+from neutrino_ae.formats.bintrace_write import SectionSpec, TraceWriter
 from neutrino_ae.formats.dmat import page_of, sparsify, write_dmat
 from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
 from neutrino_ae.sample.device import Device, blocks_per_sm

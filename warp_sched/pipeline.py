@@ -38,7 +38,8 @@ import pandas as pd
 
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, refuse_pickle
-from neutrino_ae.formats.bintrace import BinTrace, Level, open_trace
+from neutrino_ae.formats.bintrace import BinTrace, open_trace
+from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
 from neutrino_ae.report.results import SectionResult, bundle_relative, write_results

@@ -29,7 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from neutrino_ae.formats.bintrace import Level, SectionSpec, TraceHeader, TraceWriter
+from neutrino_ae.formats.bintrace import TraceHeader
+from neutrino_ae.formats.bintrace_write import SectionSpec, TraceWriter
+from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 
 MB = 1_000_000

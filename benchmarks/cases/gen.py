@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from neutrino_ae.formats.bintrace import Level, SectionSpec, TraceHeader, TraceWriter
+from neutrino_ae.formats.bintrace import TraceHeader
+from neutrino_ae.formats.bintrace_write import SectionSpec, TraceWriter
+from neutrino_ae.formats.level import Level
 
 # The generators' heavy imports (the sample model, the event.log writer and with it pandas) are made
 # inside the functions: every measuring child imports this module, and the raw-read child needs numpy

@@ -33,10 +33,10 @@ from pathlib import Path
 
 from neutrino_ae.atomic import write_text
 from neutrino_ae.errors import TraceFormatError
-from neutrino_ae.formats.bintrace import Level
 from neutrino_ae.formats.inputs import MiB, read_text_input
+from neutrino_ae.formats.level import Level
 
-# kernel.info encodes the level as 0/1; bintrace.Level is valued by threads per unit.
+# kernel.info encodes the level as 0/1; Level is valued by threads per unit.
 _TYPE_TO_LEVEL = {0: Level.THREAD, 1: Level.WARP}
 _LEVEL_TO_TYPE = {Level.THREAD: 0, Level.WARP: 1}
 MAX_PROBES = 256  # same sanity limit as a trace header's numProbes

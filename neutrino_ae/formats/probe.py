@@ -42,8 +42,8 @@ from typing import Any
 
 from neutrino_ae.atomic import write_text
 from neutrino_ae.errors import TraceFormatError
-from neutrino_ae.formats.bintrace import Level
 from neutrino_ae.formats.inputs import MiB, check_input
+from neutrino_ae.formats.level import Level
 
 _DATAMODEL_RE = re.compile(r"\s*(thread|warp)\s*:\s*(\d+)\s*(?::\s*(count)\s*)?", re.IGNORECASE)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from neutrino_ae.formats.bintrace import Level
+from neutrino_ae.formats.level import Level
 
 
 @dataclass(frozen=True)

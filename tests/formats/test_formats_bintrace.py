@@ -15,14 +15,9 @@ from hypothesis import strategies as st
 
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats import records
-from neutrino_ae.formats.bintrace import (
-    Level,
-    SectionSpec,
-    TraceHeader,
-    TraceWriter,
-    open_trace,
-    write_trace,
-)
+from neutrino_ae.formats.bintrace import TraceHeader, open_trace
+from neutrino_ae.formats.bintrace_write import SectionSpec, TraceWriter, write_trace
+from neutrino_ae.formats.level import Level
 
 
 def _units(block: tuple[int, int, int], level: str) -> int:

@@ -9,7 +9,6 @@ import pytest
 
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats import kernelinfo
-from neutrino_ae.formats.bintrace import Level
 from neutrino_ae.formats.kernelinfo import (
     COUNT_SIZED,
     KernelInfo,
@@ -19,6 +18,7 @@ from neutrino_ae.formats.kernelinfo import (
     read_register_usage,
     write_kernel_info,
 )
+from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.probe import Datamodel, parse_datamodel, read_probe_toml, write_probe_toml
 from neutrino_ae.formats.tensortrace import TensorEvent, read_tensor_trace, write_tensor_trace
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.formats.bintrace import Level
 from neutrino_ae.formats.kernelinfo import COUNT_SIZED, read_kernel_info, read_register_usage
+from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.probe import read_probe_toml
 
 GENUINE = Path(__file__).resolve().parents[1] / "data" / "genuine" / "probe-engine"

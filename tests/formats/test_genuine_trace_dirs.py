@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neutrino_ae.formats.bintrace import Level
 from neutrino_ae.formats.kernelinfo import COUNT_SIZED
+from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import BLOCK_SCHED, DMAT
 from neutrino_ae.formats.tracedir import TraceDir
 

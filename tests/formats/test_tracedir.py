@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from neutrino_ae.errors import InputError
-from neutrino_ae.formats.bintrace import Level, TraceHeader, write_trace
+from neutrino_ae.formats.bintrace import TraceHeader
+from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.eventlog_write import EventLogWriter
 from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
+from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.probe import write_probe_toml
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
 from neutrino_ae.formats.tracedir import (

@@ -281,7 +281,8 @@ def test_adaptive_group_sort_gives_up_on_disorder_and_group_sorted_still_sorts()
 
 
 def test_trace_readers_same_records_on_both_paths(tmp_path, monkeypatch):
-    from neutrino_ae.formats.bintrace import TraceHeader, open_trace, write_trace
+    from neutrino_ae.formats.bintrace import TraceHeader, open_trace
+    from neutrino_ae.formats.bintrace_write import write_trace
     from neutrino_ae.formats.records import BLOCK_SCHED
 
     rng = np.random.default_rng(8)

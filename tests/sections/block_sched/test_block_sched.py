@@ -9,7 +9,8 @@ import pytest
 
 from block_sched import cli
 from block_sched import pipeline as bs
-from neutrino_ae.formats.bintrace import TraceHeader, write_trace
+from neutrino_ae.formats.bintrace import TraceHeader
+from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import BLOCK_SCHED
 from neutrino_ae.report.script import run_main
 

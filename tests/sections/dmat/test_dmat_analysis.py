@@ -10,7 +10,8 @@ import pytest
 from dmat import cli
 from dmat import pipeline as dm
 from neutrino_ae.errors import InputError
-from neutrino_ae.formats.bintrace import TraceHeader, open_trace, write_trace
+from neutrino_ae.formats.bintrace import TraceHeader, open_trace
+from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.dmat import read_dmat, write_dmat
 from neutrino_ae.formats.eventlog_write import EventLogWriter
 from neutrino_ae.formats.records import DMAT

@@ -24,7 +24,7 @@ def _tail_share(res) -> dict[str, float]:
 def _bundle_with_august(tiny_bundle: Path, dest: Path, keep_january: bool = True) -> Path:
     """A copy of the sample bundle whose ``warp_sched/tail/`` also holds an August collection of the
     same kernel with every warp half as long."""
-    from neutrino_ae.formats.bintrace import write_trace
+    from neutrino_ae.formats.bintrace_write import write_trace
 
     root = shutil.copytree(tiny_bundle, dest)
     tail = root / "warp_sched" / "tail"

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neutrino_ae.formats.bintrace import TraceHeader, write_trace
+from neutrino_ae.formats.bintrace import TraceHeader
+from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.report.script import run_main
 from neutrino_ae.sched import slots as sched_slots
