@@ -41,7 +41,8 @@ import pandas as pd
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
-from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat, sparsify, write_dmat
+from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat, write_dmat
+from neutrino_ae.formats.dmat_sparsify import sparsify
 from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT

@@ -16,7 +16,8 @@ import numpy as np
 
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace
 from neutrino_ae.formats.bintrace_write import SectionSpec, TraceWriter
-from neutrino_ae.formats.dmat import page_of, sparsify, write_dmat
+from neutrino_ae.formats.dmat import page_of, write_dmat
+from neutrino_ae.formats.dmat_sparsify import sparsify
 from neutrino_ae.formats.eventlog_write import EventLogWriter
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT

@@ -1,4 +1,4 @@
-"""Sparsified DMAT files (``*.dmat``) and the sparsifier that makes them from a dmat ``.bin``.
+"""Sparsified DMAT files (``*.dmat``): :class:`DmatData`, reading and writing, and the unfilled-slot rule.
 
 File layout (little-endian)::
 
@@ -18,15 +18,17 @@ Unfilled slots come in two forms, and :func:`filled_mask` is the one rule for bo
 * the artifact's sparsifier (``tools/dmat.cc``) skips a record whose clock is all ones
   (``clock == ~0``, "no record"); a buffer filled with 0xFF has those.
 
-:func:`sparsify` and the streamed sparsifier drop both and :func:`drop_unfilled` removes them from a
-``.dmat`` (the artifact's phantom page-0 cell); all report how many they dropped
-(``DmatData.unfilled``), and the DMAT figures say so.
+:func:`.dmat_sparsify.sparsify` and the streamed sparsifier (:mod:`.dmat_stream`) drop both and
+:func:`drop_unfilled` removes them from a ``.dmat`` (the artifact's phantom page-0 cell); all report
+how many they dropped (``DmatData.unfilled``), and the DMAT figures say so.
+
+A ``.dmat`` body is walked entry by entry (each entry's length is in its head) by :mod:`.dmat_walk`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -35,8 +37,9 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import TraceFormatError
+from neutrino_ae.formats.dmat_walk import clocks_of, pairs_kernel, pairs_of, walk_body, walk_some
 from neutrino_ae.formats.inputs import check_input
-from neutrino_ae.jit import jit, use_numba
+from neutrino_ae.jit import use_numba
 
 PAGE_MASK = np.uint64(~np.uint64(0xFFFF))
 #: The artifact sparsifier's "no record" clock (``record.clock != ~0`` in ``tools/dmat.cc``).
@@ -109,54 +112,6 @@ def filled_mask(clock: np.ndarray, page: np.ndarray) -> np.ndarray:
     return mask
 
 
-def sparsify(chunks: Iterable[np.ndarray], merge_every: int = 16) -> DmatData:
-    """Count accesses per (clock, page) over chunks of DMAT records (any shape, ``records.DMAT``
-    dtype). Unfilled slots (:func:`filled_mask`) are dropped and counted in ``unfilled``. Memory is bounded by
-    the number of distinct (clock, page) pairs plus one chunk, not by the trace size."""
-    acc_keys: list[np.ndarray] = []
-    acc_counts: list[np.ndarray] = []
-    pending = 0
-    merged_clock = np.zeros(0, np.uint64)
-    merged_page = np.zeros(0, np.uint64)
-    merged_count = np.zeros(0, np.uint64)
-
-    def merge() -> None:
-        nonlocal merged_clock, merged_page, merged_count, acc_keys, acc_counts, pending
-        if not acc_keys:
-            return
-        if len(acc_keys) == 1 and merged_clock.size == 0:  # one reduced run: nothing to merge
-            (merged_clock, merged_page), merged_count = acc_keys[0], acc_counts[0]
-            acc_keys, acc_counts, pending = [], [], 0
-            return
-        clk = np.concatenate([merged_clock, *(k[0] for k in acc_keys)])
-        pg = np.concatenate([merged_page, *(k[1] for k in acc_keys)])
-        cnt = np.concatenate([merged_count, *acc_counts])
-        merged_clock, merged_page, merged_count = _reduce(clk, pg, cnt)
-        acc_keys, acc_counts, pending = [], [], 0
-
-    unfilled = 0
-    for chunk in chunks:
-        rec = chunk.reshape(-1)
-        page = rec["addr"] & PAGE_MASK
-        keep = filled_mask(rec["clock"], page)
-        kept = int(np.count_nonzero(keep))
-        unfilled += rec.size - kept
-        if kept < rec.size:
-            clock, page = rec["clock"][keep], page[keep]
-        else:
-            clock = rec["clock"]
-        c, p, n = _reduce(clock, page, None)
-        acc_keys.append((c, p))
-        acc_counts.append(n)
-        pending += 1
-        if pending >= merge_every:
-            merge()
-    merge()
-    data = from_pairs(merged_clock, merged_page, merged_count, presorted=True)  # _reduce sorts by (clock, page)
-    data.unfilled = unfilled
-    return data
-
-
 def drop_unfilled(data: DmatData) -> DmatData:
     """``data`` without unfilled pairs (:func:`filled_mask`: the artifact sparsifier's phantom page-0 cell,
     or an all-ones clock); their accesses are added to ``unfilled``. Returns ``data`` itself when it has none."""
@@ -170,58 +125,6 @@ def drop_unfilled(data: DmatData) -> DmatData:
     out.unfilled = data.unfilled + int(data.pair_count[bad].sum(dtype=np.uint64))
     out.source = data.source
     return out
-
-
-def _reduce(clock: np.ndarray, page: np.ndarray,
-            count: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sum counts of equal (clock, page) keys (``count=None``: every record counts 1); the result is
-    ordered by (clock, page)."""
-    if clock.size == 0:
-        return clock.astype(np.uint64), page.astype(np.uint64), np.zeros(0, np.uint64)
-    packed = _pack(clock, page)
-    if packed is None:
-        return _reduce_lexsort(clock, page, np.ones(clock.size, np.uint64) if count is None else count)
-    # One sort of a packed (clock, page) uint64 key instead of a two-key lexsort: several times
-    # faster, and the key order is exactly (clock, page).
-    key, shift, page_shift, page_min = packed
-    if count is None:
-        key.sort()
-        idx = run_starts(key)
-        n = np.diff(np.r_[idx, key.size]).astype(np.uint64)
-    else:
-        order = np.argsort(key, kind="stable")  # the runs being merged are sorted: timsort merges them
-        key = key[order]
-        idx = run_starts(key)
-        n = np.add.reduceat(np.asarray(count, np.uint64)[order], idx)
-    k = key[idx]
-    c = k >> np.uint64(shift)
-    p = ((k & np.uint64((1 << shift) - 1)) << np.uint64(page_shift)) + page_min
-    return c, p, n.astype(np.uint64)
-
-
-def _pack(clock: np.ndarray, page: np.ndarray) -> tuple[np.ndarray, int, int, np.uint64] | None:
-    """``clock << shift | (page - page_min) >> page_shift`` as uint64, or None when it needs > 64 bits."""
-    clock = np.asarray(clock, np.uint64)
-    page = np.asarray(page, np.uint64)
-    page_min = page.min()
-    rel = page - page_min
-    # Pages of 64 KiB have 16 zero low bits (page_min too): drop them to save key bits.
-    page_shift = 16 if int(np.bitwise_or.reduce(rel)) & 0xFFFF == 0 else 0
-    rel >>= np.uint64(page_shift)
-    shift = max(1, int(rel.max()).bit_length())
-    # shift 64 would be a no-op shift on x86 (count taken mod 64), so it must stay below.
-    if shift > 63 or int(clock.max()).bit_length() + shift > 64:
-        return None
-    return (clock << np.uint64(shift)) | rel, shift, page_shift, page_min
-
-
-def _reduce_lexsort(clock: np.ndarray, page: np.ndarray,
-                    count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    order = np.lexsort((page, clock))
-    c, p, n = clock[order], page[order], count[order]
-    first = np.r_[True, (c[1:] != c[:-1]) | (p[1:] != p[:-1])]
-    idx = np.flatnonzero(first)
-    return c[idx].astype(np.uint64), p[idx].astype(np.uint64), np.add.reduceat(n, idx).astype(np.uint64)
 
 
 def write_dmat(path: str | os.PathLike[str], data: DmatData, batch_items: int = 1 << 20) -> Path:
@@ -311,10 +214,10 @@ def read_dmat(path: str | os.PathLike[str]) -> DmatData:
     if raw.size != head.size:
         raise TraceFormatError(p, "changed while being read")
     body = raw[head.body_offset :]
-    starts, counts = _walk_body(p, body, head.num_clocks)
+    starts, counts = walk_body(p, body, head.num_clocks)
     indptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
-    page, count = _pairs(body, starts, counts, int(indptr[-1]))
-    return DmatData(head.pages, _clocks(body, starts), indptr, page, count, source=p)
+    page, count = pairs_of(body, starts, counts, int(indptr[-1]))
+    return DmatData(head.pages, clocks_of(body, starts), indptr, page, count, source=p)
 
 
 #: Bytes of ``.dmat`` body read per batch by :func:`iter_dmat`.
@@ -345,15 +248,15 @@ def iter_dmat(head: DmatHead, batch_bytes: int | None = None) -> Iterator[DmatDa
                     _refuse(head)
                 return
             words = buf[: held - held % 4].view("<u4")
-            starts, counts, end, ok = _walk_some(words, head.num_clocks - done)
+            starts, counts, end, ok = walk_some(words, head.num_clocks - done)
             if not ok or (starts.size == 0 and at_end):
                 _refuse(head)
             if starts.size == 0:  # one entry larger than the buffer: grow it
                 buf = np.concatenate([buf[:held], np.empty(buf.size, np.uint8)])
                 continue
-            page, count = _pairs_kernel(words, starts, counts, int(counts.sum()))
+            page, count = pairs_kernel(words, starts, counts, int(counts.sum()))
             done += starts.size
-            yield DmatData(head.pages, _clocks(buf[:held], starts), np.r_[0, np.cumsum(counts)].astype(np.int64),
+            yield DmatData(head.pages, clocks_of(buf[:held], starts), np.r_[0, np.cumsum(counts)].astype(np.int64),
                            page, count, source=head.path)
             rest = held - 4 * end
             buf[:rest] = buf[4 * end : held]
@@ -365,176 +268,3 @@ def _refuse(head: DmatHead) -> None:
     bad entry (or the trailing bytes)."""
     read_dmat(head.path)
     raise TraceFormatError(head.path, "changed while being read")
-
-
-@jit
-def _walk_some(words: np.ndarray, max_entries: int) -> tuple[np.ndarray, np.ndarray, int, bool]:
-    """Byte offsets and pair counts of the whole clock entries at the start of ``words`` (at most
-    ``max_entries``), and the word where the first incomplete one starts; ``ok`` is False for a count
-    of 2**32 pairs or more (no real file has one)."""
-    cap = min(max_entries, words.size // 4)
-    starts = np.empty(cap, np.int64)
-    counts = np.empty(cap, np.int64)
-    w = 0
-    k = 0
-    nw = words.size
-    while k < cap and w + 4 <= nw:
-        if words[w + 3] != 0:
-            return starts[:k], counts[:k], w, False
-        n = np.int64(words[w + 2])
-        if w + 4 + 3 * n > nw:
-            break
-        starts[k] = 4 * w
-        counts[k] = n
-        k += 1
-        w += 4 + 3 * n
-    return starts[:k], counts[:k], w, True
-
-
-def _pairs(body: np.ndarray, starts: np.ndarray, counts: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
-    """(page, count) of every pair of a walked body: entries start at multiples of 4 bytes, heads are 4
-    words and pairs 3, so dropping the head words leaves the pairs packed as rows of 3 words (one
-    compiled copy where numba is worth it, else a mask over the words)."""
-    if body.size % 4:  # not a whole number of words: the walk has already refused such a body
-        raise ValueError("a .dmat body is a whole number of 4-byte words")
-    words = body.view("<u4")
-    if use_numba(total):
-        return _pairs_kernel(words, starts, counts, total)
-    keep = np.ones(words.size, dtype=bool)
-    keep[((starts >> 2)[:, None] + np.arange(4)).ravel()] = False
-    rows = words[keep].reshape(-1, 3)
-    page = np.ascontiguousarray(rows[:, :2]).view("<u8").ravel().astype(np.uint64, copy=False)
-    return page, rows[:, 2].astype(np.uint32)
-
-
-def _clocks(body: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The clock of each entry starting at byte offsets ``starts`` of ``body``."""
-    return _items(body, "V8", 8)[starts].view("<u8").astype(np.uint64) if starts.size else np.zeros(0, np.uint64)
-
-
-def _items(body: np.ndarray, dtype: np.dtype | str, size: int) -> np.ndarray:
-    """``body`` as items of ``dtype`` starting at every byte (item i = bytes i .. i+size-1)."""
-    if body.size < size:
-        return np.zeros(0, dtype)
-    return np.ndarray((body.size - size + 1,), dtype=dtype, buffer=body, strides=(1,))
-
-
-_WALK_WINDOW = 1 << 22  # bytes of body examined per round of the chain walk
-_PRUNE_ROUNDS = 3
-
-
-def _walk_body(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
-    """(offset in ``body``, pair count) of each of the ``num_clocks`` clock entries: compiled one entry
-    at a time where numba is worth it (:func:`_walk_some`), else :func:`_walk_numpy`; a body that does
-    not walk cleanly is walked by :func:`_walk_loop`, which names the first bad entry."""
-    if use_numba(body.size // 12) and body.size % 4 == 0:
-        words = body.view("<u4")
-        starts, counts, end, ok = _walk_some(words, num_clocks)
-        whole = ok and starts.size == num_clocks and end == words.size
-        return (starts, counts) if whole else _walk_loop(p, body, num_clocks)
-    return _walk_numpy(p, body, num_clocks)
-
-
-@jit
-def _pairs_kernel(words: np.ndarray, starts: np.ndarray, counts: np.ndarray,
-                  total: int) -> tuple[np.ndarray, np.ndarray]:
-    page = np.empty(total, np.uint64)
-    count = np.empty(total, np.uint32)
-    k = 0
-    for i in range(starts.size):
-        w = starts[i] // 4 + 4
-        for _ in range(counts[i]):
-            page[k] = np.uint64(words[w]) | (np.uint64(words[w + 1]) << np.uint64(32))
-            count[k] = words[w + 2]
-            w += 3
-            k += 1
-    return page, count
-
-
-def _walk_numpy(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_walk_body` in numpy.
-
-    Entry i+1 starts at ``offset_i + 16 + 12 n_i``: a chain that a loop follows one clock at a time.
-    Instead, per window of the body, every 4-byte-aligned position (all entry offsets are: 16 + 12 n
-    is a multiple of 4) is taken as a possible entry with a successor. Positions whose count does not
-    fit, or whose successor's does not (a few rounds), are dropped: entries of a well-formed file
-    always survive, and few others do. Pointer doubling over the survivors (successor after 1, 2,
-    4, ... steps) lists the chain from the window's first entry in O(log) numpy passes. A file whose
-    chain does not come out whole (truncated, impossible count, trailing bytes) is walked by the
-    loop, which names the first bad entry."""
-    blen = body.size
-    found_starts: list[np.ndarray] = []
-    found_counts: list[np.ndarray] = []
-    done = 0
-    off = 0
-    huge = np.uint64(blen // 12)  # a larger count cannot fit anywhere in the body
-    while done < num_clocks:
-        hi = min(off + _WALK_WINDOW, blen - 15)  # candidates need their 16-byte head in the body
-        if hi <= off:
-            return _walk_loop(p, body, num_clocks)
-        size = (hi - off + 3) // 4
-        n_raw = _items(body[off + 8 :], "<u8", 8)[: 4 * size : 4].copy()
-        # Offsets relative to the window in int32 (counts clamped: anything past the window leaves it).
-        n_win = np.minimum(n_raw, np.uint64(_WALK_WINDOW // 12 + 1)).astype(np.int32)
-        succ = np.arange(16, 16 + 4 * size, 4, dtype=np.int32)
-        succ += 12 * n_win
-        nxt = np.minimum(succ >> 2, size)  # candidate index of the successor; ``size``: left the window
-        valid = np.ones(size + 1, dtype=bool)
-        valid[:size] = n_raw <= huge
-        for _ in range(_PRUNE_ROUNDS):
-            valid[:size] &= valid[nxt]
-        if not valid[0]:
-            return _walk_loop(p, body, num_clocks)
-        keep = np.flatnonzero(valid[:size])
-        m = keep.size
-        remap = np.full(size + 1, m, np.int32)
-        remap[keep] = np.arange(m, dtype=np.int32)
-        # Index m is "left the window or dropped": it maps to itself.
-        jump = np.r_[remap[nxt[keep]], m].astype(np.int32)
-        need = num_clocks - done
-        tables = [jump]
-        while tables[-1][0] != m and (1 << len(tables)) <= need:
-            tables.append(tables[-1][tables[-1]])
-        # The chain from index 0: at each level from the top, insert the 2**k-th successor of every
-        # node found so far (it falls between that node and the next, so order is kept).
-        chain = np.zeros(1, np.int32)
-        for table in reversed(tables[:-1] if tables[-1][0] == m else tables):
-            chain = np.column_stack([chain, table[chain]]).ravel()
-            chain = chain[chain != m]
-        chain = keep[chain[:need]]
-        done += chain.size
-        last = int(chain[-1])
-        # Successors inside the window are within the body; the last one's is checked here.
-        n_last = int(n_raw[last])
-        at = off + 4 * last
-        if n_last > (blen - at - 16) // 12 or (done < num_clocks and nxt[last] != size):
-            return _walk_loop(p, body, num_clocks)
-        found_starts.append(off + 4 * chain.astype(np.int64))
-        found_counts.append(n_raw[chain].astype(np.int64))
-        off = at + 16 + 12 * n_last
-    if off != blen:
-        return _walk_loop(p, body, num_clocks)
-    if not found_starts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(found_starts), np.concatenate(found_counts)
-
-
-def _walk_loop(p: Path, body: np.ndarray, num_clocks: int) -> tuple[np.ndarray, np.ndarray]:
-    """The entries walked one at a time; raises for the first bad one (or trailing bytes)."""
-    starts = np.empty(num_clocks, np.int64)
-    counts = np.empty(num_clocks, np.int64)
-    buf = body.tobytes()
-    off = 0
-    blen = len(buf)
-    for i in range(num_clocks):
-        if off + 16 > blen:
-            raise TraceFormatError(p, f"truncated: clock entry {i} of {num_clocks} starts past the end of the file")
-        n = int.from_bytes(buf[off + 8 : off + 16], "little")
-        if n > (blen - off - 16) // 12:
-            raise TraceFormatError(p, f"truncated: clock entry {i} declares {n} pages, past the end of the file")
-        starts[i] = off
-        counts[i] = n
-        off += 16 + 12 * n
-    if off != blen:
-        raise TraceFormatError(p, f"{blen - off} trailing bytes after the last clock entry (corrupt file?)")
-    return starts, counts

@@ -1,7 +1,7 @@
 """A raw dmat trace sparsified straight into a ``.dmat`` file, in memory bounded whatever its size.
 
 On a random-access trace nearly every record is a distinct (clock, page) pair, so holding the pairs
-(what :func:`neutrino_ae.formats.dmat.sparsify` does) takes memory that grows with the trace. Here the
+(what :func:`neutrino_ae.formats.dmat_sparsify.sparsify` does) takes memory that grows with the trace. Here the
 trace file is read three times, in chunks, into one reused buffer:
 
 1. :func:`scan`: the distinct pages (they head the ``.dmat``), the largest clock, the unfilled
@@ -210,7 +210,7 @@ def write_streamed(path: str | os.PathLike[str], chunks: Chunks, info: DmatScan,
     the trace file, is named by the error raised if the records differ from the scan's (the file
     changed between passes). ``bucket_records`` and ``memory_bytes`` default to the module's constants."""
     if not info.packs():
-        raise ValueError("(clock, page) keys need more than 64 bits; use formats.dmat.sparsify")
+        raise ValueError("(clock, page) keys need more than 64 bits; use formats.dmat_sparsify.sparsify")
     page_bits = info.page_bits
     first_page = np.uint64(int(info.pages[0]) >> 16) if info.pages.size else np.uint64(0)
     edges = bucket_edges(info, BUCKET_RECORDS if bucket_records is None else bucket_records)

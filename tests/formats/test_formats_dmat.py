@@ -12,8 +12,9 @@ import pytest
 from neutrino_ae import jit
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats import dmat as dmat_mod
-from neutrino_ae.formats import records
-from neutrino_ae.formats.dmat import DmatData, from_pairs, page_of, read_dmat, sparsify, write_dmat
+from neutrino_ae.formats import dmat_walk, records
+from neutrino_ae.formats.dmat import DmatData, from_pairs, page_of, read_dmat, write_dmat
+from neutrino_ae.formats.dmat_sparsify import sparsify
 
 
 def _records(seed: int = 0, n: int = 400) -> np.ndarray:
@@ -169,7 +170,7 @@ def test_chain_walk_matches_reference(tmp_path: Path, monkeypatch: pytest.Monkey
     else:
         monkeypatch.setattr(jit, "HAVE_NUMBA", False)
         # Small windows make the chain cross many window edges.
-        monkeypatch.setattr(dmat_mod, "_WALK_WINDOW", window)
+        monkeypatch.setattr(dmat_walk, "_WALK_WINDOW", window)
     rng = np.random.default_rng(window)
     p = tmp_path / "w.dmat"
     for trial in range(40):

@@ -11,7 +11,8 @@ import pytest
 
 from neutrino_ae.errors import TraceFormatError
 from neutrino_ae.formats import dmat_stream, records
-from neutrino_ae.formats.dmat import DmatData, read_dmat, sparsify, write_dmat
+from neutrino_ae.formats.dmat import DmatData, read_dmat, write_dmat
+from neutrino_ae.formats.dmat_sparsify import sparsify
 
 
 def _records(seed: int, n: int, clocks: int = 3000, pages: int = 40) -> np.ndarray:
