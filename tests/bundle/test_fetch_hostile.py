@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import disk, download, fetch
+from neutrino_ae.bundle import disk, download, download_limits, fetch
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.errors import BundleError
 
@@ -219,8 +219,8 @@ def test_trickle_ends_at_the_deadline(tmp_path: Path) -> None:
 
 def test_trickle_is_dropped_as_too_slow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Below the minimum rate over the window, a connection counts as failed without progress."""
-    monkeypatch.setattr(download, "STALL_WINDOW_S", 0.2)
-    monkeypatch.setattr(download, "MIN_RATE", 1000)
+    monkeypatch.setattr(download_limits, "STALL_WINDOW_S", 0.2)
+    monkeypatch.setattr(download_limits, "MIN_RATE", 1000)
 
     def respond(h: Handler, n: int) -> None:
         h.send_response(200)

@@ -1,6 +1,6 @@
 """A host that accepts connections but never answers: bundle="auto" used to wait read timeout x
 retries (6.5 minutes) before stopping. Until the server first answers, all attempts together are
-bounded (download.ANSWER_DEADLINE_S), a progress line says so, and the notebook stops with one
+bounded (download_limits.ANSWER_DEADLINE_S), a progress line says so, and the notebook stops with one
 line that says how to run offline."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import download
+from neutrino_ae.bundle import download, download_limits
 from neutrino_ae.errors import BundleError
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.run import lock
@@ -30,7 +30,7 @@ def silent_url() -> Iterator[str]:
 
 
 def test_the_default_bound_is_under_a_minute():
-    assert 0 < download.ANSWER_DEADLINE_S <= 60
+    assert 0 < download_limits.ANSWER_DEADLINE_S <= 60
 
 
 def test_download_from_a_silent_host_ends_at_the_answer_deadline(silent_url, tmp_path: Path, capsys) -> None:
@@ -42,7 +42,7 @@ def test_download_from_a_silent_host_ends_at_the_answer_deadline(silent_url, tmp
 
 
 def test_auto_bundle_with_a_silent_host_stops_in_bounded_time(silent_url, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(download, "ANSWER_DEADLINE_S", 3.0)  # the notebook's path, with a shorter bound
+    monkeypatch.setattr(download_limits, "ANSWER_DEADLINE_S", 3.0)  # the notebook's path, with a shorter bound
     monkeypatch.chdir(tmp_path)
     start = time.monotonic()
     try:
