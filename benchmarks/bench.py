@@ -22,42 +22,39 @@ ratio survives a busy or slow machine far better than the absolute seconds.
 
 Results are printed as a table with PASS/MISS per target and written as JSON (machine
 description included). Sizes are in MB = 10**6 bytes.
+
+The cases are :mod:`benchmarks.cases`; spawning and measuring children :mod:`benchmarks.measure`;
+the run's arguments, targets and results file :mod:`benchmarks.harness` (both shared with
+:mod:`benchmarks.e2e`); the machine description :mod:`benchmarks.machine`.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import os
-import platform
 import resource
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
-from benchmarks.cases import CASES, Case, Target, case_by_name, expand_only
+from benchmarks.cases import CASES, Case, case_by_name, expand_only
+from benchmarks.harness import DEFAULT_CACHE, attempt, collect, finish, parse_run_args, target_row
+from benchmarks.machine import machine_description
+from benchmarks.measure import child_env, child_failure, generate_in_child, spawn_measured, warm_page_cache
 from neutrino_ae.atomic import write_json
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CACHE = REPO_ROOT / "benchmarks" / "cache"
 MB = 1_000_000
 RAW_CHUNK_BYTES = 64 << 20
 RAW_MIN_RUNS = 7
 SCHEMA_VERSION = 1
-
-C = TypeVar("C")  # a benchmark case (this module's Case or benchmarks.e2e's E2ECase)
 
 
 # --------------------------------------------------------------------------------------------- baseline
@@ -83,70 +80,6 @@ def raw_read(paths: Sequence[Path]) -> int:
     return total & 0xFFFF_FFFF_FFFF_FFFF
 
 
-def warm_page_cache(paths: Sequence[Path]) -> None:
-    """Read the files once so both timed runs start from the same (warm) page cache.
-
-    A small reused buffer: the parent must stay small, because a child's ``ru_maxrss`` starts at
-    the peak RSS of the process that spawned it (Linux carries the high-water mark over fork/exec).
-    """
-    buf = bytearray(1 << 20)
-    for path in paths:
-        with open(path, "rb", buffering=0) as fh:
-            while fh.readinto(buf):
-                pass
-
-
-# --------------------------------------------------------------------------------------------- machine
-
-
-def meminfo_bytes(field: str) -> int | None:
-    """``field`` of ``/proc/meminfo`` (``MemTotal``, ``MemAvailable``) in bytes; None where unknown."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def machine_description() -> dict[str, Any]:
-    """CPU, cores, memory and software versions: enough to tell whether two result files compare."""
-    cpu_model = None
-    flags: list[str] = []
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name" and cpu_model is None:
-                cpu_model = value.strip()
-            if key.strip() == "flags" and not flags:
-                flags = value.split()
-    except OSError:
-        pass
-    mem_total = meminfo_bytes("MemTotal")
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    versions = {"python": platform.python_version(), "numpy": np.__version__}
-    for mod in ("pandas", "matplotlib", "nbclient", "papermill"):
-        try:
-            versions[mod] = __import__(mod).__version__
-        except Exception:  # noqa: BLE001 - a missing optional package is just "absent" here
-            versions[mod] = None
-    return {
-        "cpu_model": cpu_model or platform.processor() or None,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": usable,
-        "avx2": "avx2" in flags,
-        "avx512f": "avx512f" in flags,
-        "mem_total_bytes": mem_total,
-        "platform": platform.platform(),
-        "loadavg_at_start": list(os.getloadavg()),
-        "versions": versions,
-    }
-
-
 # --------------------------------------------------------------------------------------------- child
 
 
@@ -165,24 +98,6 @@ def _generate_main(argv: Sequence[str]) -> int:
     return 0
 
 
-def generate_in_child(module: str, case_name: str, gen_args: Sequence[str], result: Path,
-                      lock: AbstractContextManager[Any] | None = None) -> tuple[Path, dict[str, Any]]:
-    """Run ``python -m <module> --generate <gen_args> --result <result>`` (under ``lock``, if given);
-    return the input directory and metadata it wrote to ``result`` (which is then removed)."""
-    cmd = [sys.executable, "-m", module, "--generate", *gen_args, "--result", str(result)]
-    try:
-        with lock or nullcontext():
-            proc = subprocess.run(cmd, cwd=REPO_ROOT, env=_child_env(), capture_output=True, text=True)
-        if proc.returncode != 0 or not result.exists():
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
-            raise RuntimeError(f"{case_name}: input generation failed (exit {proc.returncode}):\n  "
-                               + "\n  ".join(tail))
-        doc = json.loads(result.read_text())
-    finally:
-        result.unlink(missing_ok=True)
-    return Path(doc["input"]), doc["meta"]
-
-
 def _ensure_input(case: Case, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     if args.smoke:
         # Smoke inputs are tiny and their RSS figures are not reported as results, so a generating
@@ -193,12 +108,6 @@ def _ensure_input(case: Case, args: argparse.Namespace) -> tuple[Path, dict[str,
         gen_args += ["--size-mb", str(args.size_mb)]
     return generate_in_child("benchmarks.bench", case.name, gen_args,
                              args.cache / f".generate-{case.name}-{os.getpid()}.json")
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    return env
 
 
 def _child_main(argv: Sequence[str]) -> int:
@@ -241,7 +150,7 @@ def _run_child(case: Case, mode: str, inp: Path, scratch: Path, repeat: int, smo
            "--input", str(inp), "--scratch", str(scratch / mode), "--repeat", str(repeat),
            "--result", str(result)] + (["--smoke"] if smoke else [])
     log = scratch / f"{mode}.log"
-    run = spawn_measured(cmd, _child_env(), log, timeout_s)
+    run = spawn_measured(cmd, child_env(), log, timeout_s)
     if run["returncode"] != 0 or not result.exists():
         raise child_failure(f"{case.name} {mode} child", run["returncode"], log.read_text(errors="replace"), 15)
     doc = json.loads(result.read_text())
@@ -250,60 +159,7 @@ def _run_child(case: Case, mode: str, inp: Path, scratch: Path, repeat: int, smo
     return doc
 
 
-def spawn_measured(cmd: Sequence[str], env: dict[str, str], log: Path, timeout_s: float) -> dict[str, Any]:
-    """Run ``cmd`` (stdout and stderr into ``log``), killed after ``timeout_s``; reap it with ``os.wait4``.
-
-    Returns its exit code (negative: the signal), wall seconds from spawn to exit (parent clock,
-    start-up included), and the peak RSS and CPU seconds of that child alone.
-    """
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "wb") as out:
-        t0 = time.perf_counter()
-        # A new session lets a timeout kill the child together with anything it started (kernels).
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env=env,
-                                start_new_session=True)
-        timer = threading.Timer(timeout_s, lambda: _kill_group(proc.pid))
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        seconds = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    # Linux reports ru_maxrss in KiB: the peak of this child (and of the children it reaped).
-    return {"returncode": proc.returncode, "seconds": seconds, "peak_rss_bytes": int(usage.ru_maxrss) * 1024,
-            "cpu_seconds": usage.ru_utime + usage.ru_stime}
-
-
-def child_failure(what: str, returncode: int, output: str, tail_lines: int) -> RuntimeError:
-    """The error for a child that failed: why (timed out / exit N) and the last lines of its output."""
-    why = "timed out" if returncode in (-signal.SIGKILL, -signal.SIGTERM) else f"exit {returncode}"
-    tail = output.strip().splitlines()[-tail_lines:]
-    return RuntimeError(f"{what} failed ({why}):\n  " + "\n  ".join(tail))
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 # --------------------------------------------------------------------------------------------- driver
-
-
-def _target_row(t: Target, values: dict[str, float]) -> dict[str, Any]:
-    got = values.get(t.metric)
-    ok = got is not None and (got >= t.value if t.op == ">=" else got <= t.value)
-    # How far off, as a factor > 1 when missed: "needs 2.3x" reads the same for every metric.
-    if got is None or got == 0:
-        factor = None
-    elif t.op == ">=":
-        factor = t.value / got
-    else:
-        factor = got / t.value
-    return {"metric": t.metric, "op": t.op, "value": t.value, "measured": got, "pass": bool(ok),
-            "miss_factor": None if ok else factor, "label": t.label}
 
 
 def run_case(case: Case, args: argparse.Namespace) -> dict[str, Any]:
@@ -333,7 +189,7 @@ def run_case(case: Case, args: argparse.Namespace) -> dict[str, Any]:
         "ratio": raw_s / work_s if work_s > 0 else float("inf"),
         "peak_rss_mb": work["peak_rss_bytes"] / MB,
     }
-    targets = [_target_row(t, values) for t in case.targets(args.smoke, input_meta)]
+    targets = [target_row(t, values) for t in case.targets(args.smoke, input_meta)]
     return {
         "case": case.name,
         "title": case.title,
@@ -374,14 +230,6 @@ def print_row(r: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def attempt(run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any] | Exception:
-    """``run(*args)``, or the exception it raised: one broken case must not hide the others' numbers."""
-    try:
-        return run(*args)
-    except Exception as exc:  # noqa: BLE001 - reported as the case's failure
-        return exc
-
-
 def _run_cases(selected: Sequence[Case], args: argparse.Namespace) -> Iterator[tuple[Case, dict[str, Any] | Exception]]:
     """Each case's row (or its exception), in registry order.
 
@@ -418,77 +266,6 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--smoke", action="store_true", help="every case at a tiny size: checks the harness in seconds")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds before one measuring child is killed")
     return ap
-
-
-def parse_run_args(argv: Sequence[str], parser: argparse.ArgumentParser,
-                   entry_points: dict[str, Callable[[Sequence[str]], int]],
-                   select: Callable[[str | None], list[C]],
-                   check: Callable[[argparse.Namespace], None] | None = None,
-                   ) -> tuple[argparse.Namespace, list[C]] | int:
-    """The start of a benchmark ``main``: a child's entry point (``argv[0]`` in ``entry_points``) is run
-    and its exit code returned; otherwise the arguments are parsed and checked (``--repeat``, ``--only``
-    through ``select``, then ``check``, which raises ValueError with the message of a bad argument), and
-    the cache folder is made. Returns (arguments, selected cases), or 2 after a usage error."""
-    if argv[:1] and argv[0] in entry_points:
-        return entry_points[argv[0]](argv[1:])
-    args = parser.parse_args(argv)
-    if args.repeat < 1:
-        print("error: --repeat must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        selected = select(args.only)
-        if check is not None:
-            check(args)
-    except (KeyError, ValueError) as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
-    args.cache = args.cache.resolve()
-    args.cache.mkdir(parents=True, exist_ok=True)
-    return args, selected
-
-
-def collect(rows: Iterable[tuple[C, dict[str, Any] | Exception]], width: int,
-            show: Callable[[dict[str, Any]], None] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """Split (case, row or exception) pairs, as they come, into result rows (each ``show``n) and failures."""
-    results, failures = [], []
-    for case, row in rows:
-        if isinstance(row, Exception):
-            failures.append({"case": case.name, "error": str(row)})
-            print(f"{case.name:<{width}} FAILED: {row}", file=sys.stderr)
-            continue
-        results.append(row)
-        if show is not None:
-            show(row)
-    return results, failures
-
-
-def finish(prog: str, argv: Sequence[str], args: argparse.Namespace, schema: int, machine: dict[str, Any],
-           results: list[dict[str, Any]], failures: list[dict[str, str]], misses: Sequence[str], *,
-           run: dict[str, Any] | None = None, extra: dict[str, Any]) -> int:
-    """Write the results JSON (with ``--json``) and print the closing lines; the exit code.
-
-    The document holds the keys every benchmark writes, ``run`` (more about the run, after ``seed``)
-    and ``extra`` (after ``loadavg_at_end``), then ``cases`` and ``failures``.
-    """
-    doc = {
-        "schema": schema,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join([prog, *argv]),
-        "smoke": bool(args.smoke),
-        "repeat": args.repeat,
-        "seed": args.seed,
-        **(run or {}),
-        "machine": machine,
-        "loadavg_at_end": list(os.getloadavg()),
-        **extra,
-        "cases": results,
-        "failures": failures,
-    }
-    if args.json is not None:
-        write_json(args.json, doc)
-        print(f"results: {args.json}")
-    print(f"{len(results)} case(s), {len(failures)} failed, {len(misses)} target(s) missed")
-    return 1 if failures else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

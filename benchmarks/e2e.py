@@ -30,56 +30,48 @@ The artifact tree is extracted from ``../shared/neutrino-src/neutrino-artifact.t
 ``$NEUTRINO_SRC/neutrino-artifact.tar.gz``; an unmodified upstream snapshot, MIT) into the cache
 directory at run time, never into the repo; without it the artifact side is skipped and every row
 says so.
+The cases and their inputs are :mod:`benchmarks.e2e_cases`, the artifact side :mod:`benchmarks.e2e_artifact`,
+one measured run, its profile and the fits :mod:`benchmarks.e2e_measure`; this module runs the sizes
+and reports.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import resource
 import shutil
-import statistics
-import subprocess
 import sys
-import tarfile
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bench
-from benchmarks.cases import Case, Target, e2egen, find_case, gen, select_cases
-from neutrino_ae.atomic import write_json
-from neutrino_ae.bundle.manifest import sha256_file
+from benchmarks.cases import Target
+from benchmarks.e2e_artifact import DEFAULT_ARTIFACT, Artifact, artifact_command, artifact_outputs, prepare_artifact
+from benchmarks.e2e_cases import E2ECase, ensure_input, expand_only, generate_main
+from benchmarks.e2e_measure import (
+    RENDER_FILE,
+    RENDER_FUNC,
+    growth_exponent,
+    median_runs,
+    our_outputs,
+    profile_render,
+    run_measured,
+    skip_reason,
+)
+from benchmarks.harness import DEFAULT_CACHE, attempt, collect, finish, parse_run_args, target_row
+from benchmarks.machine import machine_description
+from benchmarks.measure import warm_page_cache
 
-REPO_ROOT = bench.REPO_ROOT
-DEFAULT_CACHE = bench.DEFAULT_CACHE
-#: The artifact snapshot: ``../shared/neutrino-src`` beside the checkout, or ``$NEUTRINO_SRC`` (as the tests).
-DEFAULT_ARTIFACT = Path(os.environ.get("NEUTRINO_SRC", REPO_ROOT.parent / "shared" / "neutrino-src")) \
-    / "neutrino-artifact.tar.gz"
 MB = 1_000_000
 SCHEMA_VERSION = 1
-#: Part of the input cache keys: bump when an e2e input changes.
-E2E_INPUT_VERSION = 1
 DEFAULT_SIZES = (1.0, 10.0, 30.0)
 SMOKE_SIZES = (1.0, 2.0)
-#: The profiled function whose cumulative time is "figure rendering".
-RENDER_FILE = os.path.join("neutrino_ae", "report", "style.py")
-RENDER_FUNC = "save_figure"
-#: Skip a run whose peak RSS, extrapolated linearly from the previous size, would exceed this share of
-#: the memory available now (both DMAT tools hold every (clock, page) pair of a random trace; the
-#: machine is shared, so half of what is free is the most one run may take).
-MEM_SHARE = 0.5
 
 # Targets of issue 10.
 SPEEDUP_TARGET = 10.0
-BLOCK_SCHED_RSS_SHARE = 1.0
-DMAT_RSS_SHARE = 1.0 / 3.0
 EXPONENT_TARGET = 1.1
 RENDER_TARGET_S = 1.0
 #: A raw DMAT trace of this size or more must complete in under DMAT_LARGE_SECONDS with under
@@ -87,267 +79,6 @@ RENDER_TARGET_S = 1.0
 DMAT_LARGE_BYTES = 4 * 2**30
 DMAT_LARGE_SECONDS = 60.0
 DMAT_LARGE_RSS = 2**30
-
-
-# --------------------------------------------------------------------------------------------- cases
-
-
-@dataclass(frozen=True)
-class E2ECase:
-    name: str
-    group: str
-    title: str
-    input_name: str  # cases with the same input share it (fig13a, fig13cd)
-    base_blocks: int  # 1x
-    smoke_blocks: int
-    make: Callable[[Path, int, int], dict[str, Any]]  # (out, blocks, seed) -> meta
-    files: Callable[[Path], list[Path]]  # the input files (page cache warmed; bytes reported)
-    ours: Callable[[Path, Path], list[str]]  # (input dir, out dir) -> argv after the interpreter
-    artifact: str | None = None  # "block_sched" | "dmat"
-    rss_share: float | None = None  # target: our peak RSS <= share x artifact's
-    count_word: str = "blocks"
-
-    def blocks(self, mult: float, smoke: bool) -> int:
-        return max(1, round((self.smoke_blocks if smoke else self.base_blocks) * mult))
-
-
-def _make_block_sched(out: Path, blocks: int, seed: int) -> dict[str, Any]:
-    # 4 warps x 16 bytes per block: the generator sizes its grid from MB
-    return gen.make_block_sched(out, blocks * 64 / MB, seed, False)
-
-
-def _make_warp_sched(out: Path, blocks: int, seed: int) -> dict[str, Any]:
-    # 32 warps x 16 bytes per block
-    return gen.make_warp_sched(out, blocks * 512 / MB, seed, False)
-
-
-E2E_CASES: list[E2ECase] = [
-    E2ECase("block_sched", "block_sched", "block_sched CLI (metric, per-SM table, timeline + per-SM figures)",
-            "block_sched", 32768, 1024, _make_block_sched, gen.bin_files,
-            lambda inp, out: ["block_sched/block_sched.py", str(inp / "trace.bin"), "--out", str(out)],
-            artifact="block_sched", rss_share=BLOCK_SCHED_RSS_SHARE),
-    E2ECase("dmat", "dmat", "DMAT CLI: raw .bin -> .dmat -> tensor naming -> PNG",
-            "dmat_random", 64, 2, e2egen.make_dmat_random, e2egen.dmat_random_files,
-            lambda inp, out: ["dmat/dmat.py", str(e2egen.dmat_random_result(inp)), "--out", str(out)],
-            artifact="dmat", rss_share=DMAT_RSS_SHARE, count_word="blocks of 1 MiB"),
-    E2ECase("fig13a", "warp_sched", "Fig. 13a warp timeline CLI", "warp_sched", 668, 236, _make_warp_sched,
-            gen.bin_files, lambda inp, out: ["warp_sched/fig13a.py", str(inp / "trace.bin"), "--out", str(out)]),
-    E2ECase("fig13cd", "warp_sched", "Fig. 13c/d active warps, busy SMs and tail CLI", "warp_sched", 668, 236,
-            _make_warp_sched, gen.bin_files,
-            lambda inp, out: ["warp_sched/fig13cd.py", str(inp / "trace.bin"), "--out", str(out)]),
-]
-
-
-def expand_only(only: str | None) -> list[E2ECase]:
-    return select_cases(E2E_CASES, only)
-
-
-# --------------------------------------------------------------------------------------------- inputs
-
-
-def _input_case(case: E2ECase) -> Case:
-    """The kernel benchmarks' cached-input machinery (``Case.ensure_input``) for an e2e input; its
-    ``size_mb`` argument carries the block count here."""
-    def unused(*_: Any) -> Any:
-        raise NotImplementedError
-
-    return Case(f"e2e{E2E_INPUT_VERSION}_{case.input_name}", case.title,
-                lambda out, blocks, seed, smoke: case.make(out, int(blocks), seed), unused, case.files,
-                lambda smoke, meta: [], lambda blocks, smoke: f"{int(blocks)}blocks")
-
-
-def _generate_main(argv: Sequence[str]) -> int:
-    ap = argparse.ArgumentParser(prog="benchmarks.e2e --generate")
-    ap.add_argument("--case", required=True)
-    ap.add_argument("--cache", type=Path, required=True)
-    ap.add_argument("--blocks", type=int, required=True)
-    ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--result", type=Path, required=True)
-    args = ap.parse_args(argv)
-    inp, meta = _input_case(find_case(E2E_CASES, args.case)).ensure_input(args.cache, args.blocks, args.seed, False)
-    write_json(args.result, {"input": str(inp), "meta": meta})
-    return 0
-
-
-_GEN_LOCK = threading.Lock()
-
-
-def ensure_input(case: E2ECase, blocks: int, args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
-    """Make (or reuse) the input in a separate process, so the parent stays small (a child's
-    ``ru_maxrss`` starts at the spawning parent's peak). ``--smoke`` inputs are tiny and their RSS
-    figures are not results: they are made in this process (an interpreter start less per input)."""
-    if args.smoke:
-        with _GEN_LOCK:
-            return _input_case(case).ensure_input(args.cache, blocks, args.seed, False)
-    result = args.cache / f".e2e-generate-{case.name}-{blocks}-{os.getpid()}-{threading.get_ident()}.json"
-    gen_args = ["--case", case.name, "--cache", str(args.cache), "--blocks", str(blocks), "--seed", str(args.seed)]
-    # fig13a and fig13cd share an input: one generator at a time
-    return bench.generate_in_child("benchmarks.e2e", case.name, gen_args, result, _GEN_LOCK)
-
-
-# --------------------------------------------------------------------------------------------- artifact
-
-
-@dataclass
-class Artifact:
-    tree: Path | None  # the extracted neutrino-artifact/ folder
-    note: str | None  # why the artifact side is skipped (None: available)
-    dmat_note: str | None = None  # why the artifact DMAT side is skipped (no g++, build failed)
-    build_seconds: float | None = None
-    tarball: str | None = None
-
-
-def prepare_artifact(tarball: Path, cache: Path, need_dmat: bool) -> Artifact:
-    """Extract the artifact snapshot into the cache (once per tarball) and build ``dmat.cc`` with g++."""
-    if not tarball.is_file():
-        return Artifact(None, f"artifact side skipped: {tarball} not found (../shared absent)")
-    digest = sha256_file(tarball)[:16]
-    root = cache / f"artifact-{digest}"
-    tree = root / "neutrino-artifact"
-    if not (root / ".complete").exists():
-        shutil.rmtree(root, ignore_errors=True)
-        tmp = cache / f".artifact-{digest}.tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        with tarfile.open(tarball) as tf:
-            tf.extractall(tmp, filter="data")
-        (tmp / ".complete").write_text(f"{tarball}\n")
-        os.replace(tmp, root)
-    art = Artifact(tree, None, tarball=str(tarball))
-    if not (tree / "neutrino" / "tools" / "block_sched.py").is_file():
-        return Artifact(None, f"artifact side skipped: {tarball} has no neutrino/tools/block_sched.py")
-    if need_dmat:
-        tools = tree / "neutrino" / "tools"
-        gxx = shutil.which("g++")
-        if gxx is None:
-            art.dmat_note = "artifact DMAT skipped: g++ not found (needed to build neutrino/tools/dmat.cc)"
-            return art
-        # Built at benchmark time, where the artifact's dmat.py looks for it (it builds it itself when absent).
-        binary = tools / "dmat"
-        binary.unlink(missing_ok=True)
-        t0 = time.perf_counter()
-        proc = subprocess.run([gxx, str(tools / "dmat.cc"), "-o", str(binary), "-O3", "-std=c++17"],
-                              capture_output=True, text=True)
-        art.build_seconds = time.perf_counter() - t0
-        if proc.returncode != 0 or not binary.is_file():
-            art.dmat_note = f"artifact DMAT skipped: g++ failed: {proc.stderr.strip()[-300:]}"
-    return art
-
-
-def artifact_command(case: E2ECase, art: Artifact, inp: Path, scratch: Path) -> tuple[list[str], dict[str, str]]:
-    """argv and environment of the artifact's own script on ``inp`` (its outputs land in ``scratch``)."""
-    assert art.tree is not None
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(art.tree)  # `from neutrino import TraceHeader`
-    tools = art.tree / "neutrino" / "tools"
-    if case.artifact == "block_sched":
-        return [sys.executable, str(tools / "block_sched.py"), str(inp / "trace.bin")], env
-    # dmat.py writes <trace>.dmat and <trace>.png beside the trace (and reuses an existing .dmat), and
-    # reads ../event.log and ../tensor.trace: it gets a scratch trace directory linking to the input.
-    src = e2egen.dmat_random_result(inp)
-    tdir = scratch / "trace" / src.parent.parent.name
-    (tdir / "result").mkdir(parents=True, exist_ok=True)
-    for name in ("event.log", "tensor.trace"):
-        (tdir / name).symlink_to(src.parent.parent / name)
-    link = tdir / "result" / src.name
-    link.symlink_to(src)
-    return [sys.executable, str(tools / "dmat.py"), str(link)], env
-
-
-def artifact_outputs(case: E2ECase, scratch: Path, stdout: str) -> dict[str, Any]:
-    if case.artifact == "block_sched":
-        line = next((ln for ln in stdout.splitlines() if ln.startswith("No.block:")), None)
-        if line is None:
-            raise RuntimeError("artifact block_sched printed no 'No.block:' line")
-        return {"line": line}
-    pngs = sorted(scratch.rglob("*.png"))
-    dmats = sorted(scratch.rglob("*.dmat"))
-    if not pngs or not dmats:
-        raise RuntimeError("artifact dmat wrote no .dmat/.png")
-    return {"png_bytes": pngs[0].stat().st_size, "dmat_bytes": dmats[0].stat().st_size}
-
-
-# --------------------------------------------------------------------------------------------- measuring
-
-
-def run_measured(cmd: Sequence[str], env: dict[str, str], log: Path, timeout_s: float) -> dict[str, Any]:
-    """Run one whole process; wall seconds (parent clock, start-up included), its own peak RSS and output."""
-    run = bench.spawn_measured(cmd, env, log, timeout_s)
-    text = log.read_text(errors="replace")
-    code = run.pop("returncode")
-    if code != 0:
-        raise bench.child_failure(f"{' '.join(cmd[:3])} ...", code, text, 12)
-    return {**run, "stdout": text}
-
-
-def _our_outputs(out: Path, stdout: str) -> dict[str, Any]:
-    pngs = sorted(out.rglob("*.png"))
-    if not pngs:
-        raise RuntimeError(f"our CLI wrote no PNG into {out}")
-    last = stdout.strip().splitlines()[-1] if stdout.strip() else ""
-    return {"pngs": len(pngs), "svgs": len(list(out.rglob("*.svg"))),
-            "files": sum(1 for p in out.rglob("*") if p.is_file()), "last_line": last[-200:]}
-
-
-#: Run with ``python -c`` on a cProfile file (in a child: the parent's RSS stays small): the summed
-#: cumulative seconds and calls of the render function, and the profile's total.
-SUM_PROFILE = f"""
-import json, pstats, sys
-st = pstats.Stats(sys.argv[1])
-render, calls = 0.0, 0
-for (filename, _line, func), (_cc, ncalls, _tt, cumtime, _callers) in st.stats.items():
-    if func == {RENDER_FUNC!r} and filename.endswith({RENDER_FILE!r}):
-        render += cumtime
-        calls += ncalls
-print(json.dumps({{"render_seconds": render, "render_calls": calls, "profiled_seconds": st.total_tt}}))
-"""
-
-
-def profile_render(case: E2ECase, inp: Path, scratch: Path, timeout_s: float) -> dict[str, Any]:
-    """Our CLI once more under ``python -m cProfile``; the cumulative time of ``save_figure``."""
-    prof = scratch / "cli.prof"
-    out = scratch / "out"
-    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), *case.ours(inp, out)]
-    run = run_measured(cmd, dict(os.environ), scratch / "profile.log", timeout_s)
-    outputs = _our_outputs(out, run.pop("stdout"))
-    proc = subprocess.run([sys.executable, "-c", SUM_PROFILE, str(prof)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"reading {prof} failed: {proc.stderr.strip()[-300:]}")
-    doc = json.loads(proc.stdout.strip().splitlines()[-1])
-    doc["profiled_wall_seconds"] = run["seconds"]
-    doc["run"], doc["outputs"] = run, outputs
-    return doc
-
-
-def _too_big(who: str, prev: dict[str, Any], growth: float, args: argparse.Namespace) -> str | None:
-    """Why a run ``growth`` times larger than ``prev`` is not started (linear extrapolation), or None:
-    the machine is shared, so a run must neither exhaust its memory nor outlast ``--timeout``."""
-    want = prev["peak_rss_bytes"] * growth
-    avail = bench.meminfo_bytes("MemAvailable")
-    if avail is not None and want > MEM_SHARE * avail:
-        return (f"{who}'s peak RSS extrapolates to {want / 2**30:.1f} GiB, more than {MEM_SHARE:.0%} of the "
-                f"{avail / 2**30:.1f} GiB available")
-    if prev["seconds"] * growth > args.timeout:
-        return f"{who} would run past --timeout {args.timeout:g} s"
-    return None
-
-
-def _median_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    secs = [r["seconds"] for r in runs]
-    return {"seconds": statistics.median(secs), "seconds_runs": secs,
-            "peak_rss_bytes": max(r["peak_rss_bytes"] for r in runs),
-            "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs)}
-
-
-def growth_exponent(points: Sequence[tuple[float, float]]) -> float | None:
-    """Slope of log(seconds) against log(input bytes), least squares; None with fewer than two sizes."""
-    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
-    if len({p[0] for p in pts}) < 2:
-        return None
-    mx = statistics.fmean(p[0] for p in pts)
-    my = statistics.fmean(p[1] for p in pts)
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    return sum((x - mx) * (y - my) for x, y in pts) / sxx
 
 
 # --------------------------------------------------------------------------------------------- driver
@@ -373,7 +104,7 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
     our_env = dict(os.environ)
     for mult in sizes:
         blocks = case.blocks(mult, args.smoke)
-        too_big = _too_big("our CLI", rows[-1]["ours"], blocks / rows[-1]["blocks"], args) if rows else None
+        too_big = skip_reason("our CLI", rows[-1]["ours"], blocks / rows[-1]["blocks"], args) if rows else None
         if too_big:
             size_note = "; ".join(filter(None, [size_note, f"{mult:g}x and above left out: {too_big}"]))
             break
@@ -382,7 +113,7 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
         gen_s = time.perf_counter() - t0
         files = case.files(inp)
         nbytes = sum(p.stat().st_size for p in files)
-        bench.warm_page_cache(files)
+        warm_page_cache(files)
         scratch = scratch_root / f"x{mult:g}"
         if warmup_s is None and not args.smoke:
             # One untimed run first: the numba on-disk cache and .pyc files are then warm, as after a
@@ -403,10 +134,10 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
         for i in range(0 if runs else args.repeat):
             out = scratch / f"ours{i}"
             r = run_measured([sys.executable, *case.ours(inp, out)], our_env, scratch / f"ours{i}.log", args.timeout)
-            outputs = _our_outputs(out, r.pop("stdout"))
+            outputs = our_outputs(out, r.pop("stdout"))
             runs.append(r)
             shutil.rmtree(out, ignore_errors=True)
-        ours = {**_median_runs(runs), "outputs": outputs, "timed_under_profile": prof is not None}
+        ours = {**median_runs(runs), "outputs": outputs, "timed_under_profile": prof is not None}
         art_row: dict[str, Any] | None = None
         art_note = art.note or (art.dmat_note if case.artifact == "dmat" else None)
         if case.artifact is None:
@@ -414,7 +145,7 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
         elif art_note is None and args.smoke and mult != min(sizes):
             art_note = "--smoke: the artifact runs at the smallest size only"
         elif art_note is None and last_art is not None:
-            too_big = _too_big("the artifact", last_art[1], nbytes / last_art[0], args)
+            too_big = skip_reason("the artifact", last_art[1], nbytes / last_art[0], args)
             art_note = f"artifact skipped at {mult:g}x: {too_big}" if too_big else None
         if art_note is None:
             aruns = []
@@ -433,7 +164,7 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
                 # The artifact's own failure (a crash, a timeout) is a finding of this row, not ours.
                 art_note = f"artifact failed at {mult:g}x: {exc}"
             else:
-                art_row = {**_median_runs(aruns), "outputs": aout}
+                art_row = {**median_runs(aruns), "outputs": aout}
                 last_art = (nbytes, art_row)
         if not args.smoke:
             prof = profile_render(case, inp, scratch / "profile", args.timeout)
@@ -443,19 +174,19 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
         targets = []
         if art_row is not None:
             values = {"speedup": ratio, "rss_vs_artifact": ours["peak_rss_bytes"] / art_row["peak_rss_bytes"]}
-            targets.append(bench._target_row(
+            targets.append(target_row(
                 Target("speedup", ">=", SPEEDUP_TARGET, f"{SPEEDUP_TARGET:g}x faster than the artifact"), values))
             share = case.rss_share or 1.0
             label = "peak RSS <= artifact's" if share == 1.0 else f"peak RSS <= 1/{1 / share:g} of artifact's"
-            targets.append(bench._target_row(Target("rss_vs_artifact", "<=", share, label), values))
+            targets.append(target_row(Target("rss_vs_artifact", "<=", share, label), values))
         if case.artifact == "dmat" and nbytes >= DMAT_LARGE_BYTES:
             values = {"seconds": ours["seconds"], "peak_rss_bytes": ours["peak_rss_bytes"]}
-            targets.append(bench._target_row(
+            targets.append(target_row(
                 Target("seconds", "<=", DMAT_LARGE_SECONDS, f"a 4 GB raw trace in < {DMAT_LARGE_SECONDS:g} s"), values))
-            targets.append(bench._target_row(
+            targets.append(target_row(
                 Target("peak_rss_bytes", "<=", DMAT_LARGE_RSS, "... with < 1 GiB peak RSS"), values))
         if prof is not None:
-            targets.append(bench._target_row(
+            targets.append(target_row(
                 Target("render_seconds", "<=", RENDER_TARGET_S, f"figure rendering < {RENDER_TARGET_S:g} s"),
                 {"render_seconds": prof["render_seconds"]}))
         rows.append({
@@ -471,7 +202,7 @@ def run_case(case: E2ECase, art: Artifact, args: argparse.Namespace) -> dict[str
     exp_art = growth_exponent(art_pts) if len(art_pts) == len(rows) else None
     summary_targets = []
     if exp_ours is not None:
-        summary_targets.append(bench._target_row(
+        summary_targets.append(target_row(
             Target("exponent", "<=", EXPONENT_TARGET, f"growth exponent <= {EXPONENT_TARGET:g}"),
             {"exponent": exp_ours}))
     renders = [r["render"]["render_seconds"] for r in rows if r["render"]]
@@ -567,7 +298,7 @@ def _check_sizes(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parsed = bench.parse_run_args(argv, build_parser(), {"--generate": _generate_main}, expand_only, _check_sizes)
+    parsed = parse_run_args(argv, build_parser(), {"--generate": generate_main}, expand_only, _check_sizes)
     if isinstance(parsed, int):
         return parsed
     args, selected = parsed
@@ -585,15 +316,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # interpreter start-ups and the artifact's DMAT plot are most of the time).
         order = sorted(selected, key=lambda c: (c.artifact != "dmat", c.artifact is None))
         with ThreadPoolExecutor(max_workers=2) as pool:
-            futs = {c: pool.submit(bench.attempt, run_case, c, art, args) for c in order}
+            futs = {c: pool.submit(attempt, run_case, c, art, args) for c in order}
             results_in_order = [(c, futs[c].result()) for c in selected]
     else:
-        results_in_order = [(c, bench.attempt(run_case, c, art, args)) for c in selected]
-    results, failures = bench.collect(results_in_order, 12)
+        results_in_order = [(c, attempt(run_case, c, art, args)) for c in selected]
+    results, failures = collect(results_in_order, 12)
     # After the measurements: describing the machine imports pandas and matplotlib for their
     # versions, which would raise the parent's RSS (the floor of every child's ru_maxrss).
     parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    machine = bench.machine_description()
+    machine = machine_description()
     machine["loadavg_at_start"] = load_start
     misses = [t["label"] for c in results for r in c["sizes"] for t in r["targets"] if not t["pass"]]
     misses += [t["label"] for c in results for t in c["targets"] if not t["pass"]]
@@ -611,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "rss_floor_bytes": parent_peak,
     }
-    return bench.finish("python -m benchmarks.e2e", argv, args, SCHEMA_VERSION, machine, results, failures, misses,
+    return finish("python -m benchmarks.e2e", argv, args, SCHEMA_VERSION, machine, results, failures, misses,
                         run={"sizes": args.sizes}, extra=extra)
 
 

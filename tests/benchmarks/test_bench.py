@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import bench
+from benchmarks import bench, harness
 from benchmarks.cases import CASES, Target, expand_only
 
 
@@ -82,9 +82,9 @@ def test_only_selects_cases_and_groups() -> None:
 
 
 def test_target_verdicts() -> None:
-    hit = bench._target_row(Target("ratio", ">=", 0.25, "r"), {"ratio": 0.5})
-    miss = bench._target_row(Target("ratio", ">=", 0.25, "r"), {"ratio": 0.05})
-    low = bench._target_row(Target("seconds", "<=", 60.0, "s"), {"seconds": 120.0})
+    hit = harness.target_row(Target("ratio", ">=", 0.25, "r"), {"ratio": 0.5})
+    miss = harness.target_row(Target("ratio", ">=", 0.25, "r"), {"ratio": 0.05})
+    low = harness.target_row(Target("seconds", "<=", 60.0, "s"), {"seconds": 120.0})
     assert hit["pass"] and hit["miss_factor"] is None
     assert not miss["pass"] and miss["miss_factor"] == pytest.approx(5.0)
     assert not low["pass"] and low["miss_factor"] == pytest.approx(2.0)

@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from benchmarks import e2e
+from benchmarks import e2e, e2e_artifact, e2e_cases, e2e_measure
 
 
 def _positive(value: object) -> bool:
@@ -32,7 +32,7 @@ def test_every_case_and_size_has_a_row_with_numbers(smoke_doc: dict) -> None:
     assert smoke_doc["smoke"] is True
     assert smoke_doc["failures"] == []
     by_name = {c["case"]: c for c in smoke_doc["cases"]}
-    assert set(by_name) == {c.name for c in e2e.E2E_CASES}
+    assert set(by_name) == {c.name for c in e2e_cases.E2E_CASES}
     for name, case in by_name.items():
         assert [r["size_mult"] for r in case["sizes"]] == list(e2e.SMOKE_SIZES), name
         for row in case["sizes"]:
@@ -51,12 +51,12 @@ def test_every_case_and_size_has_a_row_with_numbers(smoke_doc: dict) -> None:
 
 def test_artifact_side_ran_where_the_snapshot_exists(smoke_doc: dict) -> None:
     by_name = {c["case"]: c for c in smoke_doc["cases"]}
-    if not e2e.DEFAULT_ARTIFACT.is_file():
+    if not e2e_artifact.DEFAULT_ARTIFACT.is_file():
         assert smoke_doc["artifact"]["note"], "a missing artifact must be said"
         for case in by_name.values():
             assert all(r["artifact"] is None and r["artifact_note"] for r in case["sizes"])
-        pytest.skip(f"{e2e.DEFAULT_ARTIFACT} absent: the artifact side was skipped (and said so)")
-    for case in e2e.E2E_CASES:
+        pytest.skip(f"{e2e_artifact.DEFAULT_ARTIFACT} absent: the artifact side was skipped (and said so)")
+    for case in e2e_cases.E2E_CASES:
         rows = by_name[case.name]["sizes"]
         if case.artifact is None:
             assert all(r["artifact"] is None for r in rows)
@@ -74,29 +74,29 @@ def test_artifact_side_ran_where_the_snapshot_exists(smoke_doc: dict) -> None:
 
 
 def test_missing_artifact_is_skipped_with_a_note(tmp_path) -> None:
-    art = e2e.prepare_artifact(tmp_path / "absent.tar.gz", tmp_path, need_dmat=True)
+    art = e2e_artifact.prepare_artifact(tmp_path / "absent.tar.gz", tmp_path, need_dmat=True)
     assert art.tree is None and "not found" in art.note
 
 
 def test_growth_exponent_fits_log_log() -> None:
-    assert e2e.growth_exponent([(1, 2.0), (10, 20.0), (30, 60.0)]) == pytest.approx(1.0)
-    assert e2e.growth_exponent([(1, 3.0), (10, 3.0)]) == pytest.approx(0.0)
-    assert e2e.growth_exponent([(1, 1.0), (10, 100.0)]) == pytest.approx(2.0)
-    assert e2e.growth_exponent([(5, 1.0)]) is None
+    assert e2e_measure.growth_exponent([(1, 2.0), (10, 20.0), (30, 60.0)]) == pytest.approx(1.0)
+    assert e2e_measure.growth_exponent([(1, 3.0), (10, 3.0)]) == pytest.approx(0.0)
+    assert e2e_measure.growth_exponent([(1, 1.0), (10, 100.0)]) == pytest.approx(2.0)
+    assert e2e_measure.growth_exponent([(5, 1.0)]) is None
 
 
 def test_a_run_that_would_not_fit_is_not_started() -> None:
     import argparse
 
     args = argparse.Namespace(timeout=100.0)
-    assert e2e._too_big("x", {"peak_rss_bytes": 1e6, "seconds": 1.0}, 3.0, args) is None
-    assert "timeout" in e2e._too_big("x", {"peak_rss_bytes": 1e6, "seconds": 40.0}, 3.0, args)
-    assert "RSS" in e2e._too_big("x", {"peak_rss_bytes": 1e18, "seconds": 1.0}, 3.0, args)
+    assert e2e_measure.skip_reason("x", {"peak_rss_bytes": 1e6, "seconds": 1.0}, 3.0, args) is None
+    assert "timeout" in e2e_measure.skip_reason("x", {"peak_rss_bytes": 1e6, "seconds": 40.0}, 3.0, args)
+    assert "RSS" in e2e_measure.skip_reason("x", {"peak_rss_bytes": 1e18, "seconds": 1.0}, 3.0, args)
 
 
 def test_only_and_sizes_usage(capsys) -> None:
-    assert [c.name for c in e2e.expand_only("warp_sched")] == ["fig13a", "fig13cd"]
-    assert [c.name for c in e2e.expand_only("dmat,block_sched")] == ["block_sched", "dmat"]
+    assert [c.name for c in e2e_cases.expand_only("warp_sched")] == ["fig13a", "fig13cd"]
+    assert [c.name for c in e2e_cases.expand_only("dmat,block_sched")] == ["block_sched", "dmat"]
     assert e2e.main(["--only", "nope"]) == 2
     assert "unknown case" in capsys.readouterr().err
     assert e2e.main(["--sizes", "0"]) == 2
