@@ -1,7 +1,7 @@
 """``dmat/``: Fig. 1 / Fig. 10a-c. Raw dmat traces (small scales) and the sparsified ``.dmat`` files.
 
 At ``paper`` scale the raw traces would be several GB each, so chunks of blocks are streamed from the
-model straight into :func:`neutrino_ae.formats.dmat.sparsify` and no ``result/*.bin`` is written
+model straight into :func:`neutrino_ae.formats.dmat_sparsify.sparsify` and no ``result/*.bin`` is written
 (the trace dir keeps probe.toml, event.log, tensor.trace and kernel/ for tensor naming).
 """
 
