@@ -7,13 +7,12 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from neutrino_ae.run.collect import Context
-from neutrino_ae.workloads.neutrino import run_command, run_neutrino, staged
+from neutrino_ae.workloads.neutrino import CollectContext, run_command, run_neutrino, staged
 
 HERE = Path(__file__).resolve().parent
 
 
-def _nsys_time(ctx: Context, name: str, script: Sequence[str], out: Path) -> None:
+def _nsys_time(ctx: CollectContext, name: str, script: Sequence[str], out: Path) -> None:
     if shutil.which("nsys") is None:
         return
     rc, so, _, _ = run_command(["nsys", "profile", "--stats=true", "--force-overwrite", "true",
@@ -22,7 +21,7 @@ def _nsys_time(ctx: Context, name: str, script: Sequence[str], out: Path) -> Non
     ctx.log(f"  nsys {name}: exit {rc}, report {so}")
 
 
-def collect(root: Path, ctx: Context) -> None:
+def collect(root: Path, ctx: CollectContext) -> None:
     """Fill ``root/block_sched/``: the raw trace dir, ``variants/persistent/`` and ``timing/``."""
     with staged(root / "block_sched") as out:
         res = run_neutrino(["-p", "block_sched", ctx.python, str(HERE / "raw.py")],

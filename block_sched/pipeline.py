@@ -29,13 +29,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import BLOCK_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
-from neutrino_ae.report.results import SectionResult, bundle_relative, write_results
+from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.sched import intervals as accel
 
@@ -97,12 +97,12 @@ def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
     return BlockRecords(rel, elapse, smid, trace.header.grid_size, trace.header.block_size, origin)
 
 
-def trace_label(path: Path, used: set[str]) -> str:
+def trace_label(path: Path, used: set[str], bundle: Bundle) -> str:
     """``variants/<name>/...`` → name; a bundle's main block_sched trace → ``raw``; else the trace dir name."""
     parts = path.resolve().parts
     if "variants" in parts and parts.index("variants") + 1 < len(parts):
         label = parts[parts.index("variants") + 1]
-    elif "block_sched" in parts and "variants" not in parts and bundle.find_bundle_root(path) is not None:
+    elif "block_sched" in parts and "variants" not in parts and bundle.manifest_root is not None:
         label = "raw"
     else:
         label = path.parent.parent.name if path.parent.name == "result" else path.stem
@@ -132,13 +132,13 @@ def artifact_deviation(t: TraceSched) -> str | None:
             "the same blocks with ids 0..n-1)")
 
 
-def trace_truth(t: TraceSched) -> dict | None:
+def trace_truth(t: TraceSched, bundle: Bundle) -> dict | None:
     """The sample generator's truth for this trace: top level for the main trace, ``variants/<label>`` else.
 
     Matched by the trace's bundle-relative path (the generator records it), so labels do not matter.
     """
-    truth = bundle.ground_truth(t.path, SECTION)
-    root = bundle.find_bundle_root(t.path)
+    truth = bundle.ground_truth(SECTION)
+    root = bundle.manifest_root
     if not isinstance(truth, dict) or root is None:
         return None
     rel = t.path.resolve().relative_to(root).as_posix()
@@ -150,18 +150,22 @@ def trace_truth(t: TraceSched) -> dict | None:
 
 
 def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
-                section: int = 0) -> SectionResult:
-    """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results."""
+                section: int = 0, bundle: Bundle | None = None) -> SectionResult:
+    """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results.
+    ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path."""
     if not paths:
         raise InputError(None, "no block_sched trace given")
     out = Path(out_dir)
     used: set[str] = set()
     traces: list[TraceSched] = []
+    owners: list[Bundle] = []  # the bundle of each trace
     for p in paths:
         for bin_path, trace in resolve_traces(p):
+            owners.append(bundle or bundle_of(bin_path))
             rec = first_warp_records(trace, section)
-            traces.append(analyze_records(trace_label(bin_path, used), bin_path, rec))
-    synthetic = any(bundle.is_synthetic(t.path) for t in traces)
+            traces.append(analyze_records(trace_label(bin_path, used, owners[-1]), bin_path, rec))
+    synthetic = any(b.synthetic for b in owners)
+    dirs = {t.label: trace_dir_of(t, b) for t, b in zip(traces, owners, strict=True)}
 
     compare = pd.DataFrame({
         "trace": [t.label for t in traces],
@@ -178,7 +182,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     })
     per_sm = pd.concat([t.per_sm for t in traces], ignore_index=True)
 
-    truths = [trace_truth(t) for t in traces]
+    truths = [trace_truth(t, b) for t, b in zip(traces, owners, strict=True)]
     files: dict[str, Path] = {}
     for stem, fig in [("block_sched_per_sm", _per_sm_figure(traces, synthetic)),
                       ("block_sched_timeline", _timeline_figure(traces[0], synthetic)),
@@ -211,13 +215,13 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
             {"label": t.label, "path": str(t.path), "line": t.line, "grid_size": t.records.grid_size,
              "block_size": t.records.block_size, "sms": len(t.per_sm), "mean_running_cycles": t.mean_running,
              "mean_scheduling_cycles": t.mean_scheduling, "mean_slot_reuse_cycles": t.mean_slot_reuse,
-             "ground_truth": g, "artifact_deviation": artifact_deviation(t), "trace_dir": trace_dir_of(t)}
+             "ground_truth": g, "artifact_deviation": artifact_deviation(t), "trace_dir": dirs[t.label]}
             for t, g in zip(traces, truths, strict=True)
         ],
-        "trace_dirs": list(dict.fromkeys(trace_dir_of(t) for t in traces)),
+        "trace_dirs": list(dict.fromkeys(dirs.values())),
         "summary": summary,
     }
-    files.update(write_results(out, SECTION, data, input_path=traces[0].path,
+    files.update(write_results(out, SECTION, data, input_path=traces[0].path, bundle=owners[0],
                                tables={"block_sched_compare": compare, "block_sched_per_sm": per_sm}))
     lines = [t.line for t in traces]
     extra = [f"  {t.label}: scheduling/running {t.mean_scheduling / t.mean_running:.1%} (artifact), "
@@ -226,7 +230,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
                 f"{g['scheduling_cycles_per_sm']:,.0f} cycles/SM" if g and "scheduling_cycles_per_sm" in g else "")
              for t, g in zip(traces, truths, strict=True) if t.mean_running]
     notes = [f"  {t.label}: {note}" for t in traces if (note := artifact_deviation(t))]
-    read = "trace dirs read: " + ", ".join(f"{t.label} {trace_dir_of(t)}" for t in traces)
+    read = "trace dirs read: " + ", ".join(f"{t.label} {dirs[t.label]}" for t in traces)
     text = "\n".join([*lines, *extra, *notes, read, f"results: {files['json']}"])
     return SectionResult(SECTION, data, files, {"block_sched_compare": compare, "block_sched_per_sm": per_sm},
                          summary, text)
@@ -251,9 +255,9 @@ def find_bundle_traces(root: str | os.PathLike[str]) -> list[Path]:
     return [raw[-1], *variants]
 
 
-def trace_dir_of(t: TraceSched) -> str:
+def trace_dir_of(t: TraceSched, bundle: Bundle) -> str:
     """The trace directory a trace was read from (its ``.bin`` when loose), bundle-relative where possible."""
-    return bundle_relative(t.path.parent.parent if t.path.parent.name == "result" else t.path)
+    return bundle.relative(t.path.parent.parent if t.path.parent.name == "result" else t.path)
 
 
 def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
@@ -261,7 +265,7 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
     return block_sched(find_bundle_traces(root), out_dir)
 
 
-def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
-    """The section entry point: Sec. 4.5 from a bundle root."""
-    return analyze(Path(bundle_root) / "block_sched", out_dir)
+def analyze_bundle(bundle: Bundle, out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: Sec. 4.5 from the run's bundle."""
+    return block_sched(find_bundle_traces(bundle.path("block_sched")), out_dir, bundle=bundle)
 

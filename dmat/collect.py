@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neutrino_ae.formats.tracedir import TraceDir
-from neutrino_ae.run.collect import Context
-from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
+from neutrino_ae.workloads.neutrino import CollectContext, CollectError, run_neutrino, staged
 
 from . import FIGURES
 from .pipeline import scan_raw, write_raw
@@ -25,7 +24,7 @@ def sparsify_trace_dir(trace_dir: Path, dest: Path) -> Path:
     return dest
 
 
-def collect(root: Path, ctx: Context, figures: Sequence[str] | None = None) -> None:
+def collect(root: Path, ctx: CollectContext, figures: Sequence[str] | None = None) -> None:
     """Fill ``root/dmat/`` with ``raw/<fig>/<tracedir>`` and ``<fig>.dmat`` per figure."""
     with staged(root / "dmat") as out:
         for fig in figures or list(FIGURES):

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat, write_dmat
@@ -47,7 +47,7 @@ from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_stream
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
-from neutrino_ae.report.results import SectionResult, bundle_relative, write_results
+from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
 
 from . import FIGURES
@@ -316,8 +316,10 @@ def tensor_names(inp: DmatInput) -> tuple[np.ndarray, list[str], list[TensorRang
 
 
 def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], name: str | None = None,
-                xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS, section: int = 0) -> SectionResult:
-    """One DMAT figure from a ``.bin``, ``.dmat`` or trace directory; PNG path is ``files[<name>.png]``."""
+                xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS, section: int = 0,
+                bundle: Bundle | None = None) -> SectionResult:
+    """One DMAT figure from a ``.bin``, ``.dmat`` or trace directory; PNG path is ``files[<name>.png]``.
+    ``bundle``: the run's bundle; without it (a command line) the one holding the input, found from its path."""
     out = Path(out_dir)
     inp = load_input(path, out, section)
     # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
@@ -338,7 +340,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
             binner.add(batch)
         clock_entries = inp.dmat.clock_entries
     plot = binner.result()
-    synthetic = bundle.is_synthetic(inp.source)
+    bundle = bundle or bundle_of(inp.source)
+    synthetic = bundle.synthetic
     ref = PAPER_REFS.get(inp.name, "DMAT")
     accesses, unfilled = stats.accesses, stats.unfilled
     heading = "DMAT" if ref == "DMAT" else f"{ref} DMAT"  # not "DMAT DMAT" for a figure outside the paper
@@ -358,7 +361,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     files = save_figure_files(fig, out, inp.name)
     if inp.sparsified is not None:
         files[f"{inp.name}.dmat"] = inp.sparsified
-    truth = bundle.ground_truth(inp.source, SECTION)
+    truth = bundle.ground_truth(SECTION)
     truth = truth.get(inp.name) if isinstance(truth, dict) and isinstance(truth.get(inp.name), dict) else None
     starts = {r.name: r.start for r in ranges}
     tensors = pd.DataFrame({
@@ -376,7 +379,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     data = {
         "figure": inp.name, "paper_ref": ref, "input": str(path), "source": str(inp.source),
         "sparsified_dmat": str(inp.sparsified) if inp.sparsified else None,
-        "naming": {"trace_dir": bundle_relative(inp.naming.trace_dir) if inp.naming.trace_dir else None,
+        "naming": {"trace_dir": bundle.relative(inp.naming.trace_dir) if inp.naming.trace_dir else None,
                    "event_log": str(inp.naming.event_log) if inp.naming.event_log else None,
                    "tensor_trace": str(inp.naming.tensor_trace) if inp.naming.tensor_trace else None},
         "tensor_ranges": [{"name": r.name, "start": hex(r.start), "nbytes": r.nbytes} for r in ranges],
@@ -401,7 +404,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
          "ground_truth": truth.get("max_clock") if truth else None},
     ]
     data["summary"] = summary
-    files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source,
+    files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source, bundle=bundle,
                                tables={f"dmat_{inp.name}_tensors": tensors}))
     named = ", ".join(f"{n} ({a:,})" for n, a in zip(names, plot.accesses_per_label.astype(np.int64), strict=True))
     text = (f"{inp.name}: {accesses:,} accesses over {plot.n_pages} pages, clock up to "
@@ -418,7 +421,8 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     return result
 
 
-def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
+def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+            bundle: Bundle | None = None) -> SectionResult:
     """All DMAT figures of a bundle's ``dmat/`` folder (``fig1``, ``fig10a/b/c`` ``.dmat`` files present)."""
     base = Path(root)
     if (base / "dmat").is_dir():
@@ -426,18 +430,18 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
     inputs = [base / f"{f}.dmat" for f in FIGURES if (base / f"{f}.dmat").is_file()]
     if not inputs:
         raise InputError(base, f"holds none of {', '.join(f + '.dmat' for f in FIGURES)}")
-    parts = [dmat_figure(p, out_dir) for p in inputs]
+    parts = [dmat_figure(p, out_dir, bundle=bundle) for p in inputs]
     files = {k: v for r in parts for k, v in r.files.items()}
     data = {"section": SECTION, "paper_ref": "Fig. 1, Fig. 10a/b/c", "figures": [r.data for r in parts],
             "trace_dirs": [d for r in parts if (d := r.data["naming"]["trace_dir"])]}
     summary = [row for r in parts for row in r.summary]
     data["summary"] = summary
-    files.update(write_results(out_dir, SECTION, data, input_path=inputs[0]))
+    files.update(write_results(out_dir, SECTION, data, input_path=inputs[0], bundle=bundle))
     return SectionResult(SECTION, data, files, {k: v for r in parts for k, v in r.tables.items()}, summary,
                          "\n".join(r.text for r in parts))
 
 
-def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
-    """The section entry point: every DMAT figure of a bundle root."""
-    return analyze(Path(bundle_root) / "dmat", out_dir)
+def analyze_bundle(bundle: Bundle, out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: every DMAT figure of the run's bundle."""
+    return analyze(bundle.path("dmat"), out_dir, bundle=bundle)
 

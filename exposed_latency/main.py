@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from neutrino_ae.run.collect import script_collector
+from neutrino_ae.workloads.neutrino import script_collector
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count")
 NCU_METRICS = {

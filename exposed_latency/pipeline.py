@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.inputs import MiB, check_input
 from neutrino_ae.report import style
@@ -125,17 +125,19 @@ def resolve_inputs(paths: Sequence[str | Path]) -> tuple[list[tuple[str, Path]],
     return found, missing
 
 
-def analyze(inputs: Sequence[str | Path], out_dir: str | Path) -> SectionResult:
-    """Fig. 12 from workload CSVs (or folders holding ``{attn,gmm,conv,gemm}.csv``)."""
+def analyze(inputs: Sequence[str | Path], out_dir: str | Path, bundle: Bundle | None = None) -> SectionResult:
+    """Fig. 12 from workload CSVs (or folders holding ``{attn,gmm,conv,gemm}.csv``). ``bundle``: the run's
+    bundle; without it (a command line) each CSV's own, found from its path."""
     out = Path(out_dir)
     found, missing = resolve_inputs(inputs)
     if not found:
         raise InputError(inputs[0] if inputs else None, "no workload CSV found (" + "; ".join(missing) + ")")
     # Every input is read and checked before anything is written: a bad CSV leaves no figure behind.
     tables = [(name, path, read_workload_csv(path)) for name, path in found]
-    kinds = {bundle.is_synthetic(p) for _, p in found}
+    owners = [bundle or bundle_of(p) for _, p in found]  # the bundle of each CSV
+    kinds = {b.synthetic for b in owners}
     synthetic = True if True in kinds else None if None in kinds else False
-    gt = bundle.ground_truth(found[0][1], SECTION)
+    gt = owners[0].ground_truth(SECTION)
     panels: list[tuple[str, pd.DataFrame]] = []
     rows = []
     files: dict[str, Path] = {}
@@ -161,7 +163,7 @@ def analyze(inputs: Sequence[str | Path], out_dir: str | Path) -> SectionResult:
     df = pd.DataFrame(rows)
     payload = {
         "paper_ref": PAPER_REF,
-        "bundle_kind": bundle.bundle_kind(found[0][1]),
+        "bundle_kind": owners[0].kind,
         "synthetic": synthetic,
         "inputs": [{"workload": n, "csv": str(p)} for n, p in found],
         "missing": missing,
@@ -169,7 +171,8 @@ def analyze(inputs: Sequence[str | Path], out_dir: str | Path) -> SectionResult:
         "rows": df.to_dict(orient="records"),
         "summary": summary,
     }
-    files.update(write_results(out, SECTION, payload, input_path=found[0][1], tables={SECTION: df}))
+    files.update(write_results(out, SECTION, payload, input_path=found[0][1], tables={SECTION: df},
+                               bundle=owners[0]))
     return SectionResult(SECTION, payload, files, {SECTION: df}, summary,
                          _text(df, summary, missing, warnings, synthetic, files["figure"]))
 
@@ -195,7 +198,7 @@ def _text(df: pd.DataFrame, summary: Sequence[dict[str, Any]], missing: Sequence
     return "\n".join(lines)
 
 
-def analyze_bundle(bundle_root: str | Path, out_dir: str | Path) -> SectionResult:
-    """The section entry point: Fig. 12 from a bundle root."""
-    return analyze([Path(bundle_root) / "exposed_latency"], out_dir)
+def analyze_bundle(bundle: Bundle, out_dir: str | Path) -> SectionResult:
+    """The section entry point: Fig. 12 from the run's bundle."""
+    return analyze([bundle.path("exposed_latency")], out_dir, bundle=bundle)
 

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from neutrino_ae.report.script import run_main
-from neutrino_ae.run.collect import script_collector
 from neutrino_ae.workloads.cutlass import CUTLASS_OPS
+from neutrino_ae.workloads.neutrino import script_collector
 from neutrino_ae.workloads.ops import TORCH_OPS, TRITON_OPS, run_op
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS, read_kernel_info, read_register_usage
@@ -225,11 +225,12 @@ def discover(root: str | Path, groups: Sequence[str] | None = None) -> tuple[lis
 
 
 def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None = None,
-            stem: str | None = None) -> SectionResult:
+            stem: str | None = None, bundle: Bundle | None = None) -> SectionResult:
     """Build Table 2 from ``root`` and write figure, tables (CSV/Markdown/HTML) and JSON into ``out_dir``.
 
     ``groups`` restricts to some of ``cutlass_op``/``triton_op``/``pytorch_op``; ``stem`` names the
-    output files (default ``kernel_overhead``, or ``kernel_overhead_<group>`` for one group).
+    output files (default ``kernel_overhead``, or ``kernel_overhead_<group>`` for one group). ``bundle``:
+    the run's bundle; without it (a command line) the one holding ``root``, found from its path.
     """
     root = Path(root)
     out = Path(out_dir)
@@ -241,8 +242,9 @@ def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None 
     if stem is None:
         only = {c.group for c in cells}
         stem = f"{SECTION}_{only.pop()}" if groups and len(only) == 1 else SECTION
-    synthetic = bundle.is_synthetic(root)
-    gt = bundle.ground_truth(root, SECTION)
+    bundle = bundle or bundle_of(root)
+    synthetic = bundle.synthetic
+    gt = bundle.ground_truth(SECTION)
     for c in cells:
         c.ground_truth = _truth(gt, c.group, c.kernel, c.probe)
 
@@ -257,7 +259,7 @@ def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None 
     failed = [f"{c.group}/{c.kernel}/{c.probe} launch {f['launch']} ({f['reason']})" for c in cells for f in c.failed]
     payload = {
         "paper_ref": PAPER_REF,
-        "bundle_kind": bundle.bundle_kind(root),
+        "bundle_kind": bundle.kind,
         "synthetic": synthetic,
         "root": str(root),
         "probes": _ordered_probes(cells),
@@ -267,7 +269,7 @@ def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None 
         "summary": summary,
     }
     tables = {stem: wide, f"{stem}_long": longt}
-    written = write_results(out, stem, payload, input_path=root, tables=tables)
+    written = write_results(out, stem, payload, input_path=root, tables=tables, bundle=bundle)
     files.update(written)
     text = _text(wide, cells, problems, failed, synthetic, files)
     return SectionResult(SECTION, payload, files, tables, summary, text)
@@ -299,7 +301,7 @@ def _text(wide: pd.DataFrame, cells: Sequence[Cell], problems: Sequence[str], fa
     return "\n".join(lines)
 
 
-def analyze_bundle(bundle_root: str | Path, out_dir: str | Path) -> SectionResult:
-    """The section entry point: Table 2 from a bundle root."""
-    return analyze(Path(bundle_root) / "kernel_overhead", out_dir)
+def analyze_bundle(bundle: Bundle, out_dir: str | Path) -> SectionResult:
+    """The section entry point: Table 2 from the run's bundle."""
+    return analyze(bundle.path("kernel_overhead"), out_dir, bundle=bundle)
 

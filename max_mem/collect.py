@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from neutrino_ae.report.script import run_main
-from neutrino_ae.run.collect import script_collector
 from neutrino_ae.workloads.gpu import cuda_torch
+from neutrino_ae.workloads.neutrino import script_collector
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 MODELS = ("resnet-bs32", "sd-bs1", "mamba-bs32", "llama1b-bs32", "llama3b-bs32", "llama8b-bs32",

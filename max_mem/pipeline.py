@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.inputs import MiB, read_text_input
@@ -180,16 +180,18 @@ def discover(root: str | Path) -> tuple[list[tuple[str, str, Path]], dict[str, l
     return runs, empty
 
 
-def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
-    """Fig. 11 from ``root`` (the max_mem folder); writes figure, table and JSON into ``out_dir``."""
+def analyze(root: str | Path, out_dir: str | Path, bundle: Bundle | None = None) -> SectionResult:
+    """Fig. 11 from ``root`` (the max_mem folder); writes figure, table and JSON into ``out_dir``.
+    ``bundle``: the run's bundle; without it (a command line) the one holding ``root``, found from its path."""
     root = Path(root)
     out = Path(out_dir)
     runs, problems_by_model = discover(root)
     if not runs:
         raise InputError(root, "no <model>/<probe>/ folders found")
     entries = [measure_entry(m, p, d) for m, p, d in runs]
-    synthetic = bundle.is_synthetic(root)
-    gt = bundle.ground_truth(root, SECTION)
+    bundle = bundle or bundle_of(root)
+    synthetic = bundle.synthetic
+    gt = bundle.ground_truth(SECTION)
     for e in entries:
         e.ground_truth = _truth(gt, e.model, e.probe)
 
@@ -211,7 +213,7 @@ def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
                         "unit": "ratio", "ground_truth": None})
     payload = {
         "paper_ref": PAPER_REF,
-        "bundle_kind": bundle.bundle_kind(root),
+        "bundle_kind": bundle.kind,
         "synthetic": synthetic,
         "root": str(root),
         "entries": [{**asdict(e), "ratio": e.ratio} for e in entries],
@@ -221,7 +223,7 @@ def analyze(root: str | Path, out_dir: str | Path) -> SectionResult:
         "workload_memory_notes": notes,
         "summary": summary,
     }
-    files.update(write_results(out, SECTION, payload, input_path=root, tables={SECTION: df}))
+    files.update(write_results(out, SECTION, payload, input_path=root, tables={SECTION: df}, bundle=bundle))
     md = files[f"{SECTION}.md"]
     write_text(md, md.read_text(encoding="utf-8") + "\n" + _rule_lines(notes, markdown=True) + "\n")
     return SectionResult(SECTION, payload, files, {SECTION: df}, summary,
@@ -264,7 +266,7 @@ def _text(entries: Sequence[Entry], df: pd.DataFrame, problems: dict[str, list[s
     return "\n".join(lines)
 
 
-def analyze_bundle(bundle_root: str | Path, out_dir: str | Path) -> SectionResult:
-    """The section entry point: Fig. 11 from a bundle root."""
-    return analyze(Path(bundle_root) / "max_mem", out_dir)
+def analyze_bundle(bundle: Bundle, out_dir: str | Path) -> SectionResult:
+    """The section entry point: Fig. 11 from the run's bundle."""
+    return analyze(bundle.path("max_mem"), out_dir, bundle=bundle)
 

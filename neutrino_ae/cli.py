@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.report.layout import PAPER_TRACES, SAMPLE_TRACES
 from neutrino_ae.report.script import run_main
-from neutrino_ae.run.layout import PAPER_TRACES, SAMPLE_TRACES
 
 
 def _add_sample(sub: Any) -> None:
@@ -93,8 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_sample(args: argparse.Namespace) -> int:
     from neutrino_ae.bundle.fetch import ensure_sample_bundle
+    from neutrino_ae.sample import generate_bundle
 
-    root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force)
+    root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force, generator=generate_bundle)
     print(root)
     return 0
 
@@ -111,7 +112,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 def default_output_dir(name: str) -> Path:
     """Where ``neutrino-ae run <name>`` writes: the notebook's own default (``results/static/``,
     ``results/dynamic/``) in the repository, so Jupyter and the command line share one layout."""
-    from neutrino_ae.run.layout import notebook_results
+    from neutrino_ae.report.layout import notebook_results
     from neutrino_ae.run.papermill import package_repo_root
 
     return (package_repo_root() or Path.cwd()) / notebook_results(name)

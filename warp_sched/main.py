@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from neutrino_ae.report.script import run_main
-from neutrino_ae.run.collect import script_collector
 from neutrino_ae.workloads.gpu import cuda_torch
+from neutrino_ae.workloads.neutrino import script_collector
 
 MODES = ("exclusive", "shared", "tail")
 

@@ -36,13 +36,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
-from neutrino_ae.report.results import SectionResult, bundle_relative, write_results
+from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import FIXED_TITLES, PALETTE, mark_synthetic, save_figure_files, style_context
 from neutrino_ae.sched import intervals as accel
 
@@ -169,12 +169,12 @@ def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str
     return records_from_trace(open_trace(p), section, align)
 
 
-def _read_from(path: str | os.PathLike[str], rec: WarpRecords) -> dict[str, str | None]:
+def _read_from(path: str | os.PathLike[str], rec: WarpRecords, bundle: Bundle) -> dict[str, str | None]:
     """What a figure's results say it read: the trace directory (None for a table or a loose ``.bin``) and
     the file, bundle-relative where possible."""
     p = Path(path)
     tdir = p if p.is_dir() else p.parent.parent if p.suffix == ".bin" and p.parent.name == "result" else None
-    return {"trace_dir": bundle_relative(tdir) if tdir is not None else None, "read": bundle_relative(rec.path)}
+    return {"trace_dir": bundle.relative(tdir) if tdir is not None else None, "read": bundle.relative(rec.path)}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -205,14 +205,17 @@ def timeline_extent(rec: WarpRecords, sms: Sequence[int]) -> int:
 
 def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], stem: str, title: str,
                   sms: Sequence[int] | None = None, n_sms: int = 2, section: int = 0,
-                  x_max: int | None = None, rec: WarpRecords | None = None) -> SectionResult:
+                  x_max: int | None = None, rec: WarpRecords | None = None,
+                  bundle: Bundle | None = None) -> SectionResult:
     """Fig. 13a/13b: per-SM warp timelines of one trace, written as ``<stem>.png`` (raster content: no SVG)
     and ``<stem>.json``; ``x_max`` fixes the x range in cycles (default: this trace's); ``rec``: the
-    trace's records when the caller has read them already."""
+    trace's records when the caller has read them already; ``bundle``: the run's bundle (default: the
+    one holding ``path``, found from it)."""
     rec = load_warp_records(path, section) if rec is None else rec
     chosen = _timeline_sms(path, rec, sms, n_sms)
     tab = timeline_table(rec, chosen)
-    synthetic = bundle.is_synthetic(path)
+    bundle = bundle or bundle_of(path)
+    synthetic = bundle.synthetic
     fig = _timeline_figure(tab, chosen, title, synthetic, x_max)
     out = Path(out_dir)
     files = save_figure_files(fig, out, stem)
@@ -222,15 +225,15 @@ def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     wave = last_wave_tail(rec.smid, rec.lstart, rec.end)
     makespan = int(rec.end.max() - rec.lstart.min())
     resident = peak_resident_blocks(rec.smid, rec.block, rec.lstart, rec.end)
-    truth = _tail_truth(path, rec.path) or {}
-    data = {"figure": stem, "paper_ref": f"{PAPER_REF}{stem[-1]}", "input": str(path), **_read_from(path, rec),
+    truth = _tail_truth(path, rec.path, bundle) or {}
+    data = {"figure": stem, "paper_ref": f"{PAPER_REF}{stem[-1]}", "input": str(path), **_read_from(path, rec, bundle),
             "sms": chosen,
             "n_warps": int(rec.lstart.size), "n_sms_in_trace": rec.n_sms, "makespan_cycles": makespan,
             "max_resident_blocks_per_sm": resident, "last_wave_tail_fraction": wave.fraction,
             "ground_truth": truth or None,
             "slot_rule": "lowest free slot at each warp start, per SM, in start order",
             "per_sm": per_sm.to_dict(orient="records")}
-    files.update(write_results(out, stem, data, input_path=path, tables={f"{stem}_warps": tab}))
+    files.update(write_results(out, stem, data, input_path=path, tables={f"{stem}_warps": tab}, bundle=bundle))
     ref = f"{PAPER_REF}{stem[-1]}"
     summary = [
         {"key": f"{stem}.max_warp_slots", "paper_ref": ref, "value": int(per_sm["slots"].max()), "unit": "warps",
@@ -262,8 +265,10 @@ def fig13b(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], **kw) 
 
 
 def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
-            threshold: float = DEFAULT_TAIL_THRESHOLD, section: int = 0, align: str = "sm") -> SectionResult:
-    """Fig. 13c (active warps), 13d (busy SMs) and 13d-sub (zoom on the tail) of one trace or table."""
+            threshold: float = DEFAULT_TAIL_THRESHOLD, section: int = 0, align: str = "sm",
+            bundle: Bundle | None = None) -> SectionResult:
+    """Fig. 13c (active warps), 13d (busy SMs) and 13d-sub (zoom on the tail) of one trace or table;
+    ``bundle``: the run's bundle (default: the one holding ``path``, found from it)."""
     rec = load_warp_records(path, section, align)
     t_w, active = active_sweep(rec.lstart, rec.end)
     t_s, busy = busy_sm_sweep(rec.smid, rec.lstart, rec.end)
@@ -275,7 +280,8 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     idle_tail = (1 - integrate_step(t_s, busy, tail.tail_start, tail.kernel_end) / (n_sms * tail.tail_cycles)
                  if tail.tail_cycles else 0.0)
     warps_in_tail = int(np.count_nonzero(rec.end > tail.tail_start))
-    synthetic = bundle.is_synthetic(path)
+    bundle = bundle or bundle_of(path)
+    synthetic = bundle.synthetic
     out = Path(out_dir)
     files: dict[str, Path] = {}
     xlabel = "cycles since kernel start" + (" (each SM aligned on its first warp)" if align == "sm" else "")
@@ -322,9 +328,9 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         mark_synthetic(fig, synthetic)
     files.update(save_figure_files(fig, out, "fig13d-sub"))
 
-    truth = _tail_truth(path, rec.path)
+    truth = _tail_truth(path, rec.path, bundle)
     data = {
-        "figure": "fig13cd", "paper_ref": f"{PAPER_REF}c/d", "input": str(path), **_read_from(path, rec),
+        "figure": "fig13cd", "paper_ref": f"{PAPER_REF}c/d", "input": str(path), **_read_from(path, rec, bundle),
         "n_warps": int(rec.lstart.size),
         "n_sms": n_sms, "threshold": threshold, "clock_align": align,
         "tail_rule": "tail starts at the end of the last interval with busy SMs >= threshold x SMs in the trace",
@@ -348,7 +354,8 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     ]
     data["summary"] = summary
     sweep = pd.DataFrame({"cycle": t_s, "busy_sms": busy})
-    files.update(write_results(out, "fig13cd", data, input_path=path, tables={"fig13cd_busy_sms": sweep}))
+    files.update(write_results(out, "fig13cd", data, input_path=path, tables={"fig13cd_busy_sms": sweep},
+                               bundle=bundle))
     text = (f"tail: last {tail.tail_cycles:,} of {span:,} cycles ({tail.tail_fraction:.1%}) run with fewer than "
             f"{threshold:.0%} of {n_sms} SMs busy; SM idle share {idle_all:.1%} overall, {idle_tail:.1%} in the tail\n"
             f"last-wave tail (first SM done -> end): {wave.fraction:.1%} of the kernel, "
@@ -359,17 +366,17 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     return SectionResult(SECTION, data, files, {"fig13cd_busy_sms": sweep}, summary, text)
 
 
-def _tail_truth(path: str | os.PathLike[str], read: Path) -> dict | None:
+def _tail_truth(path: str | os.PathLike[str], read: Path, bundle: Bundle) -> dict | None:
     """The generator's truth for the run this input belongs to (``tail``/``exclusive``/``shared``): only for
     the very file it generated (its ``trace``), not for another collection put beside it."""
-    truth = bundle.ground_truth(path, SECTION)
+    truth = bundle.ground_truth(SECTION)
     if not isinstance(truth, dict):
         return None
     parts = Path(path).resolve().parts
     for key, folder in INPUT_FOLDERS.items():
         cand = truth.get(key)
         if folder in parts and isinstance(cand, dict):
-            return cand if cand.get("trace") in (None, bundle_relative(read)) else None
+            return cand if cand.get("trace") in (None, bundle.relative(read)) else None
     return None
 
 
@@ -409,42 +416,44 @@ def find_inputs(root: str | os.PathLike[str]) -> tuple[dict[str, Path], dict[str
     return found, skipped
 
 
-def _chosen_line(key: str, chosen: Path) -> str:
+def _chosen_line(key: str, chosen: Path, bundle: Bundle) -> str:
     """``tail trace dir: warp_sched/tail/<name> (newest of 2 in warp_sched/tail, ...)``: which folder was read."""
     folder = chosen.parent
     among = len(find_trace_dirs(folder)) if folder.name == INPUT_FOLDERS[key] else 1
-    why = (f" (newest of {among} in {bundle_relative(folder)}, by the time in its name: "
+    why = (f" (newest of {among} in {bundle.relative(folder)}, by the time in its name: "
            "neutrino_ae/formats/tracedir.py)" if among > 1 else "")
-    return f"{key} trace dir: {bundle_relative(chosen)}{why}"
+    return f"{key} trace dir: {bundle.relative(chosen)}{why}"
 
 
 def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
-               threshold: float = DEFAULT_TAIL_THRESHOLD) -> SectionResult:
-    """Fig. 13a, 13b, and 13c/d (when a tail input exists) from a bundle's ``warp_sched/`` folder."""
+               threshold: float = DEFAULT_TAIL_THRESHOLD, bundle: Bundle | None = None) -> SectionResult:
+    """Fig. 13a, 13b, and 13c/d (when a tail input exists) from a bundle's ``warp_sched/`` folder;
+    ``bundle``: the run's bundle (default: the one holding ``root``, found from it)."""
     inputs, skipped = find_inputs(root)
+    bundle = bundle or bundle_of(inputs["exclusive"])
     # One x range for 13a and 13b, so exclusive and shared scheduling can be compared by eye.
     recs = {k: load_warp_records(inputs[k]) for k in ("exclusive", "shared")}
     sms = {k: pick_timeline_sms(rec) for k, rec in recs.items()}  # picked once: the figures show these
     x_max = max(timeline_extent(recs[k], sms[k]) for k in recs)
-    a = fig13a(inputs["exclusive"], out_dir, x_max=x_max, rec=recs["exclusive"], sms=sms["exclusive"])
-    b = fig13b(inputs["shared"], out_dir, x_max=x_max, rec=recs["shared"], sms=sms["shared"])
-    cd = fig13cd(inputs["tail"], out_dir, threshold) if "tail" in inputs else None
+    a = fig13a(inputs["exclusive"], out_dir, x_max=x_max, rec=recs["exclusive"], sms=sms["exclusive"], bundle=bundle)
+    b = fig13b(inputs["shared"], out_dir, x_max=x_max, rec=recs["shared"], sms=sms["shared"], bundle=bundle)
+    cd = fig13cd(inputs["tail"], out_dir, threshold, bundle=bundle) if "tail" in inputs else None
     parts = [a, b] if cd is None else [a, b, cd]
     files = {k: v for r in parts for k, v in r.files.items()}
     data = {"section": SECTION, "paper_ref": PAPER_REF, "inputs": {k: str(v) for k, v in inputs.items()},
-            "trace_dirs": [bundle_relative(v) for v in inputs.values()],
+            "trace_dirs": [bundle.relative(v) for v in inputs.values()],
             "fig13a": a.data, "fig13b": b.data, "fig13cd": cd.data if cd else {"skipped": skipped["fig13cd"]},
             "skipped": skipped}
     ratio = b.data["makespan_cycles"] / a.data["makespan_cycles"] if a.data["makespan_cycles"] else None
-    truth = bundle.ground_truth(inputs["exclusive"], SECTION)
+    truth = bundle.ground_truth(SECTION)
     extra = {"key": "shared_vs_exclusive_makespan", "paper_ref": f"{PAPER_REF}a/b", "value": ratio, "unit": "ratio",
              "ground_truth": truth.get("shared_vs_exclusive_makespan") if isinstance(truth, dict) else None}
     summary = [*a.summary, *b.summary, extra, *(cd.summary if cd else [])]
     data["summary"] = summary
-    files.update(write_results(out_dir, SECTION, data, input_path=inputs["exclusive"]))
+    files.update(write_results(out_dir, SECTION, data, input_path=inputs["exclusive"], bundle=bundle))
     lines = [a.text, b.text, f"shared/exclusive makespan: {ratio:.3f}" if ratio else ""]
     lines.append(cd.text if cd else f"Fig. 13c/d skipped: {skipped['fig13cd']}")
-    lines.extend(_chosen_line(k, v) for k, v in inputs.items())
+    lines.extend(_chosen_line(k, v, bundle) for k, v in inputs.items())
     tables = {k: v for r in parts for k, v in r.tables.items()}
     return SectionResult(SECTION, data, files, tables, summary, "\n".join(lines))
 
@@ -454,7 +463,7 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
     return warp_sched(root, out_dir)
 
 
-def analyze_bundle(bundle_root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> SectionResult:
-    """The section entry point: Fig. 13a-d from a bundle root."""
-    return warp_sched(Path(bundle_root) / "warp_sched", out_dir)
+def analyze_bundle(bundle: Bundle, out_dir: str | os.PathLike[str]) -> SectionResult:
+    """The section entry point: Fig. 13a-d from the run's bundle."""
+    return warp_sched(bundle.path("warp_sched"), out_dir, bundle=bundle)
 

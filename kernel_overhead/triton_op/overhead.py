@@ -5,7 +5,7 @@
 The default root is this folder; the code is in the section package (``cli:triton_op_main``).
 """
 
-from neutrino_ae.run.script import run_folder_script
+from neutrino_ae.report.script import run_folder_script
 
 if __name__ == "__main__":
     raise SystemExit(run_folder_script(__file__, "cli:triton_op_main", up=1))

@@ -1,13 +1,15 @@
-"""Trace bundles: the ``bundle.json`` manifest, bundle kind (paper/sample) and ground truth.
+"""Trace bundles on disk: the ``bundle.json`` manifest, read and written (the only module that does).
 
 A bundle is a directory with the layout of the paper's ``trace.zip``. Its ``bundle.json`` says
 what it is (``kind``: ``paper``, ``sample``, or ``dynamic`` for fresh traces), how it was made
 and the sha256 of every file. A sample bundle also carries the execution model's ground truth
-per section, so analyses can show measured vs injected values.
+per section, so analyses can show measured vs injected values. What a run makes of it (kind,
+provenance, ground truth by section) is :class:`neutrino_ae.bundle.context.Bundle`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -52,6 +54,23 @@ def write_manifest(root: str | os.PathLike[str], kind: str, **fields: Any) -> Pa
     return write_json(Path(root) / MANIFEST, manifest)
 
 
+def write_dynamic_manifest(root: str | os.PathLike[str], **fields: Any) -> Path:
+    """Mark ``root`` as a dynamically collected tree (kind ``dynamic``), merging ``sections`` and
+    ``fields`` into what is there. No file digests: traces are hundreds of MB and were produced
+    here, not downloaded. An unreadable old manifest is replaced."""
+    path = Path(root) / MANIFEST
+    doc: dict[str, Any] = {}
+    if path.is_file():
+        with contextlib.suppress(ValueError, OSError):
+            doc = json.loads(path.read_text(encoding="utf-8"))
+    doc.update({"kind": DYNAMIC, "format_version": FORMAT_VERSION, "files": {}})
+    sections = dict(doc.get("sections", {}))
+    sections.update(fields.pop("sections", {}))
+    doc.update(fields)
+    doc["sections"] = sections
+    return write_json(path, doc)
+
+
 def read_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The manifest of the bundle at ``root``, or None when there is none."""
     path = Path(root) / MANIFEST
@@ -88,41 +107,6 @@ def sample_layout_root(path: str | os.PathLike[str]) -> Path | None:
         if (candidate / SAMPLE_LAYOUT_MARKER).is_dir():
             return candidate
     return None
-
-
-def kind_and_source(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """The bundle kind of ``path`` and how it is known: ``manifest`` (bundle.json), ``layout`` (no
-    bundle.json, but the sample generator's layout: never let synthetic data lose its label) or
-    ``none`` (kind ``unknown``)."""
-    root = find_bundle_root(path)
-    manifest = read_manifest(root) if root is not None else None
-    if manifest:
-        return str(manifest["kind"]), "manifest"
-    if sample_layout_root(path) is not None:
-        return SAMPLE, "layout"
-    return UNKNOWN, "none"
-
-
-def bundle_kind(path: str | os.PathLike[str]) -> str:
-    """``sample``, ``paper``, ``dynamic`` or ``unknown`` for any file or directory inside a bundle."""
-    return kind_and_source(path)[0]
-
-
-def is_synthetic(path: str | os.PathLike[str]) -> bool | None:
-    """True for sample data, False for measured traces, None when nobody can tell (no bundle.json):
-    figures and results then carry an "unverified provenance" warning instead of a label."""
-    kind = bundle_kind(path)
-    return True if kind == SAMPLE else None if kind == UNKNOWN else False
-
-
-def ground_truth(path: str | os.PathLike[str], section: str) -> dict[str, Any] | None:
-    """The sample generator's ground truth for ``section`` (e.g. ``block_sched``), if any."""
-    root = find_bundle_root(path)
-    manifest = read_manifest(root) if root else None
-    if not manifest:
-        return None
-    truth = manifest.get("ground_truth", {})
-    return truth.get(section) if isinstance(truth, dict) else None
 
 
 def verify_manifest(root: str | os.PathLike[str]) -> list[str]:

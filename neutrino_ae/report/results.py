@@ -10,46 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from neutrino_ae import __version__
 from neutrino_ae.atomic import atomic_open, write_json, write_text
-from neutrino_ae.bundle.manifest import SAMPLE, UNKNOWN, find_bundle_root, kind_and_source, read_manifest
-
-
-def provenance(input_path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Where the data came from: bundle kind, whether it is synthetic, generator details."""
-    root = find_bundle_root(input_path)
-    manifest = read_manifest(root) if root else None
-    kind, source = kind_and_source(input_path)
-    prov: dict[str, Any] = {
-        "bundle_kind": kind,
-        "kind_from": source,
-        "synthetic": True if kind == SAMPLE else None if kind == UNKNOWN else False,
-        "bundle_root": str(root) if root else None,
-        "input": str(Path(input_path)),
-        "suite_version": __version__,
-    }
-    if manifest and kind == SAMPLE:
-        prov["generator"] = {k: manifest.get(k) for k in ("generator_version", "scale", "seed")}
-    if source == "layout":
-        prov["warning"] = ("bundle.json is missing; the folder layout is the sample generator's, so the data is "
-                           "labelled synthetic")
-    elif kind == UNKNOWN:
-        prov["warning"] = "no bundle.json: where this data came from (GPU or the sample generator) is unknown"
-    return prov
-
-
-def bundle_relative(path: str | os.PathLike[str]) -> str:
-    """How results name an input folder or file: relative to its bundle's root (``warp_sched/tail/Jan_23_...``),
-    or the path as given when it is in no bundle."""
-    p = Path(path)
-    root = find_bundle_root(p)
-    if root is not None:
-        try:
-            return p.resolve().relative_to(root).as_posix()
-        except ValueError:
-            pass
-    return str(p)
-
+from neutrino_ae.bundle.context import Bundle, bundle_of
 
 #: Rows of a table shown in its Markdown copy (the CSV always has them all): a per-warp or per-step
 #: table of a large trace has millions of rows, which no one reads as Markdown.
@@ -58,9 +20,12 @@ MARKDOWN_MAX_ROWS = 200
 
 def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[str, Any],
                   input_path: str | os.PathLike[str] | None = None,
-                  tables: dict[str, pd.DataFrame] | None = None) -> dict[str, Path]:
+                  tables: dict[str, pd.DataFrame] | None = None, bundle: Bundle | None = None) -> dict[str, Path]:
     """Write ``<out_dir>/<section>.json`` (payload + provenance) and each table as CSV and Markdown (the
     Markdown copy holds the first :data:`MARKDOWN_MAX_ROWS` rows; the CSV all of them).
+
+    The provenance is ``bundle``'s (the run's bundle), or that of the bundle holding ``input_path``
+    when no bundle is given (a per-figure command line); neither given: no provenance.
 
     Returns the written paths keyed by ``"json"`` and ``"<table>.csv"`` / ``"<table>.md"``.
     """
@@ -69,8 +34,10 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
     written: dict[str, Path] = {}
     doc = dict(payload)
     doc.setdefault("section", section)
-    if input_path is not None:
-        doc["provenance"] = provenance(input_path)
+    if bundle is None and input_path is not None:
+        bundle = bundle_of(input_path)
+    if bundle is not None:
+        doc["provenance"] = bundle.provenance(input_path)
         doc.setdefault("bundle_kind", doc["provenance"]["bundle_kind"])
         doc.setdefault("synthetic", doc["provenance"]["synthetic"])
         if "warning" in doc["provenance"]:

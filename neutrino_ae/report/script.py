@@ -1,8 +1,22 @@
-"""Shared plumbing for the per-figure CLIs: output arguments, JSON output, one-line errors."""
+"""Shared plumbing for the per-figure CLIs: output arguments, JSON output, one-line errors, and the
+entry of a section folder's artifact-compatible script.
+
+Run as a file (``python block_sched/block_sched.py <trace>``), such a script has its own folder as
+``sys.path[0]``, so ``import block_sched`` would find the script itself rather than the package. The
+script therefore imports only this module and names the function to run; the folder is imported as
+its package by path (the registry's rule) and nothing edits ``sys.path``::
+
+    # block_sched/block_sched.py
+    from neutrino_ae.report.script import run_folder_script
+
+    if __name__ == "__main__":
+        raise SystemExit(run_folder_script(__file__, "cli:main"))
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -14,7 +28,7 @@ from neutrino_ae.errors import NeutrinoAEError
 # The per-figure command lines write by default under CLI_RESULTS (results/cli/), their own tree
 # beside the notebooks' results/static/ and results/dynamic/, so a script run never overwrites a
 # notebook's cached section (a folder holding its RECORD is refused).
-from neutrino_ae.run.layout import CLI_RESULTS, RECORD
+from neutrino_ae.report.layout import CLI_RESULTS, RECORD
 
 if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
     from neutrino_ae.report.results import SectionResult
@@ -73,3 +87,15 @@ def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | 
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+
+
+def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None = None, up: int = 0) -> int:
+    """Run ``entry`` (``"<module>:<function>"`` in the section package) as a CLI ``main``; the
+    section folder is the script's folder, or ``up`` folders above it (for scripts in subfolders)."""
+    from neutrino_ae.report.registry import import_folder  # the Section contract: not needed by run_main's users
+
+    folder = Path(script_file).resolve().parents[up]
+    import_folder(folder)
+    module, _, func = entry.partition(":")
+    main = getattr(importlib.import_module(f"{folder.name}.{module}"), func)
+    return run_main(main, argv)

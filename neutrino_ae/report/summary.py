@@ -143,7 +143,7 @@ def summary_rows(results: Iterable[SectionResult] | Mapping[str, SectionResult],
     ``bundle_kind`` overrides the kind recorded in each result's data (``unknown`` when neither).
     Rows keep the registry's section order and, within a section, the analysis' order.
     """
-    from neutrino_ae.run import registry  # the order and paper references of the sections
+    from neutrino_ae.report import registry  # the order and paper references of the sections
 
     items = list(results.values()) if isinstance(results, Mapping) else list(results)
     known = {s.name: s for s in registry.sections()}

@@ -14,6 +14,8 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
+from neutrino_ae.bundle.context import Bundle
+
 
 def default_workers() -> int:
     """Worker processes for computing sections ahead: the machine's cores, at most 2 (two sections at
@@ -21,14 +23,14 @@ def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _compute(name: str, bundle_root: str, out_root: str, force: bool) -> tuple[float, str | None]:
+def _compute(name: str, bundle: Bundle, out_root: str, force: bool) -> tuple[float, str | None]:
     """(seconds, None) when the worker computed the section, (0, None) when it reused its cache, and
     (seconds, error) when it failed."""
     from neutrino_ae.run.runner import run_section
 
     start = time.perf_counter()
     try:
-        res = run_section(name, bundle_root, out_root, force=force)
+        res = run_section(name, bundle, out_root, force=force)
     except Exception as exc:  # the cell computes it again and reports it
         return time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
     return (0.0 if res.data.get("cached") else time.perf_counter() - start), None
@@ -37,7 +39,7 @@ def _compute(name: str, bundle_root: str, out_root: str, force: bool) -> tuple[f
 class Ahead:
     """Futures of the sections being computed ahead; :meth:`wait` gives one section's outcome."""
 
-    def __init__(self, names: list[str], bundle_root: Path, out_root: Path, force: bool, workers: int) -> None:
+    def __init__(self, names: list[str], bundle: Bundle, out_root: Path, force: bool, workers: int) -> None:
         self._futures: dict[str, Future] = {}
         workers = min(workers, os.cpu_count() or 1)  # more workers than cores only take turns
         if workers < 2 or len(names) < 2:
@@ -46,7 +48,7 @@ class Ahead:
         pool = ProcessPoolExecutor(max_workers=min(workers, len(names)),
                                    mp_context=multiprocessing.get_context("spawn"))
         for name in names:
-            self._futures[name] = pool.submit(_compute, name, str(bundle_root), str(out_root), force)
+            self._futures[name] = pool.submit(_compute, name, bundle, str(out_root), force)
         pool.shutdown(wait=False)  # the queued sections still run; nothing new is submitted
 
     def wait(self, name: str) -> float | None:

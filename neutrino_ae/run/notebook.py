@@ -23,8 +23,9 @@ from typing import Any
 
 from neutrino_ae.atomic import write_json, write_text
 from neutrino_ae.bundle import fetch
-from neutrino_ae.bundle.manifest import bundle_kind, read_manifest
+from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.report import registry
 from neutrino_ae.report.claims import (
     DIFFERS,
     PASS,
@@ -34,20 +35,20 @@ from neutrino_ae.report.claims import (
     verdict,
     verdict_table,
 )
-from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
-from neutrino_ae.report.script import os_error_line
-from neutrino_ae.report.section import NotebookInputError, NotebookStop
-from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
-from neutrino_ae.run import registry
-from neutrino_ae.run.ahead import Ahead, default_workers
-from neutrino_ae.run.layout import (
+from neutrino_ae.report.layout import (
     DYNAMIC_RESULTS,
     DYNAMIC_TRACES,
     STATIC_RESULTS,
     default_trace_root,
 )
+from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
+from neutrino_ae.report.script import os_error_line
+from neutrino_ae.report.section import NotebookInputError, NotebookStop
+from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
+from neutrino_ae.run.ahead import Ahead, default_workers
 from neutrino_ae.run.lock import hold_output_lock, parent_hold
-from neutrino_ae.run.runner import run_section
+from neutrino_ae.run.runner import collect_section, run_section
+from neutrino_ae.sample import generate_bundle
 
 
 def _display(obj: Any, **kwargs: Any) -> None:
@@ -269,7 +270,7 @@ class StaticNotebook:
                             ("bundle_sha256", bundle_sha256)):
             _check(isinstance(value, str | os.PathLike), f"{name} must be a path or string, not {value!r}")
         _check(bool(str(output_dir).strip()), "output_dir must not be empty")
-        self.bundle, self.force = bundle, _flag("force", force)
+        self.bundle_choice, self.force = bundle, _flag("force", force)
         self.selected = _sections(sections)
         self.out_root = Path(output_dir)
         trace_root = default_trace_root(bundle) if not str(trace_root).strip() else trace_root
@@ -279,20 +280,23 @@ class StaticNotebook:
             # The sample's generator prints a line per section; a download keeps its progress bar.
             self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
                                                    sha256=bundle_sha256 or None, sample_scale=sample_scale,
-                                                   seed=int(seed), progress=bundle != "sample")
+                                                   seed=int(seed), progress=bundle != "sample",
+                                                   generator=generate_bundle)
         except (NeutrinoAEError, OSError, ValueError) as exc:
             message = f"trace_root {os_error_line(exc)}" if isinstance(exc, OSError) else str(exc)
             if 'bundle="sample"' not in message and bundle != "sample":
                 message += f"; {fetch.SAMPLE_HINT}"
             raise NotebookInputError(message) from None
-        self.kind = bundle_kind(self.bundle_root)
+        self.bundle = open_bundle(self.bundle_root)  # read once: every section and the report use it
+        self.kind = self.bundle.kind
         self.results: dict[str, SectionResult] = {}
         self.failed: dict[str, str] = {}
         self.summary_path: Path | None = None
-        self._print_header(read_manifest(self.bundle_root) or {})
-        self._ahead = Ahead(self.selected, Path(self.bundle_root), self.out_root, self.force, workers)
+        self._print_header()
+        self._ahead = Ahead(self.selected, self.bundle, self.out_root, self.force, workers)
 
-    def _print_header(self, manifest: dict[str, Any]) -> None:
+    def _print_header(self) -> None:
+        manifest = self.bundle.manifest
         print(f"bundle: {self.kind} at {Path(self.bundle_root).resolve()}")
         if self.kind == "sample":
             print("=" * 100)
@@ -322,7 +326,7 @@ class StaticNotebook:
         worker_seconds = self._ahead.wait(name)
         try:
             # Computed ahead by a worker: its cache record is current, so this only reads it back.
-            res = run_section(name, self.bundle_root, self.out_root,
+            res = run_section(name, self.bundle, self.out_root,
                               force=self.force and worker_seconds is None)
         except (NeutrinoAEError, OSError) as exc:
             self.failed[name] = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
@@ -372,7 +376,7 @@ class StaticNotebook:
         table_md = f"Summary of {len(rows)} results, bundle kind: {self.kind}{note}\n\n{dataframe_to_markdown(table)}\n"
         if self.failed:
             table_md += "\nFailed sections (no results):\n\n" + "".join(f"* {n}: {m}\n" for n, m in self.failed.items())
-        summary_json = write_summary(self.out_root / "summary.json", rows, notebook="static", bundle=self.bundle,
+        summary_json = write_summary(self.out_root / "summary.json", rows, notebook="static", bundle=self.bundle_choice,
                                      bundle_kind=self.kind, bundle_root=str(Path(self.bundle_root).resolve()),
                                      sections=self.selected, failed_sections=dict(self.failed))
         summary_md = write_text(self.out_root / "summary.md", table_md)
@@ -398,9 +402,8 @@ class DynamicNotebook:
                  trace_root: str = DYNAMIC_TRACES, neutrino: str = "neutrino", repeats: int = 1,
                  collect: bool = True, timeout: float = 3600, collect_args: dict[str, list[str]] | None = None,
                  strict: bool = False) -> None:
-        from neutrino_ae.run.collect import Context
         from neutrino_ae.workloads import envcheck
-        from neutrino_ae.workloads.neutrino import collection_blocker
+        from neutrino_ae.workloads.neutrino import CollectContext, collection_blocker
 
         sys.dont_write_bytecode = True  # keep the section folders free of __pycache__
         _check(isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1,
@@ -430,7 +433,7 @@ class DynamicNotebook:
         self.results: dict[str, SectionResult] = {}
         self.problems: list[str] = []
         self.summary_path: Path | None = None
-        self.ctx = Context(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
+        self.ctx = CollectContext(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
                            extra_args={k: list(v) for k, v in dict(collect_args or {}).items()})
 
     def _report(self, message: str) -> None:
@@ -441,8 +444,6 @@ class DynamicNotebook:
 
     def run(self, name: str) -> SectionResult | None:
         """Collect (when possible) and analyse one section; None when there is nothing to show."""
-        from neutrino_ae.run.collect import analyze_section, collect_section
-
         if name not in self.selected:
             print(f"{name}: not selected")
             return None
@@ -465,7 +466,8 @@ class DynamicNotebook:
                     return None
                 print(f"{name}: analysing the earlier traces in {earlier}")
         try:
-            res = analyze_section(name, self.trace_root, self.out_root)
+            # The same runner as static.ipynb's, on the tree as collected (its bundle.json just rewritten).
+            res = run_section(name, open_bundle(self.trace_root), self.out_root, collected=True)
         except NeutrinoAEError as exc:
             self._report(f"{name}: analysis failed: {exc}")
             return None

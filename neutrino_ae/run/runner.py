@@ -1,4 +1,10 @@
-"""Run one section on a bundle, with a cache of finished results.
+"""The one section runner, for static.ipynb and dynamic.ipynb alike: an optional collection step,
+then the analysis.
+
+* :func:`collect_section` (dynamic.ipynb only) runs the section's own collector into
+  ``<trace_root>/<name>/`` and records the section in the tree's ``bundle.json`` (kind ``dynamic``).
+* :func:`run_section` runs the section's ``analyze(bundle, out)`` on a :class:`Bundle` (opened once
+  by the caller, or here from a root) -- the bundle a notebook reads, or the tree just collected.
 
 Output of a section goes to ``<output_dir>/<name>/``. After the analysis succeeds, a small record
 ``<output_dir>/<name>/section-run.json`` is written last (atomically): it lists the result's files,
@@ -9,11 +15,13 @@ mtime as written: a per-figure script pointed at the folder makes it recompute).
 every input file -- the section's declared inputs plus every file its analysis actually opened
 (the ``neutrino_ae.formats`` readers note them, see ``formats/inputs.py``) -- by path, size,
 mtime and ctime in ns and inode, and the code of the section's folder and of the whole ``neutrino_ae``
-package (content hashes) with the package version.
+package (content hashes) with the package version. A collected tree (``collected=True``) is always
+analysed afresh and keeps no record: it changes with every collection.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import os
@@ -26,12 +34,15 @@ import pandas as pd
 
 import neutrino_ae
 from neutrino_ae.atomic import atomic_open, write_json
-from neutrino_ae.bundle import manifest as _bundle
+from neutrino_ae.bundle.context import Bundle, open_bundle
+from neutrino_ae.bundle.manifest import DYNAMIC, MANIFEST, write_dynamic_manifest
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.inputs import recording
+from neutrino_ae.report import registry
+from neutrino_ae.report.layout import RECORD
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.run import registry
-from neutrino_ae.run.layout import RECORD
+from neutrino_ae.report.section import Section
+from neutrino_ae.workloads.neutrino import CollectContext, CollectError
 
 RECORD_VERSION = 4  # 4: output files stamped (size, mtime)
 PACKAGE_DIR = Path(neutrino_ae.__file__).resolve().parent
@@ -147,22 +158,57 @@ def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> Sect
                          summary=rec.get("summary", []), text=rec.get("text", ""))
 
 
-def run_section(name: str, bundle_root: str | os.PathLike[str], output_dir: str | os.PathLike[str],
-                force: bool = False) -> SectionResult:
-    """Run section ``name`` on the bundle at ``bundle_root``, writing into ``output_dir/<name>/``.
+def collect_section(name: str, trace_root: str | os.PathLike[str], ctx: CollectContext | None = None) -> None:
+    """The collection step (dynamic.ipynb): collect section ``name`` into ``trace_root/<name>`` with its
+    own collector and record it in the tree's bundle.json; :func:`run_section` analyses it next."""
+    section = registry.get(name)
+    if not section.collect:
+        raise CollectError(f"section {name!r} has no collector")
+    ctx = ctx or CollectContext()
+    root = Path(trace_root)
+    root.mkdir(parents=True, exist_ok=True)
+    section.entry("collect")(root, ctx)
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    write_dynamic_manifest(root, sections={name: {"collected_at": now, "neutrino": ctx.neutrino}})
+
+
+def _analyze(section: Section, bundle: Bundle, out: Path) -> SectionResult:
+    result = section.entry("analyze")(bundle, out)
+    if not isinstance(result, SectionResult):
+        raise NeutrinoAEError(f"{section.name}: analyze returned {type(result).__name__}, not a SectionResult")
+    return result
+
+
+def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: str | os.PathLike[str],
+                force: bool = False, *, collected: bool = False) -> SectionResult:
+    """Run section ``name`` on ``bundle`` (a :class:`Bundle`, or a bundle root to open), writing into
+    ``output_dir/<name>/``.
 
     Reuses the cached result of an earlier run with the same inputs and code unless ``force``.
     Missing inputs raise an InputError naming the first missing path, before anything is computed.
     The result's ``data`` gains ``cached`` (bool) so callers can say whether work was done.
+
+    ``collected``: the tree dynamic.ipynb collected (:func:`collect_section`): analysed afresh every
+    time, without a cache record, and without the declared-input check (its trace folders carry the
+    collection time and pid); its results say ``bundle_kind: dynamic`` where the analysis does not.
     """
     section = registry.get(name)
-    root = Path(bundle_root)
-    if not root.is_dir():
+    if not isinstance(bundle, Bundle):
+        if not Path(bundle).is_dir():
+            raise InputError(Path(bundle), "bundle root is not a directory")
+        bundle = open_bundle(bundle)
+    root = bundle.root
+    if root is None or not root.is_dir():
         raise InputError(root, "bundle root is not a directory")
-    manifest = root / _bundle.MANIFEST
-    declared = [*section.input_paths(root), *section.optional_paths(root), manifest]
-    code = code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
     out = Path(output_dir) / name
+    if collected:
+        out.mkdir(parents=True, exist_ok=True)
+        result = _analyze(section, bundle, out)
+        result.data.setdefault("bundle_kind", DYNAMIC)
+        result.data["cached"] = False
+        return result
+    declared = [*section.input_paths(root), *section.optional_paths(root), root / MANIFEST]
+    code = code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
     if not force:
         cached = _load_record(out, root, declared, code)
         if cached is not None:
@@ -172,13 +218,10 @@ def run_section(name: str, bundle_root: str | os.PathLike[str], output_dir: str 
     (out / RECORD).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     with recording() as opened:
-        result = section.entry("analyze")(root, out)
-    if not isinstance(result, SectionResult):
-        raise NeutrinoAEError(f"{section.name}: analyze returned {type(result).__name__}, not a SectionResult")
-    kind = _bundle.bundle_kind(root)
-    result.data.setdefault("bundle_kind", kind)
+        result = _analyze(section, bundle, out)
+    result.data.setdefault("bundle_kind", bundle.kind)
     # Only inputs count: the analysis also reads back files it wrote itself under ``out``.
     opened = [p for p in opened if not p.is_relative_to(out.resolve())]
-    _write_record(result, out, root, _fingerprint(declared, opened, code), kind, opened)
+    _write_record(result, out, root, _fingerprint(declared, opened, code), bundle.kind, opened)
     result.data["cached"] = False
     return result

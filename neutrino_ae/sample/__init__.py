@@ -3,6 +3,6 @@ the paper's trace.zip layout. ``generate_bundle(out, scale="small", seed=0)``.""
 
 from __future__ import annotations
 
-from neutrino_ae.sample.generate import GENERATOR_VERSION, SCALES, config_for, generate_bundle
+from neutrino_ae.sample.generate import GENERATOR_VERSION, SCALES, config_for, ensure_sample_bundle, generate_bundle
 
-__all__ = ["GENERATOR_VERSION", "SCALES", "config_for", "generate_bundle"]
+__all__ = ["GENERATOR_VERSION", "SCALES", "config_for", "ensure_sample_bundle", "generate_bundle"]

@@ -116,7 +116,7 @@ def _check_out(out: Path, force: bool) -> None:
 def build_into(root: Path, cfg: SampleConfig, seed: int, progress: bool = False) -> BuiltSample:
     """Write every section that has a sample writer under ``root`` (which must exist); return the
     model parameters and the ground truth."""
-    from neutrino_ae.run import registry
+    from neutrino_ae.report import registry
 
     sections = [s for s in registry.sections() if s.sample]
     seeds = section_seeds(seed, tuple(s.name for s in registry.sections()))
@@ -163,3 +163,12 @@ def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int
             shutil.rmtree(tmp)
         raise
     return out
+
+
+def ensure_sample_bundle(trace_root: str | os.PathLike[str], scale: str = "small", seed: int = 0,
+                         force: bool = False, progress: bool = True) -> Path:
+    """The sample bundle at ``trace_root``, made by :func:`generate_bundle` unless one of this scale and
+    seed is there (the reuse and replace rules are ``neutrino_ae.bundle.fetch.ensure_sample_bundle``'s)."""
+    from neutrino_ae.bundle.fetch import ensure_sample_bundle as ensure
+
+    return ensure(trace_root, scale=scale, seed=seed, force=force, progress=progress, generator=generate_bundle)

@@ -6,6 +6,8 @@ command, keeps its stdout/stderr as files, finds every such line and MOVES each 
 run's output tree, so a collected tree has the same layout as the paper bundle and the per-figure
 analyses read both alike (see docs/DESIGN.md, "Sample bundle layout"). :func:`staged` lets a
 section collector build into a staging folder that replaces the old one only when it finished.
+:class:`CollectContext` is what every section's ``collect`` entry gets; :func:`script_collector` makes
+one from a section's own collection script.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +32,20 @@ DEFAULT_TIMEOUT_S = 3600.0
 
 class CollectError(NeutrinoAEError):
     """A collection command failed; the message is one line ending with the stderr tail."""
+
+
+@dataclass
+class CollectContext:
+    """What every section collector gets (``SECTION.collect(trace_root, ctx)``)."""
+
+    neutrino: str = "neutrino"
+    python: str = sys.executable
+    env: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    repeats: int = 1
+    log: Callable[[str], None] = print
+    #: extra command-line arguments per script-collected section, e.g. {"max_mem": ["--models", "llama1b-bs32"]}
+    extra_args: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -170,3 +187,20 @@ def collection_blocker(neutrino: str = "neutrino") -> str | None:
     if shutil.which(neutrino) is None:
         return f"the Neutrino CLI {neutrino!r} is not on PATH (python prepare_env.py --install)"
     return None
+
+
+def script_collector(section: str, script: str | os.PathLike[str]) -> Callable[[Path, CollectContext], None]:
+    """A collector that runs ``python <script> --out <trace_root>/<section> --neutrino N --repeats R``
+    (the section's own collection CLI, in the checkout's root) into a staging folder."""
+    from neutrino_ae.report.registry import REPO_ROOT
+
+    def collect(root: Path, ctx: CollectContext) -> None:
+        with staged(root / section) as out:
+            argv = [ctx.python, str(script), "--out", str(out.resolve()), "--neutrino", ctx.neutrino,
+                    "--repeats", str(ctx.repeats), *ctx.extra_args.get(section, [])]
+            rc, so, se, secs = run_command(argv, REPO_ROOT, out, f"collect_{section}", ctx.env, ctx.timeout)
+            if rc != 0:
+                raise CollectError(f"{script} exited {rc}: {tail(se.read_text(errors='replace'))} (log: {se})")
+            ctx.log(f"  {Path(script).name}: done in {secs:.1f}s ({so})")
+    collect.__doc__ = f"Run {script} into <trace_root>/{section}."
+    return collect

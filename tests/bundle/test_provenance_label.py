@@ -8,7 +8,8 @@ import json
 import pytest
 
 from neutrino_ae.bundle import fetch
-from neutrino_ae.bundle.manifest import MANIFEST, SAMPLE, UNKNOWN, is_synthetic, kind_and_source
+from neutrino_ae.bundle.context import bundle_of
+from neutrino_ae.bundle.manifest import MANIFEST, SAMPLE, UNKNOWN
 from neutrino_ae.errors import BundleError
 from neutrino_ae.report.results import write_results
 from neutrino_ae.report.style import UNKNOWN_PROVENANCE_LABEL, mark_synthetic, new_figure
@@ -25,7 +26,9 @@ def bare_sample(tmp_path_factory):
 
 def test_a_sample_without_bundle_json_is_still_synthetic(bare_sample, tmp_path):
     trace = next((bare_sample / "warp_sched").rglob("*.bin"))
-    assert kind_and_source(trace) == (SAMPLE, "layout") and is_synthetic(trace) is True
+    found = bundle_of(trace)
+    assert (found.kind, found.kind_from, found.synthetic) == (SAMPLE, "layout", True)
+    assert found.root == bare_sample.resolve()
     res = runner.run_section("block_sched", bare_sample, tmp_path / "out")
     doc = json.loads((tmp_path / "out" / "block_sched" / "block_sched.json").read_text())
     assert res.data["bundle_kind"] == SAMPLE and doc["synthetic"] is True
@@ -41,7 +44,8 @@ def test_data_nobody_can_place_is_unknown_with_a_warning(tmp_path):
     data = tmp_path / "loose" / "exposed_latency" / "attn.csv"
     data.parent.mkdir(parents=True)
     data.write_text("probe,original\n")
-    assert kind_and_source(data) == (UNKNOWN, "none") and is_synthetic(data) is None
+    found = bundle_of(data)
+    assert (found.kind, found.kind_from, found.synthetic, found.root) == (UNKNOWN, "none", None, None)
     doc = json.loads(write_results(tmp_path / "out", "x", {}, input_path=data)["json"].read_text())
     assert doc["synthetic"] is None and doc["bundle_kind"] == UNKNOWN
     assert "unknown" in doc["provenance_warning"]

@@ -178,7 +178,7 @@ CLIS = [
 # error line did not name the file.
 @example(mutation=("flip", [(0.25390625, 1)]))
 def test_every_command_line_on_mutated_input(bundle, tmp_path_factory, section, pattern, args, mutation):
-    from neutrino_ae.run.registry import section_module
+    from neutrino_ae.report.registry import section_module
 
     work = tmp_path_factory.mktemp(section)
     src = _pick(bundle, pattern)
@@ -203,7 +203,7 @@ FOLDER_CLIS = [
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutation=MUTATIONS)
 def test_every_folder_command_line_on_a_mutated_file(bundle, tmp_path_factory, section, unit, pattern, mutation):
-    from neutrino_ae.run.registry import section_module
+    from neutrino_ae.report.registry import section_module
 
     work = tmp_path_factory.mktemp(section)
     src = _pick(bundle, unit)

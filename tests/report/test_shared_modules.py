@@ -12,6 +12,7 @@ import pytest
 
 from neutrino_ae import atomic
 from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle.context import bundle_of, open_bundle
 from neutrino_ae.errors import BundleError
 from neutrino_ae.report import results, style
 
@@ -55,17 +56,21 @@ def test_manifest_digests_and_kind(tmp_path):
         "sha256": hashlib.sha256(b"\x00\x01").hexdigest(), "bytes": 2}
     assert "bundle.json" not in manifest["files"]
     inner = tmp_path / "block_sched" / "a.bin"
-    assert bundle.bundle_kind(inner) == "sample"
-    assert bundle.is_synthetic(tmp_path / "block_sched")
-    assert bundle.ground_truth(inner, "block_sched") == {"mean_dispatch_gap_cycles": 42.0}
-    assert bundle.ground_truth(inner, "dmat") is None
+    assert bundle_of(inner).kind == "sample" and bundle_of(inner).root == tmp_path.resolve()
+    assert bundle_of(tmp_path / "block_sched").synthetic
+    assert bundle_of(inner).ground_truth("block_sched") == {"mean_dispatch_gap_cycles": 42.0}
+    assert bundle_of(inner).ground_truth("dmat") is None
+    assert bundle_of(inner).digests["block_sched/a.bin"]["bytes"] == 2
+    assert bundle_of(inner).relative(inner) == "block_sched/a.bin"
+    opened = open_bundle(tmp_path / "block_sched")  # a run's root below the bundle.json: the kind is still known
+    assert (opened.root, opened.kind, opened.manifest_root) == (tmp_path / "block_sched", "sample", tmp_path.resolve())
     assert bundle.verify_manifest(tmp_path) == []
     inner.write_bytes(b"\x00\x02")
     assert any("sha256 mismatch" in p for p in bundle.verify_manifest(tmp_path))
 
 
 def test_no_manifest_is_unknown_and_bad_manifest_is_clear(tmp_path):
-    assert bundle.bundle_kind(tmp_path) == "unknown"
+    assert open_bundle(tmp_path).kind == "unknown" and open_bundle(tmp_path).root == tmp_path
     (tmp_path / "bundle.json").write_text("{not json")
     with pytest.raises(BundleError, match=r"bundle\.json: is not valid JSON"):
         bundle.read_manifest(tmp_path)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.formats.tracedir import TraceDir, trace_dirs_from_stderr
-from neutrino_ae.run import collect
-from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
+from neutrino_ae.run import runner
+from neutrino_ae.workloads.neutrino import CollectContext, CollectError, run_neutrino, staged
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_neutrino"
 
@@ -99,7 +100,7 @@ def test_results_by_time_not_listing_order(tmp_path):
 
 
 def test_collect_block_sched_with_fake(fake_path, tmp_path):
-    collect.collect_section("block_sched", tmp_path, collect.Context(log=lambda s: None))
+    runner.collect_section("block_sched", tmp_path, CollectContext(log=lambda s: None))
     root = tmp_path / "block_sched"
     assert len([p for p in root.iterdir() if (p / "event.log").is_file()]) == 1
     assert len(list((root / "variants" / "persistent").glob("*/event.log"))) == 1
@@ -109,8 +110,9 @@ def test_collect_block_sched_with_fake(fake_path, tmp_path):
 
 def test_block_sched_analysis_of_collected_tree(fake_path, tmp_path):
     # Fake schedule: 64 blocks round-robin on 4 SMs, 1000 cycles each, 100-cycle gaps between them on one SM.
-    collect.collect_section("block_sched", tmp_path / "tr", collect.Context(log=lambda s: None))
-    res = collect.analyze_section("block_sched", tmp_path / "tr", tmp_path / "out")
+    runner.collect_section("block_sched", tmp_path / "tr", CollectContext(log=lambda s: None))
+    res = runner.run_section("block_sched", open_bundle(tmp_path / "tr"), tmp_path / "out", collected=True)
+    assert res.data["bundle_kind"] == "dynamic" and not (tmp_path / "out" / "block_sched" / runner.RECORD).exists()
     rows = {r["key"]: r["value"] for r in res.summary}
     assert rows["raw.mean_running_cycles"] == 16 * 1000
     assert rows["raw.mean_scheduling_cycles"] == 15 * 100

@@ -17,7 +17,9 @@ from pathlib import Path
 import neutrino_source as ns
 import pytest
 
-from neutrino_ae.run import collect, registry
+from neutrino_ae.report import registry
+from neutrino_ae.run import runner
+from neutrino_ae.workloads.neutrino import CollectContext
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_neutrino"
 pytestmark = pytest.mark.skipif(ns.missing_reason() is not None, reason=ns.missing_reason() or "")
@@ -44,13 +46,13 @@ def test_every_collector_command_line_parses_with_the_real_cli(tmp_path: Path, m
     monkeypatch.setenv("FAKE_NEUTRINO_LOG", str(log))
     monkeypatch.setenv("PATH", os.pathsep.join([str(FAKE), str(Path(sys.executable).parent), os.environ["PATH"]]))
     # One command of each shape per section: every op family and every probe, not every model.
-    ctx = collect.Context(log=lambda s: None, extra_args={
+    ctx = CollectContext(log=lambda s: None, extra_args={
         "kernel_overhead": ["--only", "norm,attn,gemm"],
         "max_mem": ["--models", "llama1b-bs32"],
         "exposed_latency": ["--workloads", "attn,conv"],
     })
     for section in registry.names():
-        collect.collect_section(section, tmp_path / "traces", ctx)
+        runner.collect_section(section, tmp_path / "traces", ctx)
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     probes = set()
     for argv in calls:

@@ -12,10 +12,11 @@ import pytest
 
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
+from neutrino_ae.report import registry
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.report.summary import SUMMARY_COLUMNS, format_number, summary_rows, summary_table
-from neutrino_ae.run import registry, runner
+from neutrino_ae.run import runner
 
 SIX = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
 
@@ -93,7 +94,8 @@ from neutrino_ae.report.results import SectionResult, write_results
 CALLS = []
 
 
-def analyze(root, out):
+def analyze(bundle, out):
+    root = bundle.root
     CALLS.append(Path(out))
     value = float((Path(root) / "toy" / "in.txt").read_text())
     # An input nobody declared, read through the formats layer: the runner must still watch it.

@@ -14,8 +14,9 @@ import nbformat
 import pytest
 
 from neutrino_ae.bundle.manifest import read_manifest
+from neutrino_ae.report import registry
 from neutrino_ae.report.summary import read_summary
-from neutrino_ae.run import registry, runner
+from neutrino_ae.run import runner
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "static.ipynb"

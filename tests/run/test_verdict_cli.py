@@ -13,7 +13,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from neutrino_ae.run import registry
+from neutrino_ae.report import registry
 from neutrino_ae.sample.generate import generate_bundle
 
 REPO = Path(__file__).resolve().parents[2]

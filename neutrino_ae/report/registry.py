@@ -5,7 +5,7 @@ A section is a folder beside ``neutrino_ae/`` (or in a folder named by ``$NEUTRI
 :class:`~neutrino_ae.report.section.Section`. Folders are imported as packages by their path, so
 nothing edits ``sys.path``; the result is ordered by ``Section.order``.
 
->>> from neutrino_ae.run import registry
+>>> from neutrino_ae.report import registry
 >>> registry.names()                                   # the paper's (and the notebooks') order
 ('block_sched', 'dmat', 'kernel_overhead', 'max_mem', 'exposed_latency', 'warp_sched')
 """

@@ -1,0 +1,184 @@
+"""The bundle a run reads, as one object: :class:`Bundle`, read once and passed to every section.
+
+A run (``neutrino-ae run``, a notebook, :func:`neutrino_ae.run.runner.run_section`) opens its bundle
+root once with :func:`open_bundle` and hands the object to each section's ``analyze(bundle, out)``
+and to the report. A per-figure command line is given a trace path, not a bundle: it finds the
+bundle holding that path with :func:`bundle_of` (once per bundle root, cached while its
+``bundle.json`` is unchanged) and uses the object from there on. Nothing outside this package opens
+``bundle.json``.
+
+What a bundle is (kind, how the kind is known, ground truth, digests) is decided here:
+
+* ``kind`` comes from ``bundle.json`` at or above the path (``kind_from = "manifest"``);
+* without one, a folder laid out as the sample generator lays it out is still a ``sample`` bundle
+  (``kind_from = "layout"``: synthetic data never loses its label);
+* otherwise the kind is ``unknown`` (``kind_from = "none"``) and figures and results say that the
+  data's provenance is unverified.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae import __version__
+from neutrino_ae.bundle.manifest import (
+    MANIFEST,
+    SAMPLE,
+    UNKNOWN,
+    find_bundle_root,
+    read_manifest,
+    sample_layout_root,
+)
+
+#: How a bundle's kind is known.
+FROM_MANIFEST, FROM_LAYOUT, FROM_NOTHING = "manifest", "layout", "none"
+
+
+@dataclass(frozen=True, eq=False)
+class Bundle:
+    """One bundle, as read at the start of a run.
+
+    ``root`` is the folder a run reads (the bundle root it was given; for a path found by
+    :func:`bundle_of`, the folder holding ``bundle.json``, else the sample layout's root; None for a
+    path in no bundle). ``manifest_root`` is the folder holding ``bundle.json`` (None without one),
+    ``manifest`` its content (empty without one).
+    """
+
+    root: Path | None
+    kind: str
+    kind_from: str
+    manifest_root: Path | None = None
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ what it is
+    @property
+    def synthetic(self) -> bool | None:
+        """True for sample data, False for measured traces, None when nobody can tell (no bundle.json):
+        figures and results then carry an "unverified provenance" warning instead of a label."""
+        return True if self.kind == SAMPLE else None if self.kind == UNKNOWN else False
+
+    @property
+    def digests(self) -> dict[str, dict[str, Any]]:
+        """sha256 and size of every file, keyed by bundle-relative POSIX path (empty when not recorded)."""
+        files = self.manifest.get("files")
+        return dict(files) if isinstance(files, dict) else {}
+
+    @property
+    def generator(self) -> dict[str, Any] | None:
+        """How a sample bundle was made (``generator_version``, ``scale``, ``seed``); None for other kinds."""
+        if not self.manifest or self.kind != SAMPLE:
+            return None
+        return {k: self.manifest.get(k) for k in ("generator_version", "scale", "seed")}
+
+    @property
+    def warning(self) -> str | None:
+        """What a results file must say about the data's provenance, if anything."""
+        if self.kind_from == FROM_LAYOUT:
+            return ("bundle.json is missing; the folder layout is the sample generator's, so the data is "
+                    "labelled synthetic")
+        if self.kind == UNKNOWN:
+            return "no bundle.json: where this data came from (GPU or the sample generator) is unknown"
+        return None
+
+    def ground_truth(self, section: str) -> Any:
+        """The sample generator's ground truth for ``section`` (e.g. ``block_sched``), if any (a copy:
+        the caller may change it)."""
+        truth = self.manifest.get("ground_truth", {})
+        return copy.deepcopy(truth.get(section)) if isinstance(truth, dict) else None
+
+    def provenance(self, input_path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """Where the data came from, as results files record it (``provenance`` in ``<section>.json``)."""
+        prov: dict[str, Any] = {
+            "bundle_kind": self.kind,
+            "kind_from": self.kind_from,
+            "synthetic": self.synthetic,
+            "bundle_root": str(self.manifest_root) if self.manifest_root else None,
+            "input": str(Path(input_path)) if input_path is not None else None,
+            "suite_version": __version__,
+        }
+        if self.generator is not None:
+            prov["generator"] = self.generator
+        if self.warning:
+            prov["warning"] = self.warning
+        return prov
+
+    # ------------------------------------------------------------------ where things are
+    def path(self, *parts: str) -> Path:
+        """``root/<parts>`` (a section's folder in the bundle, e.g. ``bundle.path("dmat")``)."""
+        if self.root is None:
+            raise ValueError("a path in no bundle has no bundle folders")
+        return self.root.joinpath(*parts)
+
+    def relative(self, path: str | os.PathLike[str]) -> str:
+        """How results name an input folder or file: relative to the folder holding ``bundle.json``
+        (``warp_sched/tail/Jan_23_...``), or the path as given when it is not inside it."""
+        p = Path(path)
+        if self.manifest_root is not None:
+            try:
+                return p.resolve().relative_to(self.manifest_root).as_posix()
+            except ValueError:
+                pass
+        return str(p)
+
+    def trace_dirs(self, *parts: str, recursive: bool = False) -> list[Path]:
+        """The trace directories in ``root/<parts>``, oldest first, newest last: ordered by the time in
+        their names (``neutrino_ae/formats/tracedir.py``, the one rule)."""
+        from neutrino_ae.formats.tracedir import find_trace_dirs  # pandas: only when a section asks
+
+        return find_trace_dirs(self.path(*parts), recursive=recursive)
+
+
+def _manifest_signature(root: Path) -> tuple[int, int, int] | None:
+    try:
+        st = (root / MANIFEST).stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+@lru_cache(maxsize=64)
+def _read(root: Path, signature: tuple[int, int, int] | None) -> Mapping[str, Any]:
+    """``root/bundle.json``, read once per content (``signature``: its mtime, size and inode)."""
+    return read_manifest(root) or {}
+
+
+def _manifest_of(root: Path) -> Mapping[str, Any]:
+    return _read(root, _manifest_signature(root))
+
+
+def _kind(manifest_root: Path | None, manifest: Mapping[str, Any], layout_root: Path | None) -> tuple[str, str]:
+    if manifest_root is not None and manifest:
+        return str(manifest["kind"]), FROM_MANIFEST
+    if layout_root is not None:
+        return SAMPLE, FROM_LAYOUT
+    return UNKNOWN, FROM_NOTHING
+
+
+def open_bundle(root: str | os.PathLike[str]) -> Bundle:
+    """The bundle a run reads at ``root``: its ``bundle.json`` (at or above ``root``) read once."""
+    root = Path(root)
+    manifest_root = find_bundle_root(root)
+    manifest = _manifest_of(manifest_root) if manifest_root is not None else {}
+    kind, kind_from = _kind(manifest_root, manifest, sample_layout_root(root))
+    return Bundle(root, kind, kind_from, manifest_root, manifest)
+
+
+def bundle_of(path: str | os.PathLike[str]) -> Bundle:
+    """The bundle holding ``path`` (a trace file or folder a per-figure command line was given): found
+    by walking up to the nearest ``bundle.json`` (else the sample layout), read once per bundle root
+    while its ``bundle.json`` is unchanged. A path in no bundle gives a Bundle of kind ``unknown``
+    whose ``root`` is None."""
+    manifest_root = find_bundle_root(path)
+    if manifest_root is not None:
+        manifest = _manifest_of(manifest_root)
+        if manifest:
+            return Bundle(manifest_root, str(manifest["kind"]), FROM_MANIFEST, manifest_root, manifest)
+    layout_root = sample_layout_root(path)
+    kind, kind_from = _kind(None, {}, layout_root)
+    return Bundle(layout_root, kind, kind_from, manifest_root)
