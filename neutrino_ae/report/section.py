@@ -8,9 +8,11 @@ object, so adding a paper result is adding a folder.
 Entry points are ``"<module>:<function>"`` strings inside the section's own package, imported only
 when used, so discovering the sections stays cheap (no pandas or matplotlib at import):
 
-* ``analyze(bundle_root, out_dir) -> SectionResult``: the static analysis of one bundle;
+* ``analyze(bundle, out_dir) -> SectionResult``: the analysis of one bundle, for both notebooks
+  (``bundle`` is the run's :class:`~neutrino_ae.bundle.context.Bundle`, read once by the runner);
 * ``collect(trace_root, ctx) -> None``: how dynamic.ipynb collects the section's traces into
-  ``trace_root/<name>/`` with the ``neutrino`` CLI (``ctx`` is a :class:`CollectContext`);
+  ``trace_root/<name>/`` with the ``neutrino`` CLI (``ctx`` is a
+  :class:`~neutrino_ae.workloads.neutrino.CollectContext`);
 * ``sample(root, ctx) -> dict``: writes the section's part of the synthetic sample bundle under
   ``root/<name>/`` and returns its ground truth (``ctx`` is the sample generator's context).
 """
