@@ -1,1 +1,2 @@
-"""Trace bundles: the manifest (kind, digests, ground truth) and fetching/extracting the paper bundle."""
+"""Trace bundles: the Bundle a run reads (kind, digests, ground truth, provenance), the bundle.json manifest,
+and fetching/extracting the paper bundle."""

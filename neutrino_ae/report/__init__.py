@@ -1,1 +1,2 @@
-"""Reporting: the section contract, results files, summary, compare, figure style, CLI plumbing."""
+"""Reporting: the section contract and registry, the output layout, results files, summary, claims, compare,
+figure style, CLI plumbing."""

@@ -1,1 +1,2 @@
-"""Running the suite: the section registry, the notebook facade, collection and the papermill runner."""
+"""Running the suite: the one section runner (collection step, analysis, cache), the notebook facade,
+sections computed ahead, headless papermill runs, output locks."""
