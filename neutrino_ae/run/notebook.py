@@ -482,7 +482,7 @@ class DynamicNotebook:
 
     def internals(self) -> None:
         """A tour of the newest trace directory under ``trace_root``: what Neutrino writes."""
-        from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
+        from neutrino_ae.formats.tracedir import TraceDir
 
         def head(path: Path, n: int = 40) -> str:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -490,7 +490,7 @@ class DynamicNotebook:
 
         # The one rule (formats/tracedir.py: the time in the folder's name); a folder holding a result is
         # preferred, Table 2's --benchmark runs write none.
-        dirs = find_trace_dirs(self.trace_root, recursive=True) if self.trace_root.is_dir() else []
+        dirs = open_bundle(self.trace_root).trace_dirs(recursive=True) if self.trace_root.is_dir() else []
         with_results = [d for d in dirs if TraceDir(d).results()]
         if not dirs:
             print(f"internals: skipped: no trace directory under {self.trace_root} yet")
