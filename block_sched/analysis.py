@@ -33,6 +33,28 @@ class TraceSched:
     mean_scheduling: float
     mean_slot_reuse: float
 
+    @property
+    def blocks_per_sm(self) -> float:
+        """Blocks per SM, mean over the SMs that ran one (the divisor of 'Running' per block)."""
+        return float(self.per_sm["blocks"].mean()) if len(self.per_sm) else 0.0
+
+    @property
+    def dispatches_per_sm(self) -> float:
+        """Blocks per SM that waited for a freed slot: all but the SM's peak number of resident blocks."""
+        if not len(self.per_sm):
+            return 0.0
+        return float((self.per_sm["blocks"] - self.per_sm["peak_resident"]).clip(lower=0).mean())
+
+    @property
+    def running_per_block(self) -> float | None:
+        """The artifact's 'Running' (cycles per SM) per block: the mean block duration."""
+        return self.mean_running / self.blocks_per_sm if self.blocks_per_sm else None
+
+    @property
+    def scheduling_per_dispatch(self) -> float | None:
+        """The artifact's 'Scheduling' (cycles per SM) per block dispatched into a freed slot."""
+        return self.mean_scheduling / self.dispatches_per_sm if self.dispatches_per_sm else None
+
 def _group_by_sm(smid: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Order by (smid, key); return order, distinct smids, first position and count of each SM."""
     order = np.lexsort((key, smid))

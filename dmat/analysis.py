@@ -93,6 +93,9 @@ class DmatPlotData:
     pages_per_label: np.ndarray
     row_label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # majority label per y bin
     past_artifact_cutoff: int = 0  # accesses at clock >= ARTIFACT_CLOCK_CUTOFF (drawn here, dropped by the artifact)
+    #: Per label, the first and last clock with an access (NaN: none): the time order of the tensors.
+    first_clock_per_label: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    last_clock_per_label: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 #: A page lookup table is used when the pages' span (in 64 KiB pages) is at most this many entries.
 PAGE_TABLE_LIMIT = 1 << 24
@@ -164,6 +167,9 @@ class DmatBinner:
         wide = accesses is None or accesses >= 1 << 32
         self.hist = np.zeros(len(names) * self.ny * self.nx, np.uint64 if wide else np.uint32)
         self.past_artifact_cutoff = 0  # accesses at clocks the artifact's plot drops (ARTIFACT_CLOCK_CUTOFF)
+        self.first_clock = np.full(len(names), np.iinfo(np.uint64).max, np.uint64)
+        self.last_clock = np.zeros(len(names), np.uint64)
+        self.seen = np.zeros(len(names), bool)
 
     def clock_bins(self, clocks: np.ndarray) -> np.ndarray:
         """The x bin of each clock: ``clock * nx // span`` where that product fits in 64 bits, else
@@ -189,6 +195,16 @@ class DmatBinner:
             self.past_artifact_cutoff += int(data.pair_count[np.repeat(past, per_entry)].sum(dtype=np.uint64))
         # Unbuffered add in place: no histogram-sized temporary per batch (bincount's minlength output).
         np.add.at(self.hist, cell, data.pair_count.astype(self.hist.dtype, copy=False))
+        self._clock_span(data.clocks, per_entry, self.labels[page_idx])
+
+    def _clock_span(self, clocks: np.ndarray, per_entry: np.ndarray, pair_label: np.ndarray) -> None:
+        """First and last clock of each label in this batch (a handful of labels: one mask each)."""
+        pair_clock = np.repeat(clocks.astype(np.uint64, copy=False), per_entry)
+        for i in np.flatnonzero(np.bincount(pair_label, minlength=len(self.names))):
+            hit = pair_clock[pair_label == i]
+            self.first_clock[i] = min(self.first_clock[i], hit.min())
+            self.last_clock[i] = max(self.last_clock[i], hit.max())
+            self.seen[i] = True
 
     def result(self) -> DmatPlotData:
         names, ny, nx, n_pages = self.names, self.ny, self.nx, self.pages.size
@@ -199,6 +215,8 @@ class DmatBinner:
             names, hist, np.arange(nx + 1) * (self.xspan / nx), np.arange(ny + 1) * (n_pages / ny), int(n_pages),
             self.max_clock, hist.sum(axis=(1, 2)), np.bincount(self.labels, minlength=len(names)),
             counts.argmax(axis=1), self.past_artifact_cutoff,
+            np.where(self.seen, self.first_clock.astype(np.float64), np.nan),
+            np.where(self.seen, self.last_clock.astype(np.float64), np.nan),
         )
 
 

@@ -49,6 +49,7 @@ from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
+from neutrino_ae.report.summary import summary_row
 
 from . import FIGURES
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -395,14 +396,27 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
         "tensors": tensors.to_dict(orient="records"), "ground_truth": truth,
     }
     summary = [
-        {"key": f"{inp.name}.accesses", "paper_ref": ref, "value": accesses, "unit": "accesses",
-         "ground_truth": sum(truth["expected_accesses"].values())
-         if truth and isinstance(truth.get("expected_accesses"), dict) else None},
-        {"key": f"{inp.name}.pages", "paper_ref": ref, "value": plot.n_pages, "unit": "pages",
-         "ground_truth": truth.get("num_pages") if truth else None},
-        {"key": f"{inp.name}.max_clock", "paper_ref": ref, "value": plot.max_clock, "unit": "cycles",
-         "ground_truth": truth.get("max_clock") if truth else None},
+        summary_row(SECTION, f"{inp.name}.accesses", accesses, "accesses", ref, bundle.kind,
+                    sum(truth["expected_accesses"].values())
+                    if truth and isinstance(truth.get("expected_accesses"), dict) else None),
+        summary_row(SECTION, f"{inp.name}.pages", plot.n_pages, "pages", ref, bundle.kind,
+                    truth.get("num_pages") if truth else None),
+        summary_row(SECTION, f"{inp.name}.max_clock", plot.max_clock, "cycles", ref, bundle.kind,
+                    truth.get("max_clock") if truth else None),
     ]
+    # Per tensor: its accesses (truth: the generator's count, matched by pointer above) and the first and
+    # last clock it is accessed at, the time order the figure shows (Q read first, O written last).
+    tensor_truth = tensors["gt_accesses"] if "gt_accesses" in tensors else [None] * len(names)
+    for i, n in enumerate(names):
+        if n == OTHER and not plot.accesses_per_label[i]:
+            continue  # the label for pages of no tensor, with none
+        tkey = f"{inp.name}.{n.replace('.', '_')}"
+        summary += [
+            summary_row(SECTION, f"{tkey}.accesses", int(plot.accesses_per_label[i]), "accesses", ref, bundle.kind,
+                        tensor_truth[i] if tensor_truth[i] != "" else None),
+            summary_row(SECTION, f"{tkey}.first_clock", plot.first_clock_per_label[i], "cycles", ref, bundle.kind),
+            summary_row(SECTION, f"{tkey}.last_clock", plot.last_clock_per_label[i], "cycles", ref, bundle.kind),
+        ]
     data["summary"] = summary
     files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source, bundle=bundle,
                                tables={f"dmat_{inp.name}_tensors": tensors}))

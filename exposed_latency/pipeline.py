@@ -26,6 +26,7 @@ from neutrino_ae.errors import InputError
 from neutrino_ae.formats.inputs import MiB, check_input
 from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.report.summary import summary_row
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
     _TRUTH_KEYS,
@@ -151,8 +152,8 @@ def analyze(inputs: Sequence[str | Path], out_dir: str | Path, bundle: Bundle | 
                          **{c: row[c] for c in r.columns if c != "probe" and not c.endswith("_height")}})
             t = _truth(gt, name, row["probe"])
             for key in ("ncu_ratio", "neutrino_ratio"):
-                summary.append({"key": f"{name}.{row['probe']}.{key}", "paper_ref": PAPER_REF,
-                                "value": float(row[key]), "unit": "x", "ground_truth": t.get(key)})
+                summary.append(summary_row(SECTION, f"{name}.{row['probe']}.{key}", float(row[key]), "x", PAPER_REF,
+                                           owners[0].kind, t.get(key)))
             if row["parts_over_total"] > 1 + SUM_TOLERANCE:
                 warnings.append(f"{path}: probe {row['probe']}: prologue+kernel+epilogue is "
                                 f"{row['parts_over_total']:.3f} x the neutrino time")

@@ -254,7 +254,7 @@ def analyze(root: str | Path, out_dir: str | Path, groups: Sequence[str] | None 
     files = style.save_figure_files(fig, out, stem, key="figure")
     files["html"] = write_text(out / f"{stem}.html", render_html(cells, title, synthetic))
 
-    summary = _summary_rows(cells)
+    summary = _summary_rows(cells, bundle.kind)
     problems = group_problems + [p for c in cells for p in c.problems]
     failed = [f"{c.group}/{c.kernel}/{c.probe} launch {f['launch']} ({f['reason']})" for c in cells for f in c.failed]
     payload = {

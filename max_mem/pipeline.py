@@ -39,6 +39,7 @@ from neutrino_ae.formats.inputs import MiB, read_text_input
 from neutrino_ae.formats.tracedir import trace_dir_order_key
 from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult, write_results
+from neutrino_ae.report.summary import summary_row
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
     _PROBE_TRUTH,
@@ -205,12 +206,14 @@ def analyze(root: str | Path, out_dir: str | Path, bundle: Bundle | None = None)
     summary = []
     for e in entries:
         key = f"{e.model}.{e.probe}"
-        summary.append({"key": f"{key}.probe_mem_max", "paper_ref": PAPER_REF, "value": e.probe_mem_max,
-                        "unit": "bytes", "ground_truth": _truth_value(e.ground_truth, *_PROBE_TRUTH)})
-        summary.append({"key": f"{key}.workload_max", "paper_ref": PAPER_REF, "value": e.workload_max,
-                        "unit": "bytes", "ground_truth": _truth_value(e.ground_truth, *_WORKLOAD_TRUTH)})
-        summary.append({"key": f"{key}.probe_over_workload", "paper_ref": PAPER_REF, "value": e.ratio,
-                        "unit": "ratio", "ground_truth": None})
+        gt_probe = _truth_value(e.ground_truth, *_PROBE_TRUTH)
+        gt_work = _truth_value(e.ground_truth, *_WORKLOAD_TRUTH)
+        summary += [
+            summary_row(SECTION, f"{key}.probe_mem_max", e.probe_mem_max, "bytes", PAPER_REF, bundle.kind, gt_probe),
+            summary_row(SECTION, f"{key}.workload_max", e.workload_max, "bytes", PAPER_REF, bundle.kind, gt_work),
+            summary_row(SECTION, f"{key}.probe_over_workload", e.ratio, "ratio", PAPER_REF, bundle.kind,
+                        gt_probe / gt_work if gt_probe is not None and gt_work else None),
+        ]
     payload = {
         "paper_ref": PAPER_REF,
         "bundle_kind": bundle.kind,

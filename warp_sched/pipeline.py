@@ -44,6 +44,7 @@ from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import FIXED_TITLES, PALETTE, mark_synthetic, save_figure_files, style_context
+from neutrino_ae.report.summary import summary_row
 from neutrino_ae.sched import intervals as accel
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -236,14 +237,13 @@ def warp_timeline(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     files.update(write_results(out, stem, data, input_path=path, tables={f"{stem}_warps": tab}, bundle=bundle))
     ref = f"{PAPER_REF}{stem[-1]}"
     summary = [
-        {"key": f"{stem}.max_warp_slots", "paper_ref": ref, "value": int(per_sm["slots"].max()), "unit": "warps",
-         "ground_truth": None},
-        {"key": f"{stem}.makespan_cycles", "paper_ref": ref, "value": makespan, "unit": "cycles",
-         "ground_truth": truth.get("makespan_cycles")},
-        {"key": f"{stem}.max_resident_blocks_per_sm", "paper_ref": ref, "value": resident, "unit": "blocks",
-         "ground_truth": truth.get("max_resident_blocks_per_sm")},
-        {"key": f"{stem}.last_wave_tail_fraction", "paper_ref": ref, "value": wave.fraction, "unit": "fraction",
-         "ground_truth": truth.get("tail_fraction")},
+        summary_row(SECTION, f"{stem}.max_warp_slots", int(per_sm["slots"].max()), "warps", ref, bundle.kind),
+        summary_row(SECTION, f"{stem}.makespan_cycles", makespan, "cycles", ref, bundle.kind,
+                    truth.get("makespan_cycles")),
+        summary_row(SECTION, f"{stem}.max_resident_blocks_per_sm", resident, "blocks", ref, bundle.kind,
+                    truth.get("max_resident_blocks_per_sm")),
+        summary_row(SECTION, f"{stem}.last_wave_tail_fraction", wave.fraction, "fraction", ref, bundle.kind,
+                    truth.get("tail_fraction")),
     ]
     gt_text = (f" (ground truth {truth['makespan_cycles']:,.0f} cycles, {truth['max_resident_blocks_per_sm']})"
                if "makespan_cycles" in truth and "max_resident_blocks_per_sm" in truth else "")
@@ -342,15 +342,14 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         "sm_idle_fraction": idle_all, "sm_idle_fraction_in_tail": idle_tail, "ground_truth": truth,
     }
     gt = truth if isinstance(truth, dict) else {}
+    ref = f"{PAPER_REF}d"
     summary = [
-        {"key": "tail_fraction", "paper_ref": f"{PAPER_REF}d", "value": tail.tail_fraction, "unit": "fraction",
-         "ground_truth": None},
-        {"key": "last_wave_tail_fraction", "paper_ref": f"{PAPER_REF}d", "value": wave.fraction,
-         "unit": "fraction", "ground_truth": gt.get("tail_fraction")},
-        {"key": "last_wave_tail_idle_sm_fraction", "paper_ref": f"{PAPER_REF}d", "value": wave.idle_sm_fraction,
-         "unit": "fraction", "ground_truth": gt.get("tail_idle_sm_fraction")},
-        {"key": "sm_idle_fraction", "paper_ref": f"{PAPER_REF}d", "value": idle_all, "unit": "fraction",
-         "ground_truth": None},
+        summary_row(SECTION, "tail_fraction", tail.tail_fraction, "fraction", ref, bundle.kind),
+        summary_row(SECTION, "last_wave_tail_fraction", wave.fraction, "fraction", ref, bundle.kind,
+                    gt.get("tail_fraction")),
+        summary_row(SECTION, "last_wave_tail_idle_sm_fraction", wave.idle_sm_fraction, "fraction", ref, bundle.kind,
+                    gt.get("tail_idle_sm_fraction")),
+        summary_row(SECTION, "sm_idle_fraction", idle_all, "fraction", ref, bundle.kind),
     ]
     data["summary"] = summary
     sweep = pd.DataFrame({"cycle": t_s, "busy_sms": busy})
@@ -446,8 +445,8 @@ def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
             "skipped": skipped}
     ratio = b.data["makespan_cycles"] / a.data["makespan_cycles"] if a.data["makespan_cycles"] else None
     truth = bundle.ground_truth(SECTION)
-    extra = {"key": "shared_vs_exclusive_makespan", "paper_ref": f"{PAPER_REF}a/b", "value": ratio, "unit": "ratio",
-             "ground_truth": truth.get("shared_vs_exclusive_makespan") if isinstance(truth, dict) else None}
+    extra = summary_row(SECTION, "shared_vs_exclusive_makespan", ratio, "ratio", f"{PAPER_REF}a/b", bundle.kind,
+                        truth.get("shared_vs_exclusive_makespan") if isinstance(truth, dict) else None)
     summary = [*a.summary, *b.summary, extra, *(cd.summary if cd else [])]
     data["summary"] = summary
     files.update(write_results(out_dir, SECTION, data, input_path=inputs["exclusive"], bundle=bundle))

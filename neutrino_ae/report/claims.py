@@ -2,16 +2,32 @@
 
 A section declares its claims (``Section.claims``); each is checked against the run's summary rows
 (``summary.json``), never against internals, so the same claims judge a paper, sample or dynamic
-run. A claim compares summary values named by key patterns::
+run. Three kinds, each shown with its tolerance in the verdict:
 
-    Claim("neutrino-below-ncu", "Neutrino's exposed latency is below Nsight Compute's",
-          source="Fig. 12", left="{w}.{p}.neutrino_ratio", op="<", right="{w}.{p}.ncu_ratio")
+* :class:`Truth` (``truth``): every summary row matching a key pattern against its own
+  ``ground_truth`` (the sample generator's injected value), within ``rtol``/``atol`` -- a tolerance
+  the execution model justifies (``why``). SKIPPED, with the reason, when no matching row has a
+  ground truth (a paper or dynamic bundle)::
 
-``{name}`` in ``left`` matches one dotted key part; every left row must satisfy ``op`` against
-``right`` -- a number, or a pattern filled with the left row's parts (free parts left in ``right``
-match every row, e.g. all probes of one kernel) -- times ``factor``. The outcome is PASS when every
-comparison holds, DIFFERS (with the first failures) when one does not, and SKIPPED (with the reason)
-when no row matches: a claim is never silently dropped.
+      Truth("slot-reuse", "The slot-reuse estimator recovers the injected gaps", "sample model",
+            key="{trace}.mean_slot_reuse_cycles", rtol=0.02, why="clocks are whole cycles ...")
+
+* :class:`Published` (``published``): rows matching a key pattern against a number the paper or
+  the artifact prints, within ``rtol``; judged only on bundles that claim to reproduce that
+  measurement (``kinds``: the paper's traces and the sample modelled on them), SKIPPED elsewhere.
+
+* :class:`Claim` (``shape``): a direction or threshold, no reference number::
+
+      Claim("neutrino-below-ncu", "Neutrino's exposed latency is below Nsight Compute's",
+            source="Fig. 12", left="{w}.{p}.neutrino_ratio", op="<", right="{w}.{p}.ncu_ratio")
+
+  ``{name}`` in ``left`` matches one dotted key part; every left row must satisfy ``op`` against
+  ``right`` -- a number, or a pattern filled with the left row's parts (free parts left in
+  ``right`` match every row, e.g. all probes of one kernel) -- times ``factor``.
+
+The outcome is PASS when every comparison holds, DIFFERS (with the first failures: key, expected,
+obtained) when one does not, and SKIPPED (with the reason) when nothing can be compared: a claim is
+never silently dropped.
 """
 
 from __future__ import annotations
@@ -20,19 +36,25 @@ import json
 import math
 import operator
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 PASS, DIFFERS, SKIPPED = "PASS", "DIFFERS", "SKIPPED"
+SHAPE, TRUTH, PUBLISHED = "shape", "truth", "published"  # claim kinds (Outcome.kind)
 VERDICT_NAME = "verdict.json"  # written in a run's output folder (neutrino_ae.run.notebook.write_verdict)
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _PART = re.compile(r"\{(\w+)\}")
+#: The bundle kinds whose traces are (or model) the authors' A100 runs: what a Published claim judges.
+REPRODUCING_KINDS = ("paper", "sample")
 
 
 @dataclass(frozen=True)
 class Claim:
+    """A shape claim: a direction or a threshold on summary values (no reference number)."""
+
     id: str
     text: str  # the claim, in the paper's words where possible
     source: str  # where the expectation comes from (paper section, artifact notebook, published number)
@@ -41,6 +63,8 @@ class Claim:
     right: str | float  # a number, or a key pattern
     factor: float = 1.0  # right side is multiplied by this
     expected: str = ""  # the expectation shown to people; defaults to "left op factor x right"
+
+    kind = SHAPE
 
     def __post_init__(self) -> None:
         if self.op not in _OPS:
@@ -51,6 +75,75 @@ class Claim:
         rhs = self.right if isinstance(self.right, str) else f"{self.right:g}"
         scale = "" if self.factor == 1 else f"{self.factor:g} x "
         return self.expected or f"{self.left} {self.op} {scale}{rhs}"
+
+    @property
+    def tolerance(self) -> str:
+        return "shape claim (no reference number)"
+
+
+def tolerance_text(rtol: float, atol: float) -> str:
+    """``exact``, ``±2 %``, ``±0.02`` or ``±(0.02 + 1 %)``."""
+    rel = f"{rtol * 100:.3g} %" if rtol else ""
+    if not atol and (not rtol or rtol < 1e-6):
+        return "exact" + (" (to float rounding)" if rtol else "")
+    if not atol:
+        return f"±{rel}"
+    return f"±{atol:g}" if not rtol else f"±({atol:g} + {rel})"
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Each summary row matching ``key`` against its own ``ground_truth``: ``|value - truth| <= atol +
+    rtol * |truth|``. ``why`` justifies the tolerance from the execution model (docs/sample-model.md)."""
+
+    id: str
+    text: str
+    source: str
+    key: str | tuple[str, ...]  # summary key pattern(s) ({part} matches one dotted part)
+    rtol: float = 0.0
+    atol: float = 0.0
+    why: str = ""
+    expected: str = ""
+
+    kind = TRUTH
+
+    @property
+    def shown_expectation(self) -> str:
+        return self.expected or f"{', '.join(_patterns(self.key))} = the model's ground truth"
+
+    @property
+    def tolerance(self) -> str:
+        return tolerance_text(self.rtol, self.atol)
+
+
+@dataclass(frozen=True)
+class Published:
+    """Rows matching ``key`` against a number the paper or the artifact prints (``value``), within
+    ``rtol``; judged on the bundle kinds in ``kinds`` only (the published number was measured on the
+    authors' A100: a dynamic run on another GPU is held to the shape claims)."""
+
+    id: str
+    text: str
+    source: str
+    key: str
+    value: float
+    rtol: float
+    why: str = ""
+    expected: str = ""
+    kinds: tuple[str, ...] = field(default=REPRODUCING_KINDS)
+
+    kind = PUBLISHED
+
+    @property
+    def shown_expectation(self) -> str:
+        return self.expected or f"{self.key} = {_fmt(self.value)}"
+
+    @property
+    def tolerance(self) -> str:
+        return tolerance_text(self.rtol, 0.0)
+
+
+AnyClaim = Claim | Truth | Published
 
 
 @dataclass(frozen=True)
@@ -63,6 +156,9 @@ class Outcome:
     obtained: str
     status: str
     reason: str = ""
+    kind: str = SHAPE  # shape | truth | published
+    tolerance: str = ""  # how close counts as the expected value ("exact", "±2 %"; shape claims say so)
+    why: str = ""  # why that tolerance
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,13 +173,112 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    if float(v).is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:,.1f}" if abs(v) >= 10_000 else f"{v:.4g}"
 
 
-def evaluate(section: str, claim: Claim, values: Mapping[str, float | None]) -> Outcome:
-    """Judge ``claim`` on one section's summary values (key -> value)."""
-    base = dict(section=section, claim=claim.id, text=claim.text, source=claim.source,
-                expected=claim.shown_expectation)
+def _base(section: str, claim: AnyClaim) -> dict[str, Any]:
+    return dict(section=section, claim=claim.id, text=claim.text, source=claim.source,
+                expected=claim.shown_expectation, kind=claim.kind, tolerance=claim.tolerance,
+                why=getattr(claim, "why", ""))
+
+
+def evaluate(section: str, claim: AnyClaim, values: Mapping[str, float | None],
+             truths: Mapping[str, float | None] | None = None, kind: str | None = None) -> Outcome:
+    """Judge ``claim`` on one section's summary values (key -> value); ``truths`` (key -> ground
+    truth) for Truth claims, ``kind`` (the bundle kind of the rows) for Published claims."""
+    if isinstance(claim, Truth):
+        return _evaluate_truth(section, claim, values, truths or {})
+    if isinstance(claim, Published):
+        return _evaluate_published(section, claim, values, kind)
+    return _evaluate_shape(section, claim, values)
+
+
+def _judge_near(base: dict[str, Any], compared: list[tuple[str, float | None, float]], rtol: float, atol: float,
+                what: str, note: str = "") -> Outcome:
+    """PASS when every ``(key, value, expected)`` is within ``atol + rtol * |expected|``."""
+    failures, worst = [], None
+    for key, value, want in compared:
+        if value is None or math.isnan(value):
+            failures.append(f"{key}: no value ({what} {_fmt(want)})")
+            continue
+        dev, allowed = value - want, atol + rtol * abs(want)
+        rel = dev / abs(want) if want else (0.0 if not dev else math.copysign(math.inf, dev))
+        score = abs(dev) / allowed if allowed else abs(dev)  # how far out, in tolerances (exact: in units)
+        if worst is None or score > worst[0]:
+            worst = (score, key, value, want, dev, rel)
+        if abs(dev) > allowed:
+            failures.append(f"{key} = {_fmt(value)} vs {what} {_fmt(want)} ({_dev(dev, rel, atol)})")
+    if len(compared) == 1:
+        key, value, want = compared[0]
+        obtained = f"{_fmt(value)} vs {what} {_fmt(want)}"
+        if worst is not None:
+            obtained += f" ({_dev(worst[4], worst[5], atol)})"
+    else:
+        obtained = f"{len(compared) - len(failures)}/{len(compared)} within tolerance"
+        if worst is not None and not worst[4]:
+            obtained = f"{len(compared) - len(failures)}/{len(compared)} equal to the {what}"
+        elif worst is not None:
+            obtained += (f"; farthest {worst[1]} = {_fmt(worst[2])} vs {_fmt(worst[3])} "
+                         f"({_dev(worst[4], worst[5], atol)})")
+    reason = "; ".join(failures[:3]) + (f" (+{len(failures) - 3} more)" if len(failures) > 3 else "")
+    if note:
+        obtained += f" [{note}]"
+    return Outcome(**base, obtained=obtained, status=DIFFERS if failures else PASS, reason=reason)
+
+
+def _dev(dev: float, rel: float, atol: float) -> str:
+    if not dev:
+        return "equal"
+    if atol or not math.isfinite(rel):
+        return f"{dev:+.3g}"
+    return f"{rel * 100:+.3g} %"
+
+
+def _patterns(key: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (key,) if isinstance(key, str) else tuple(key)
+
+
+def _matches(key: str | tuple[str, ...], values: Mapping[str, Any]) -> list[str]:
+    rxs = [_regex(p) for p in _patterns(key)]
+    return [k for k in values if any(rx.match(k) for rx in rxs)]
+
+
+def _evaluate_truth(section: str, claim: Truth, values: Mapping[str, float | None],
+                    truths: Mapping[str, float | None]) -> Outcome:
+    base = _base(section, claim)
+    keys = _matches(claim.key, values)
+    if not keys:
+        return Outcome(**base, obtained="", status=SKIPPED,
+                       reason=f"no result matches {' or '.join(_patterns(claim.key))}")
+    judged = [k for k in keys if truths.get(k) is not None]
+    if not judged:
+        return Outcome(**base, obtained="", status=SKIPPED,
+                       reason="no ground truth in these results (only a sample bundle carries the model's values)")
+    untruthed = len(keys) - len(judged)
+    note = f"{untruthed} row(s) without ground truth not judged" if untruthed else ""
+    compared = [(k, values[k], float(truths[k])) for k in judged]  # type: ignore[arg-type]
+    return _judge_near(base, compared, claim.rtol, claim.atol, "truth", note)
+
+
+def _evaluate_published(section: str, claim: Published, values: Mapping[str, float | None],
+                        kind: str | None) -> Outcome:
+    base = _base(section, claim)
+    if kind is not None and kind not in claim.kinds:
+        return Outcome(**base, obtained="", status=SKIPPED,
+                       reason=f"a number published for the authors' A100 runs; a {kind} bundle is held to the "
+                              "shape claims")
+    keys = _matches(claim.key, values)
+    if not keys:
+        return Outcome(**base, obtained="", status=SKIPPED, reason=f"no result matches {claim.key}")
+    return _judge_near(base, [(k, values[k], float(claim.value)) for k in keys], claim.rtol, 0.0, "published")
+
+
+def _evaluate_shape(section: str, claim: Claim, values: Mapping[str, float | None]) -> Outcome:
+    base = _base(section, claim)
     left_re = _regex(claim.left)
     lefts = [(m, v) for k, v in values.items() if (m := left_re.match(k))]
     if not lefts:
@@ -120,57 +315,65 @@ def evaluate(section: str, claim: Claim, values: Mapping[str, float | None]) -> 
     return Outcome(**base, obtained=obtained, status=DIFFERS if failures else PASS, reason=reason)
 
 
-def verdict(claims_by_section: Mapping[str, Iterable[Claim]], rows: Iterable[Mapping[str, Any]],
+def verdict(claims_by_section: Mapping[str, Iterable[AnyClaim]], rows: Iterable[Mapping[str, Any]],
             skipped_sections: Mapping[str, str] | None = None) -> list[Outcome]:
-    """Every claim of every section judged on summary ``rows``; sections in ``skipped_sections``
-    (name -> why: failed, not selected, nothing collected) report their claims SKIPPED with that reason."""
-    by_section: dict[str, dict[str, float | None]] = {}
+    """Every claim of every section judged on summary ``rows`` (their values, ground truths and bundle
+    kind); sections in ``skipped_sections`` (name -> why: failed, not selected, nothing collected) report
+    their claims SKIPPED with that reason."""
+    values: dict[str, dict[str, float | None]] = {}
+    truths: dict[str, dict[str, float | None]] = {}
+    kinds: dict[str, Counter[str]] = {}
     for r in rows:
-        v = r.get("value")
-        by_section.setdefault(str(r.get("section")), {})[str(r.get("key"))] = None if v is None else float(v)
+        section, key = str(r.get("section")), str(r.get("key"))
+        v, t = r.get("value"), r.get("ground_truth")
+        values.setdefault(section, {})[key] = None if v is None else float(v)
+        truths.setdefault(section, {})[key] = None if t is None else float(t)
+        if r.get("bundle_kind"):
+            kinds.setdefault(section, Counter())[str(r["bundle_kind"])] += 1
     skipped = dict(skipped_sections or {})
     out = []
     for section, claims in claims_by_section.items():
+        kind = kinds[section].most_common(1)[0][0] if kinds.get(section) else None
         for claim in claims:
             if section in skipped:
-                out.append(Outcome(section, claim.id, claim.text, claim.source, claim.shown_expectation, "",
-                                   SKIPPED, skipped[section]))
+                out.append(Outcome(**_base(section, claim), obtained="", status=SKIPPED, reason=skipped[section]))
             else:
-                out.append(evaluate(section, claim, by_section.get(section, {})))
+                out.append(evaluate(section, claim, values.get(section, {}), truths.get(section, {}), kind))
     return out
 
 
 def verdict_table(outcomes: Iterable[Outcome]) -> str:
-    """The verdict as a Markdown table: claim | expected | obtained | verdict."""
-    lines = ["| section | claim | expected | obtained | verdict |", "|---|---|---|---|---|"]
+    """The verdict as a Markdown table: claim | kind | expected | obtained | tolerance | verdict."""
+    lines = ["| section | claim | kind | expected | obtained | tolerance | verdict |",
+             "|---|---|---|---|---|---|---|"]
     for o in outcomes:
         why = f" ({o.reason})" if o.reason else ""
         cell = lambda s: str(s).replace("|", "\\|")  # noqa: E731
-        lines.append(f"| {o.section} | {cell(o.text)} [{cell(o.source)}] | `{cell(o.expected)}` | {cell(o.obtained)} "
-                     f"| **{o.status}**{cell(why)} |")
+        tol = cell(o.tolerance) + (f"; {cell(o.why)}" if o.why else "")
+        lines.append(f"| {o.section} | {cell(o.text)} [{cell(o.source)}] | {o.kind} | `{cell(o.expected)}` "
+                     f"| {cell(o.obtained)} | {tol} | **{o.status}**{cell(why)} |")
     return "\n".join(lines)
 
 
 def verdict_text(outcomes: Iterable[Outcome], width: int = 60) -> str:
-    """The verdict as a plain-text table for a terminal: verdict | claim | expected | obtained,
-    the reason of a DIFFERS or SKIPPED under its row."""
+    """The verdict as a plain-text table for a terminal: verdict | claim | expected | obtained |
+    tolerance, the reason of a DIFFERS or SKIPPED under its row."""
     def cut(text: str, n: int) -> str:
         text = " ".join(str(text).split())
         return text if len(text) <= n else text[:n - 3] + "..."
 
-    rows = [(o.status, f"{o.section}/{o.claim}", cut(o.expected, width), cut(o.obtained, 30), o.reason)
+    rows = [(o.status, f"{o.section}/{o.claim}", cut(o.expected, width), cut(o.obtained, width),
+             cut(o.tolerance if o.kind != SHAPE else "shape", 24), o.reason)
             for o in outcomes]
-    head = ("verdict", "claim", "expected", "obtained")
-    widths = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(4)]
+    head = ("verdict", "claim", "expected", "obtained", "tolerance")
+    widths = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(5)]
     line = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])]
     for r in rows:
-        out.append(line(r[:4]))
-        if r[4]:
-            out.append(" " * (widths[0] + 2) + cut(f"reason: {r[4]}", 2 * width))
+        out.append(line(r[:5]))
+        if r[5]:
+            out.append(" " * (widths[0] + 2) + cut(f"reason: {r[5]}", 2 * width))
     return "\n".join(out)
-
-
 def trace_dirs_lines(trace_dirs: Mapping[str, Iterable[str]]) -> list[str]:
     """``<section>: <dir>, <dir>`` per section: the trace directories its numbers came from (``verdict.json``
     ``trace_dirs``; where a folder holds several collections, the newest by the time in its name)."""

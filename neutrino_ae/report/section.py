@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import InputError, NeutrinoAEError
-from neutrino_ae.report.claims import Claim
+from neutrino_ae.report.claims import AnyClaim
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ class Section:
     notebook_figures: tuple[tuple[str, str], ...] = ()
     notebook_show: tuple[str, ...] | None = None
     notebook_text: str = "open"
-    claims: tuple[Claim, ...] = ()  # what the paper claims, checked on every run (report/claims.py)
+    claims: tuple[AnyClaim, ...] = ()  # what the paper claims, checked on every run (report/claims.py): shape,
+    # published-number and ground-truth claims
     package: str = field(default="", compare=False)  # set by the registry: the imported package name
     folder: Path | None = field(default=None, compare=False)  # set by the registry
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, Claim, evaluate, verdict, verdict_table
+from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, Claim, Published, Truth, evaluate, verdict, verdict_table
 
 
 def _rows(section, **values):
@@ -49,3 +49,34 @@ def test_verdict_skips_failed_sections_with_their_reason_and_renders_a_table():
 def test_bad_operator_is_refused():
     with pytest.raises(ValueError, match="op must be one of"):
         Claim("c", "c", "src", left="v", op="==", right=0)
+
+
+def test_truth_claims_judge_each_row_against_its_ground_truth_within_the_tolerance():
+    rows = [{"section": "s", "key": "a.x", "value": 101.0, "ground_truth": 100.0, "bundle_kind": "sample"},
+            {"section": "s", "key": "b.x", "value": 90.0, "ground_truth": 100.0, "bundle_kind": "sample"},
+            {"section": "s", "key": "c.x", "value": 5.0, "ground_truth": None, "bundle_kind": "sample"}]
+    loose = Truth("t", "t", "model", key="{k}.x", rtol=0.2, why="noise")
+    tight = Truth("u", "u", "model", key="{k}.x", rtol=0.02, why="rounding")
+    out = {o.claim: o for o in verdict({"s": (loose, tight)}, rows)}
+    assert out["t"].status == PASS and out["t"].tolerance == "±20 %" and out["t"].why == "noise"
+    assert "1 row(s) without ground truth" in out["t"].obtained and out["t"].kind == "truth"
+    assert out["u"].status == DIFFERS and out["u"].reason == "b.x = 90 vs truth 100 (-10 %)"
+    assert out["u"].obtained.startswith("1/2 within tolerance")
+    exact = Truth("e", "e", "model", key="a.x")
+    assert evaluate("s", exact, {"a.x": 100.0}, {"a.x": 100.0}).obtained == "100 vs truth 100 (equal)"
+    assert evaluate("s", exact, {"a.x": 100.0}, {"a.x": 100.0}).tolerance == "exact"
+    assert Truth("p", "p", "m", key="x", atol=0.02).tolerance == "±0.02"
+    # No ground truth at all (a paper bundle): SKIPPED, saying why; a missing value is never a pass.
+    skipped = evaluate("s", exact, {"a.x": 100.0}, {"a.x": None})
+    assert skipped.status == SKIPPED and "no ground truth" in skipped.reason
+    assert evaluate("s", exact, {"a.x": None}, {"a.x": 100.0}).status == DIFFERS
+
+
+def test_published_claims_are_judged_on_the_bundles_that_reproduce_the_published_run():
+    claim = Published("p", "as published", "README", key="raw.r", value=100.0, rtol=0.1, why="similar")
+    for kind, value, status in (("paper", 105.0, PASS), ("sample", 80.0, DIFFERS), ("dynamic", 80.0, SKIPPED)):
+        (o,) = verdict({"s": (claim,)}, [{"section": "s", "key": "raw.r", "value": value, "bundle_kind": kind}])
+        assert (o.status, o.kind, o.tolerance) == (status, "published", "±10 %"), (kind, o)
+    assert "dynamic bundle" in o.reason
+    table = verdict_table([o])
+    assert "| published |" in table and "±10 % (similar)" not in table and "±10 %; similar" in table
