@@ -10,7 +10,7 @@ from neutrino_ae.formats.tracedir import TraceDir
 from neutrino_ae.workloads.neutrino import CollectContext, CollectError, run_neutrino, staged
 
 from . import FIGURES
-from .pipeline import scan_raw, write_raw
+from .inputs import scan_raw, write_raw
 
 HERE = Path(__file__).resolve().parent
 

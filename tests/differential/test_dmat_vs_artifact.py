@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import neutrino_ae.formats.dmat_stream as dmat_stream
-from dmat.pipeline import dmat_figure, load_input, write_raw
+from dmat.inputs import load_input, write_raw
+from dmat.pipeline import dmat_figure
 from neutrino_ae.formats.dmat import drop_unfilled, read_dmat
 
 from .tracegen import DMAT, UNFILLED_ONES, DmatCase, dmat_cases, dmat_trace

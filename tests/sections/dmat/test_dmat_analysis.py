@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dmat import cli
+from dmat import inputs as dmat_inputs
 from dmat import pipeline as dm
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace
@@ -72,7 +73,7 @@ def _as_counter(d):
 def test_sparsify_chunked_matches_counter(tmp_path):
     _, result = _trace_dir(tmp_path)
     # One block per chunk: the merge across chunks must still sum equal (clock, page) cells.
-    data = dm.sparsify_trace(open_trace(result), chunk_bytes=1)
+    data = dmat_inputs.sparsify_trace(open_trace(result), chunk_bytes=1)
     assert _as_counter(data) == _expected_counts()
     write_dmat(tmp_path / "x.dmat", data)
     back = read_dmat(tmp_path / "x.dmat")
@@ -133,7 +134,7 @@ def test_no_clock_cutoff_in_plot_data(tmp_path):
 def test_bare_dmat_finds_naming_in_raw_layout(tmp_path):
     dmat_dir = tmp_path / "dmat"
     td, result = _trace_dir(dmat_dir / "raw" / "fig1")
-    data = dm.sparsify_trace(open_trace(result))
+    data = dmat_inputs.sparsify_trace(open_trace(result))
     write_dmat(dmat_dir / "fig1.dmat", data)
     res = dm.dmat_figure(dmat_dir / "fig1.dmat", tmp_path / "out")
     assert res.data["naming"]["trace_dir"] == str(td)
@@ -199,9 +200,9 @@ def test_a_raw_trace_streamed_in_buckets_plots_as_its_dmat(tmp_path, monkeypatch
     write_trace(result, TraceHeader((16, 1, 1), (64, 1, 1)), [("thread", rec)])
     monkeypatch.setattr(dmat_stream, "BUCKET_RECORDS", 3_000)
     monkeypatch.setattr(dmat_stream, "MEMORY_BYTES", 16_000)
-    monkeypatch.setattr(dm, "RAW_CHUNK_BYTES", 64 * 40 * 16 * 3)  # three blocks per chunk
+    monkeypatch.setattr(dmat_inputs, "RAW_CHUNK_BYTES", 64 * 40 * 16 * 3)  # three blocks per chunk
     streamed = dm.dmat_figure(result, tmp_path / "out", name="s")
-    in_memory = dm.sparsify_trace(open_trace(result))
+    in_memory = dmat_inputs.sparsify_trace(open_trace(result))
     assert read_dmat(tmp_path / "out" / "s.dmat").equals(in_memory)
     write_dmat(tmp_path / "whole" / "w.dmat", in_memory)
     whole = dm.dmat_figure(tmp_path / "whole" / "w.dmat", tmp_path / "out2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 
+from dmat import inputs as dmat_inputs
 from dmat import pipeline as dm
 
 
@@ -14,7 +15,7 @@ def test_the_newest_raw_collection_names_the_tensors_and_is_named(tiny_bundle, t
     (jan,) = list(raw.iterdir())
     aug = "Aug" + jan.name[3:]  # the same collection seven months later ("Aug" < "Jan" as strings)
     shutil.copytree(jan, raw / aug)
-    assert dm.naming_for_dmat(root / "dmat" / "fig1.dmat").trace_dir == raw / aug
+    assert dmat_inputs.naming_for_dmat(root / "dmat" / "fig1.dmat").trace_dir == raw / aug
 
     res = dm.dmat_figure(root / "dmat" / "fig1.dmat", tmp_path / "out")
     rel = f"dmat/raw/fig1/{aug}"

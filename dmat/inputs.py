@@ -1,0 +1,261 @@
+"""A DMAT figure's inputs: a raw dmat trace (scanned, then sparsified in a streamed pass), a ``.dmat``
+file (read in batches), and the files that name its tensors (``event.log`` + ``tensor.trace``).
+
+The rules for which trace directory and which result are read, and where naming files are looked
+for, are in :mod:`dmat.pipeline`'s docstring.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
+from neutrino_ae.formats.bintrace import BinTrace, open_trace
+from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat, write_dmat
+from neutrino_ae.formats.dmat_sparsify import sparsify
+from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
+from neutrino_ae.formats.level import Level
+from neutrino_ae.formats.records import DMAT
+from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
+
+from .analysis import UNNAMED, TensorRange, attribute_pages, ranges_from_tensor_trace, tensor_ranges
+
+# --------------------------------------------------------------------------------------------------
+# Inputs
+
+
+@dataclass
+class Naming:
+    """Where tensor names come from (any part may be missing)."""
+
+    trace_dir: Path | None = None
+    event_log: Path | None = None
+    tensor_trace: Path | None = None
+    result_name: str | None = None  # file name of the plotted result/*.bin, to pick the launch
+
+
+@dataclass
+class RawTrace:
+    """A raw dmat trace, read again (in chunks) by each pass of the streaming sparsifier."""
+
+    chunks: Chunks
+    scan: DmatScan
+    source: Path
+
+
+@dataclass
+class DmatFile:
+    """A ``.dmat`` input, read in batches (bounded memory) twice: once here for what the figure needs
+    up front, once to bin it. Unfilled cells (formats.dmat.filled_mask: the artifact sparsifier's page-0
+    cell of zero-filled slots, or an all-ones clock) are left out."""
+
+    head: DmatHead
+    pages: np.ndarray  # distinct, ascending
+    max_clock: int
+    accesses: int
+    unfilled: int
+    clock_entries: int
+
+    @classmethod
+    def scan(cls, path: Path) -> DmatFile:
+        head = open_dmat(path)
+        max_clock = accesses = unfilled = clock_entries = 0
+        for batch in _counted_batches(head):
+            if batch.clocks.size:
+                max_clock = max(max_clock, int(batch.clocks.max()))
+            accesses += batch.num_accesses
+            unfilled += batch.unfilled
+            clock_entries += batch.clocks.size
+        pages = np.unique(head.pages)
+        return cls(head, pages[pages != 0], max_clock, accesses, unfilled, clock_entries)
+
+    def batches(self) -> Iterator[DmatData]:
+        return _counted_batches(self.head)
+
+
+def _counted_batches(head: DmatHead) -> Iterator[DmatData]:
+    """The file's batches without unfilled cells, each counting what it dropped in ``unfilled``."""
+    return (drop_unfilled(b) for b in iter_dmat(head))
+
+
+@dataclass
+class DmatInput:
+    name: str  # figure stem, e.g. "fig1"
+    source: Path
+    naming: Naming
+    sparsified: Path | None = None  # the .dmat we write, for raw inputs
+    raw: RawTrace | None = None  # a raw trace (sparsified and binned in one streamed pass) ...
+    dmat: DmatFile | None = None  # ... or a .dmat file
+    level_note: str = ""  # how the section's level was decided, when the file could not tell
+
+    @property
+    def stats(self) -> DmatScan | DmatFile:
+        """What is known before binning: ``pages`` (distinct, ascending), ``max_clock``, ``accesses``,
+        ``unfilled``."""
+        stats = self.raw.scan if self.raw is not None else self.dmat
+        assert stats is not None
+        return stats
+
+
+def _open_result(trace_dir: Path | None, result: Path) -> BinTrace:
+    if trace_dir is not None and (trace_dir / "probe.toml").is_file():
+        return TraceDir(trace_dir).open_result(result)
+    # Without probe.toml a v1 file of 1-thread blocks fits either level; the dmat probe saves per
+    # thread (its datamodel is thread:16:count), as the artifact's dmat.cc reads every file.
+    return open_trace(result, fallback=Level.THREAD)
+
+
+def level_note(trace: BinTrace, section: int = 0) -> str:
+    """What the figure and results say when the section's level was assumed rather than read."""
+    if trace.section(section).level_from != "assumed":
+        return ""
+    return ("section level assumed thread (the dmat probe's datamodel): the v1 file does not store it, "
+            "no probe.toml beside it, and its length fits either level")
+
+
+def _naming_for_trace_dir(trace_dir: Path, result_name: str | None) -> Naming:
+    ev = trace_dir / "event.log"
+    tt = trace_dir / "tensor.trace"
+    # present but unreadable (a folder, a FIFO, no permission) is an error, not "no naming"
+    return Naming(trace_dir, ev if ev.exists() else None, tt if tt.exists() else None, result_name)
+
+
+def naming_for_dmat(path: Path) -> Naming:
+    """Naming files for a bare ``<dir>/<fig>.dmat`` (rule in the module docstring)."""
+    stem = path.stem
+    raw = path.parent / "raw" / stem
+    if raw.is_dir():
+        dirs = find_trace_dirs(raw)  # raw itself when it is a trace dir, else its collections, oldest first
+        if dirs:
+            res = TraceDir(dirs[-1]).results()
+            return _naming_for_trace_dir(dirs[-1], res[-1].name if res else None)
+    side = path.parent / stem
+    if is_trace_dir(side):
+        return _naming_for_trace_dir(side, None)
+    return Naming()
+
+
+def figure_name(path: Path) -> str:
+    """``fig1`` for ``dmat/fig1.dmat`` and for ``dmat/raw/fig1/<tracedir>/...``; else the trace dir / file stem."""
+    parts = path.resolve().parts
+    for i in range(len(parts) - 2, 0, -1):  # the bundle's dmat/raw/<fig>/... layout
+        if parts[i] == "raw" and parts[i - 1] == "dmat" and (i + 1 < len(parts) - 1 or path.is_dir()):
+            return parts[i + 1]
+    if path.suffix == ".bin" and path.parent.name == "result":
+        return path.parent.parent.name
+    return path.stem if path.suffix else path.name
+
+
+#: Bytes of raw trace read per chunk by the streaming sparsifier (one buffer, reused).
+RAW_CHUNK_BYTES = 8 << 20
+
+
+def _check_thread_level(trace: BinTrace, section: int) -> None:
+    sec = trace.section(section)
+    if sec.level != Level.THREAD:
+        raise TraceFormatError(trace.path, f"section {section} is {sec.level.name.lower()}-level; the dmat probe "
+                                           "saves per thread (wrong probe?)")
+
+
+def sparsify_trace(trace: BinTrace, section: int = 0, chunk_bytes: int = 64 << 20) -> DmatData:
+    """Per-(clock, page) counts of a dmat trace held in memory, read in chunks of whole blocks (memory
+    bounded by the distinct (clock, page) pairs; :func:`load_input` streams instead)."""
+    _check_thread_level(trace, section)
+    return sparsify(chunk for _, chunk in trace.iter_chunks(section, DMAT, chunk_bytes))
+
+
+def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) -> DmatInput:
+    p = Path(path)
+    refuse_pickle(p, "Pass the .dmat or the raw .bin trace instead.")
+    if not p.exists():
+        raise InputError(p, "no such file or directory")
+    name = figure_name(p)
+    if p.is_dir():
+        if not is_trace_dir(p):
+            raise InputError(p, "is a directory but not a trace directory "
+                                "(no result/, event.log, probe.toml or kernel/)")
+        result = TraceDir(p).newest_result()
+        trace_dir = p
+    elif p.suffix.lower() == ".dmat":
+        return DmatInput(name, p, naming_for_dmat(p), dmat=DmatFile.scan(p))
+    elif p.suffix.lower() == ".bin":
+        result = p
+        trace_dir = p.parent.parent if p.parent.name == "result" and is_trace_dir(p.parent.parent) else None
+    else:
+        raise InputError(p, "expected a dmat result .bin, a .dmat file or a trace directory")
+    trace = _open_result(trace_dir, result)
+    raw = scan_raw(trace, section)
+    naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
+    # The sparsified .dmat is written by dmat_figure once every input (event.log, tensor.trace) has
+    # been read: a failing run leaves nothing behind.
+    return DmatInput(name, result, naming, out_dir / f"{name}.dmat", raw=raw, level_note=level_note(trace, section))
+
+
+def scan_raw(trace: BinTrace, section: int = 0) -> RawTrace:
+    """The first pass over a raw dmat trace (pages, clocks, unfilled slots); see formats.dmat_stream."""
+    _check_thread_level(trace, section)
+
+    def chunks() -> Iterator[np.ndarray]:
+        return (c for _, c in trace.iter_chunks(section, DMAT, RAW_CHUNK_BYTES, reuse=True))
+
+    return RawTrace(chunks, scan(chunks), trace.path)
+
+
+def write_raw(raw: RawTrace, dest: Path, on_batch: Callable[[DmatData], None] | None = None) -> int:
+    """The ``.dmat`` of a scanned raw trace, written to ``dest`` (streamed where its keys pack into 64 bits,
+    else sparsified in memory); returns the number of clock entries."""
+    if raw.scan.packs():
+        return write_streamed(dest, raw.chunks, raw.scan, on_batch=on_batch, source=raw.source).num_clocks
+    data = sparsify(raw.chunks())
+    write_dmat(dest, data)
+    if on_batch is not None:
+        on_batch(data)
+    return int(data.clocks.size)
+
+
+# --------------------------------------------------------------------------------------------------
+# Tensor attribution
+
+
+def launch_params(event_log: Path, result_name: str | None) -> tuple[int, ...]:
+    from neutrino_ae.formats.eventlog import parse_event_log
+
+    launches = parse_event_log(event_log).launches
+    if len(launches) == 0:
+        return ()
+    if result_name and "save_path" in launches:
+        hit = launches[launches["save_path"].map(lambda s: isinstance(s, str) and Path(s).name == result_name)]
+        if len(hit):
+            return tuple(int(x) for x in (hit.iloc[-1]["params"] or ()))
+    with_params = launches[launches["params"].map(lambda t: bool(t))]
+    return tuple(int(x) for x in with_params.iloc[-1]["params"]) if len(with_params) else ()
+
+
+def tensor_names(inp: DmatInput) -> tuple[np.ndarray, list[str], list[TensorRange]]:
+    """Page labels for the (sorted) pages of ``inp`` and their names; all ``unnamed`` without naming files."""
+    pages = inp.stats.pages
+    nm = inp.naming
+    tensors = None
+    if nm.tensor_trace is not None:
+        from neutrino_ae.formats.tensortrace import read_tensor_trace
+
+        tensors = read_tensor_trace(nm.tensor_trace)
+    ranges: list[TensorRange] = []
+    if nm.event_log is not None:
+        ranges = tensor_ranges(launch_params(nm.event_log, nm.result_name), tensors)
+        if pages.size:
+            # Scalar arguments (sizes, strides) sit in the same param list: an argument unknown to
+            # tensor.trace counts as a pointer only if it points into the accessed address range.
+            lo, hi = int(pages.min()), int(pages.max()) + 0x10000
+            ranges = [r for r in ranges if r.nbytes is not None or lo <= r.start < hi]
+    elif tensors is not None:
+        ranges = ranges_from_tensor_trace(tensors)
+    if not ranges:
+        return np.zeros(pages.size, np.int64), [UNNAMED], []
+    labels, names = attribute_pages(pages, ranges)
+    return labels, names, sorted(ranges, key=lambda r: r.start)
