@@ -5,9 +5,9 @@
 
 The notebook collects fresh traces with the Neutrino CLI (each section's ``collect`` entry), lays
 them out like the paper's bundle under ``trace_root`` and analyses them with the same analyses as
-static.ipynb (``neutrino_ae.run.notebook.DynamicNotebook``), writing the same ``summary.json`` shape
-so ``neutrino-ae compare`` can diff a dynamic run against a static one. Each section's heading text
-comes from its folder (``SECTION.dynamic_prose``).
+static.ipynb (``neutrino_ae.run.dynamic_notebook.DynamicNotebook``), writing the same
+``summary.json`` shape so ``neutrino-ae compare`` can diff a dynamic run against a static one.
+Each section's heading text comes from its folder (``SECTION.dynamic_prose``).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ ENV_MD = md("""
 """)
 
 ENV = code("""
-    from neutrino_ae.run.notebook import DynamicNotebook
+    from neutrino_ae.run.dynamic_notebook import DynamicNotebook
 
     nb = DynamicNotebook(sections=sections, output_dir=output_dir, trace_root=trace_root, neutrino=neutrino,
                          repeats=repeats, collect=collect, timeout=timeout, collect_args=collect_args, strict=strict)

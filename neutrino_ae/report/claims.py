@@ -44,7 +44,7 @@ from typing import Any
 
 PASS, DIFFERS, SKIPPED = "PASS", "DIFFERS", "SKIPPED"
 SHAPE, TRUTH, PUBLISHED = "shape", "truth", "published"  # claim kinds (Outcome.kind)
-VERDICT_NAME = "verdict.json"  # written in a run's output folder (neutrino_ae.run.notebook.write_verdict)
+VERDICT_NAME = "verdict.json"  # written in a run's output folder (neutrino_ae.run.verdict.write_verdict)
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _PART = re.compile(r"\{(\w+)\}")
 #: The bundle kinds whose traces are (or model) the authors' A100 runs: what a Published claim judges.

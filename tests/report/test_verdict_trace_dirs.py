@@ -8,23 +8,23 @@ import json
 from neutrino_ae import cli
 from neutrino_ae.report.claims import trace_dirs_lines
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.run import notebook
+from neutrino_ae.run import verdict
 
 TAIL = "warp_sched/tail/Aug_23_08_14_52_273310"
 
 
 def test_verdict_json_table_and_cli_name_the_trace_dirs(tmp_path, capsys, monkeypatch):
     shown = []
-    monkeypatch.setattr(notebook, "_markdown", shown.append)
+    monkeypatch.setattr(verdict, "markdown", shown.append)
     results = {
         "warp_sched": SectionResult("warp_sched", {"trace_dirs": ["warp_sched/exclusive_sched", TAIL]}),
         "block_sched": SectionResult("block_sched", {"trace_dirs": ["block_sched/Jan_23_06_27_37_268336"]}),
         "max_mem": SectionResult("max_mem", {}),  # a section that does not say: left out
     }
-    read = notebook.trace_dirs_read(results)
+    read = verdict.trace_dirs_read(results)
     assert read == {"warp_sched": ["warp_sched/exclusive_sched", TAIL],
                     "block_sched": ["block_sched/Jan_23_06_27_37_268336"]}
-    doc = notebook.write_verdict(tmp_path, [], "sample", ["warp_sched", "max_mem"], {}, trace_dirs=read)
+    doc = verdict.write_verdict(tmp_path, [], "sample", ["warp_sched", "max_mem"], {}, trace_dirs=read)
     assert doc["trace_dirs"] == {"warp_sched": ["warp_sched/exclusive_sched", TAIL]}  # selected sections only
     assert json.loads((tmp_path / "verdict.json").read_text())["trace_dirs"] == doc["trace_dirs"]
     assert f"* warp_sched: `warp_sched/exclusive_sched`, `{TAIL}`" in shown[-1].splitlines()

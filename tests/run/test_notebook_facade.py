@@ -12,7 +12,8 @@ import pytest
 
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.run import lock
-from neutrino_ae.run.notebook import DynamicNotebook, StaticNotebook
+from neutrino_ae.run.dynamic_notebook import DynamicNotebook
+from neutrino_ae.run.notebook import StaticNotebook
 
 
 @pytest.fixture

@@ -333,7 +333,7 @@ def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(tiny_bundle,
 def test_the_toy_section_is_collected_by_the_dynamic_notebook(toy, tmp_path, monkeypatch):
     import json
 
-    from neutrino_ae.run.notebook import DynamicNotebook
+    from neutrino_ae.run.dynamic_notebook import DynamicNotebook
 
     # Collection is enabled where nvidia-smi lists a GPU and the neutrino CLI runs (stand-ins for both).
     bindir = tmp_path / "bin"

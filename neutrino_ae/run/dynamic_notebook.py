@@ -1,0 +1,169 @@
+"""What dynamic.ipynb's cells call: one :class:`DynamicNotebook` per notebook run, one call per cell
+(environment check, then per section: collect with ``neutrino`` when possible and analyse; a tour of
+a trace directory; summary and verdict). The same shape as static.ipynb's ``StaticNotebook``
+(``run/notebook.py``), with the same runner, display and verdict."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae.bundle.context import open_bundle
+from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.report import registry
+from neutrino_ae.report.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES
+from neutrino_ae.report.results import SectionResult
+from neutrino_ae.report.section import NotebookStop
+from neutrino_ae.report.summary import summary_rows, write_summary
+from neutrino_ae.run.display import link, markdown, show
+from neutrino_ae.run.notebook_setup import check, flag, prepare_output, section_names, separate
+from neutrino_ae.run.runner import collect_section, run_section
+from neutrino_ae.run.verdict import trace_dirs_read, write_verdict
+
+
+class DynamicNotebook:
+    """dynamic.ipynb: check the environment, collect each section with ``neutrino`` when possible,
+    and analyse what was collected (or traces from an earlier run) with the static analyses."""
+
+    def __init__(self, sections: Any = None, output_dir: str = DYNAMIC_RESULTS,
+                 trace_root: str = DYNAMIC_TRACES, neutrino: str = "neutrino", repeats: int = 1,
+                 collect: bool = True, timeout: float = 3600, collect_args: dict[str, list[str]] | None = None,
+                 strict: bool = False) -> None:
+        from neutrino_ae.workloads import envcheck
+        from neutrino_ae.workloads.neutrino import CollectContext, collection_blocker
+
+        sys.dont_write_bytecode = True  # keep the section folders free of __pycache__
+        check(isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1,
+              f"repeats must be a positive integer, not {repeats!r}")
+        check(isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0,
+              f"timeout must be a positive number of seconds, not {timeout!r}")
+        check(collect_args is None or (isinstance(collect_args, dict) and all(
+            isinstance(v, list | tuple) and all(isinstance(a, str) for a in v) for v in collect_args.values())),
+            f'collect_args must map section names to lists of strings, e.g. {{"max_mem": ["--models", "x"]}}, '
+            f"not {collect_args!r}")
+        collect, self.strict = flag("collect", collect), flag("strict", strict)
+        self.selected = section_names(sections)
+        self.trace_root = Path(trace_root)
+        self.out_root = Path(output_dir)
+        separate(self.out_root, self.trace_root)
+        prepare_output(self.out_root)
+        self.env_report = envcheck.run_checks(neutrino=neutrino)
+        print(self.env_report.table())
+        self.blocker = None if collect else "collect=False"
+        if self.blocker is None:
+            self.blocker = collection_blocker(neutrino)
+        print()
+        print(f"collection: {'enabled' if self.blocker is None else 'off (' + self.blocker + ')'}")
+        print(f"traces:     {self.trace_root.resolve()}")
+        print(f"outputs:    {self.out_root.resolve()}")
+        print(f"sections:   {', '.join(self.selected)}")
+        self.results: dict[str, SectionResult] = {}
+        self.problems: list[str] = []
+        self.summary_path: Path | None = None
+        self.ctx = CollectContext(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
+                           extra_args={k: list(v) for k, v in dict(collect_args or {}).items()})
+
+    def _report(self, message: str) -> None:
+        if self.strict:
+            raise NotebookStop(message)
+        self.problems.append(message)
+        print(message)
+
+    def run(self, name: str) -> SectionResult | None:
+        """Collect (when possible) and analyse one section; None when there is nothing to show."""
+        if name not in self.selected:
+            print(f"{name}: not selected")
+            return None
+        earlier = self.trace_root / name
+        have_earlier = earlier.is_dir() and any(earlier.iterdir())
+        if self.blocker is not None:
+            tail = f"analysing earlier traces in {earlier}" if have_earlier else f"no earlier traces in {earlier}"
+            print(f"{name}: skipped: {self.blocker}; {tail}")
+            if not have_earlier:
+                return None
+        else:
+            start = time.perf_counter()
+            print(f"{name}: collecting ...")
+            try:
+                collect_section(name, self.trace_root, self.ctx)
+                print(f"{name}: collected in {time.perf_counter() - start:.1f} s -> {earlier}")
+            except NeutrinoAEError as exc:
+                self._report(f"{name}: collection failed: {exc}")
+                if not (earlier.is_dir() and any(earlier.iterdir())):
+                    return None
+                print(f"{name}: analysing the earlier traces in {earlier}")
+        try:
+            # The same runner as static.ipynb's, on the tree as collected (its bundle.json just rewritten).
+            res = run_section(name, open_bundle(self.trace_root), self.out_root, collected=True)
+        except NeutrinoAEError as exc:
+            self._report(f"{name}: analysis failed: {exc}")
+            return None
+        self.results[name] = res
+        return res
+
+    def section(self, name: str) -> None:
+        """Collect and analyse a section, then show it as static.ipynb does (``nb.results[name]``)."""
+        res = self.run(name)
+        sec = registry.get(name)
+        show(res, figures=sec.notebook_show, text=sec.notebook_text)
+
+    def internals(self) -> None:
+        """A tour of the newest trace directory under ``trace_root``: what Neutrino writes."""
+        from neutrino_ae.formats.tracedir import TraceDir
+
+        def head(path: Path, n: int = 40) -> str:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            return "\n".join(lines[:n] + ([f"... ({len(lines) - n} more lines)"] if len(lines) > n else []))
+
+        # The one rule (formats/tracedir.py: the time in the folder's name); a folder holding a result is
+        # preferred, Table 2's --benchmark runs write none.
+        dirs = open_bundle(self.trace_root).trace_dirs(recursive=True) if self.trace_root.is_dir() else []
+        with_results = [d for d in dirs if TraceDir(d).results()]
+        if not dirs:
+            print(f"internals: skipped: no trace directory under {self.trace_root} yet")
+            return
+        newest = (with_results or dirs)[-1]
+        print(f"newest trace directory: {newest}{'' if with_results else ' (none here holds a result file)'}\n")
+        for path in sorted(newest.rglob("*")):
+            rel = path.relative_to(newest)
+            print("  " * (len(rel.parts) - 1) + rel.name + ("/" if path.is_dir() else f"  ({path.stat().st_size} B)"))
+        for name in ("probe.toml", "event.log"):
+            if (newest / name).is_file():
+                print(f"\n--- {name}\n" + head(newest / name))
+        try:
+            kdirs = TraceDir(newest).kernels()  # by the index in kernel/<idx>_<sha1>
+        except NeutrinoAEError as exc:
+            print(f"\n(kernel/ not shown: {exc})")
+            kdirs = []
+        if kdirs:
+            kdir = kdirs[-1].path
+            for name in ("kernel.info", "process.log"):
+                if (kdir / name).is_file():
+                    print(f"\n--- kernel/{kdir.name}/{name}\n" + head(kdir / name))
+            pruned, probed = kdir / "pruned.ptx", kdir / "probed.ptx"
+            if pruned.is_file() and probed.is_file():
+                diff = difflib.unified_diff(
+                    pruned.read_text(errors="replace").splitlines(), probed.read_text(errors="replace").splitlines(),
+                    "pruned.ptx", "probed.ptx", lineterm="", n=1)
+                print("\n--- pruned.ptx vs probed.ptx (what the probe engine added)\n" + "\n".join(list(diff)[:80]))
+        print(f"\nresult files in launch order: {[p.name for p in TraceDir(newest).results()]}")
+
+    def summary(self) -> None:
+        """Write summary.json and the verdict (``nb.summary_path``); no repr in the cell."""
+        rows = summary_rows(self.results, bundle_kind="dynamic")
+        gpu = [f"{g.name} (sm_{g.compute_cap.replace('.', '')}, {g.sm_count} SMs)" for g in self.env_report.gpus]
+        path = write_summary(self.out_root / "summary.json", rows, notebook="dynamic", bundle_kind="dynamic",
+                             trace_root=str(self.trace_root.resolve()), gpu=gpu, collected=self.blocker is None,
+                             sections=self.selected, problems=self.problems)
+        print(f"wrote {path} ({len(rows)} rows)")
+        if rows:
+            markdown(f"{len(rows)} numbers from {len(self.results)} section(s): [summary.json]({link(path)})")
+        for p in self.problems:
+            print(f"problem: {p}")
+        skipped = {n: "no traces collected or analysed" for n in self.selected if n not in self.results}
+        write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results,
+                      trace_dirs=trace_dirs_read(self.results))
+        self.summary_path = path

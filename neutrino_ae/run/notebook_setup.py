@@ -1,0 +1,62 @@
+"""What both notebooks' set-up cells share: their parameters checked (a bad one stops the cell with
+one ``NotebookInputError`` line) and the output folder claimed for the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.report import registry
+from neutrino_ae.report.section import NotebookInputError
+from neutrino_ae.run.lock import hold_output_lock
+
+
+def check(ok: bool, message: str) -> None:
+    """Stop the cell with ``message`` unless ``ok``."""
+    if not ok:
+        raise NotebookInputError(message)
+
+
+def check_count(name: str, value: Any) -> None:
+    check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+          f"{name} must be a non-negative integer, not {value!r}")
+
+
+def flag(name: str, value: Any) -> bool:
+    check(isinstance(value, bool), f"{name} must be True or False, not {value!r}")
+    return bool(value)
+
+
+def section_names(value: Any) -> list[str]:
+    """The ``sections`` parameter (None: all; a list or a comma-separated string) as registered names."""
+    check(value is None or isinstance(value, str) or (isinstance(value, list | tuple)
+                                                        and all(isinstance(v, str) for v in value)),
+          f"sections must be a list of section names or a comma-separated string, not {value!r}")
+    try:
+        names = registry.parse_names(value)
+    except NeutrinoAEError as exc:
+        raise NotebookInputError(str(exc)) from None
+    check(bool(names), f"sections names no section ({value!r}); valid: {', '.join(registry.names())}")
+    return names
+
+
+def separate(output_dir: Path, trace_root: Path) -> None:
+    """Refuse an ``output_dir`` inside ``trace_root``."""
+    out, traces = output_dir.resolve(), trace_root.resolve()
+    check(not out.is_relative_to(traces),
+          f"output_dir {output_dir} is inside trace_root {trace_root}: results would mix with the traces; "
+          "choose an output_dir outside it")
+
+
+def prepare_output(output_dir: Path) -> None:
+    """Lock the output folder for this run and drop a summary a previous run left: a new run's
+    results must never sit beside an old summary that looks complete."""
+    try:
+        hold_output_lock(output_dir)
+    except OSError as exc:
+        raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
+    except NeutrinoAEError as exc:
+        raise NotebookInputError(str(exc)) from None
+    for name in ("summary.json", "summary.md"):
+        (output_dir / name).unlink(missing_ok=True)
