@@ -8,7 +8,7 @@ from pathlib import Path
 
 from neutrino_ae.report.script import add_output_args, emit
 
-from . import pipeline
+from . import pipeline, tailing, timelines
 from .analysis import DEFAULT_TAIL_THRESHOLD
 
 
@@ -29,7 +29,7 @@ def timeline_main(stem: str, argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sm", type=int, action="append", help="SM id to draw (repeatable; default: picked)")
     add_output_args(parser, "results/warp_sched")
     args = parser.parse_args(argv)
-    fn = pipeline.fig13a if stem == "fig13a" else pipeline.fig13b
+    fn = timelines.fig13a if stem == "fig13a" else timelines.fig13b
     emit(fn(args.trace, args.out, sms=args.sm), args.json)
     return 0
 
@@ -44,7 +44,7 @@ def tail_main(argv: Sequence[str] | None = None) -> int:
                         help="tail = fewer than this share of SMs busy until the end (default 0.9)")
     add_output_args(parser, "results/warp_sched")
     args = parser.parse_args(argv)
-    emit(pipeline.fig13cd(args.trace, args.out, args.tail_threshold, align=args.clock_align), args.json)
+    emit(tailing.fig13cd(args.trace, args.out, args.tail_threshold, align=args.clock_align), args.json)
     return 0
 
 

@@ -54,7 +54,7 @@ def run_warp_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     from neutrino_ae.formats.bintrace import open_trace
     from neutrino_ae.report.registry import section_module
 
-    records_from_trace = section_module("warp_sched", "pipeline").records_from_trace
+    records_from_trace = section_module("warp_sched", "inputs").records_from_trace
 
     return warp_timelines(records_from_trace(open_trace(inp / "trace.bin")))
 

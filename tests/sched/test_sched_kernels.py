@@ -20,7 +20,8 @@ from block_sched import pipeline as bs
 from neutrino_ae import jit
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched import slots
-from warp_sched import pipeline as ws
+from warp_sched import analysis as ws
+from warp_sched import inputs as ws_inputs
 
 needs_numba = pytest.mark.skipif(not accel.HAVE_NUMBA, reason="numba not installed (or NEUTRINO_AE_PURE_NUMPY=1)")
 
@@ -295,7 +296,7 @@ def test_trace_readers_same_records_on_both_paths(tmp_path, monkeypatch):
     for flag in ([False, True] if accel.HAVE_NUMBA else [False]):
         monkeypatch.setattr(jit, "HAVE_NUMBA", flag)
         b = bs.first_warp_records(open_trace(path))
-        w = ws.records_from_trace(open_trace(path))
+        w = ws_inputs.records_from_trace(open_trace(path))
         got[flag] = (b.lstart.tolist(), b.elapse.tolist(), b.smid.tolist(), w.lstart.tolist(), w.smid.tolist())
     first = arr[:, 0, 0]
     assert got[False][0] == (first["lstart"] - first["lstart"].min()).astype(np.int64).tolist()

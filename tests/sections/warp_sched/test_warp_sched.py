@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.report.script import run_main
 from neutrino_ae.sched import slots as sched_slots
-from warp_sched import cli
-from warp_sched import pipeline as ws
+from warp_sched import analysis, cli, inputs, pipeline, tailing
 
 # (start, end): A(0,10) B(0,5) C(5,12) D(10,20) E(11,13)
 # A->0, B->1, C at 5: slot1 freed at 5 -> 1, D at 10: slot0 freed at 10 -> 0, E at 11: both busy -> 2
@@ -45,7 +45,7 @@ def test_slots_per_group_input_order_scrambled_and_growth():
 
 
 def test_active_sweep_by_hand():
-    t, n = ws.active_sweep(STARTS, ENDS)
+    t, n = analysis.active_sweep(STARTS, ENDS)
     assert t.tolist() == [0, 5, 10, 11, 12, 13, 20]
     assert n.tolist() == [2, 2, 2, 3, 2, 1, 0]
 
@@ -57,28 +57,28 @@ E = np.array([10, 20, 8, 15, 30])
 
 
 def test_busy_sm_sweep_by_hand():
-    t, busy = ws.busy_sm_sweep(SM, S, E)
+    t, busy = analysis.busy_sm_sweep(SM, S, E)
     expected = {0: 1, 1: 1, 2: 2, 5: 3, 7: 3, 8: 2, 10: 2, 12: 3, 14: 3, 15: 2, 20: 1, 29: 1, 30: 0}
     assert {k: _at(t, busy, k) for k in expected} == expected
     # Integral = SM-cycles busy: 20 + 6 + 28 = 54.
-    assert ws.integrate_step(t, busy, 0, 30) == 54
+    assert analysis.integrate_step(t, busy, 0, 30) == 54
 
 
 def test_tail_detection_constructed():
-    t, busy = ws.busy_sm_sweep(SM, S, E)
-    tail = ws.find_tail(t, busy, n_sms=3, threshold=0.9)  # needs all 3 busy: last such interval [12,15)
+    t, busy = analysis.busy_sm_sweep(SM, S, E)
+    tail = analysis.find_tail(t, busy, n_sms=3, threshold=0.9)  # needs all 3 busy: last such interval [12,15)
     assert (tail.tail_start, tail.kernel_end, tail.reached) == (15, 30, True)
     assert tail.tail_fraction == pytest.approx(0.5)
-    tail = ws.find_tail(t, busy, n_sms=3, threshold=0.5)  # needs >= 1.5 -> 2 busy: last [15,20)
+    tail = analysis.find_tail(t, busy, n_sms=3, threshold=0.5)  # needs >= 1.5 -> 2 busy: last [15,20)
     assert tail.tail_start == 20 and tail.tail_fraction == pytest.approx(10 / 30)
-    tail = ws.find_tail(t, busy, n_sms=4, threshold=1.0)  # never 4 busy: whole kernel is tail
+    tail = analysis.find_tail(t, busy, n_sms=4, threshold=1.0)  # never 4 busy: whole kernel is tail
     assert tail.tail_start == 0 and not tail.reached
 
 
 def test_last_wave_tail_by_hand():
     # Last ends: SM 7 -> 20, SM 9 -> 15, SM 11 -> 30. First SM done at 15; tail 15 of 30 cycles.
     # Remaining busy time after 15: 5 + 0 + 15 = 20 of 3 x 15 -> idle 25/45.
-    wave = ws.last_wave_tail(SM, S, E)
+    wave = analysis.last_wave_tail(SM, S, E)
     assert (wave.start, wave.end) == (15, 30)
     assert wave.fraction == pytest.approx(0.5) and wave.idle_sm_fraction == pytest.approx(25 / 45)
 
@@ -86,8 +86,8 @@ def test_last_wave_tail_by_hand():
 def test_clock_alignment_per_sm_and_global():
     lstart = np.array([10**12 + 100, 10**12 + 150, 10**12 + 1000, 10**12 + 1010], dtype=np.uint64)
     smid = np.array([1, 1, 2, 2])
-    assert ws.align_clocks(lstart, smid, "sm").tolist() == [0, 50, 0, 10]
-    assert ws.align_clocks(lstart, smid, "global").tolist() == [0, 50, 900, 910]
+    assert analysis.align_clocks(lstart, smid, "sm").tolist() == [0, 50, 0, 10]
+    assert analysis.align_clocks(lstart, smid, "global").tolist() == [0, 50, 900, 910]
 
 
 def _warp_trace(path):
@@ -102,10 +102,10 @@ def _warp_trace(path):
 
 
 def test_timeline_slots_from_trace(tmp_path):
-    rec = ws.load_warp_records(_warp_trace(tmp_path / "w.bin"))
+    rec = inputs.load_warp_records(_warp_trace(tmp_path / "w.bin"))
     # Default alignment is per SM: SM 6's only block starts at its own origin.
     assert rec.lstart.tolist() == [0, 0, 0, 0, 40, 45] and rec.block.tolist() == [0, 0, 1, 1, 2, 2]
-    tab = ws.timeline_table(rec, [4]).sort_values(["block", "warp"])
+    tab = analysis.timeline_table(rec, [4]).sort_values(["block", "warp"])
     # SM 4: b0w0 [0,100)->0, b0w1 [0,40)->1, b2w0 [40,70): slot1 free at 40 -> 1, b2w1 [45,75) -> 2
     assert tab["slot"].tolist() == [0, 1, 1, 2]
     assert tab["start"].tolist() == [0, 0, 40, 45]
@@ -138,17 +138,17 @@ def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
 
     npz = tmp_path / "tail.npz"
     np.savez(npz, lstart=S, elapse=E - S, smid=SM)
-    res = ws.fig13cd(npz, tmp_path / "out2", threshold=0.5, align="global")
+    res = tailing.fig13cd(npz, tmp_path / "out2", threshold=0.5, align="global")
     assert res.data["tail_start_cycle"] == 20
 
     bad = tmp_path / "bad.npz"
     np.savez(bad, lstart=np.array([object()], dtype=object), elapse=[1], smid=[0])
-    with pytest.raises(ws.InputError, match="object arrays"):
-        ws.fig13cd(bad, tmp_path / "out3")
+    with pytest.raises(InputError, match="object arrays"):
+        tailing.fig13cd(bad, tmp_path / "out3")
     missing = tmp_path / "missing.csv"
     pd.DataFrame({"lstart": [1], "smid": [0]}).to_csv(missing, index=False)
-    with pytest.raises(ws.InputError, match="missing column"):
-        ws.fig13cd(missing, tmp_path / "out3")
+    with pytest.raises(InputError, match="missing column"):
+        tailing.fig13cd(missing, tmp_path / "out3")
 
 
 class _Trap:
@@ -179,8 +179,8 @@ def test_peak_resident_blocks_by_hand():
     block = np.array([0, 0, 1, 2, 3])
     start = np.array([0, 0, 12, 5, 6])
     end = np.array([10, 12, 20, 8, 9])
-    assert ws.peak_resident_blocks(smid, block, start, end) == 2
-    assert ws.peak_resident_blocks(smid[:3], block[:3], start[:3], end[:3]) == 1
+    assert analysis.peak_resident_blocks(smid, block, start, end) == 2
+    assert analysis.peak_resident_blocks(smid[:3], block[:3], start[:3], end[:3]) == 1
 
 
 def test_paper_bundle_layout_draws_13ab_and_reports_refused_pickle(tmp_path):
@@ -208,7 +208,7 @@ def test_missing_tail_folder_is_reported_not_fatal(tmp_path):
     for name in ("exclusive_sched", "shared_sched"):
         (tmp_path / "warp_sched" / name / "result").mkdir(parents=True)
         _warp_trace(tmp_path / "warp_sched" / name / "result" / "1.0.bin")
-    res = ws.warp_sched(tmp_path, tmp_path / "out")
+    res = pipeline.warp_sched(tmp_path, tmp_path / "out")
     tail = tmp_path / "warp_sched" / "tail"
     assert res.data["skipped"]["fig13cd"] == f"{tail}: missing, no tail-effect trace for Fig. 13c/d"
 
@@ -246,7 +246,7 @@ def _check_envelope(t, v, lo, hi, cols):
 
 
 def test_fig13a_and_13b_share_one_x_range(tiny_bundle, tmp_path, monkeypatch):
-    from warp_sched import figures
+    from warp_sched import figures, timelines
 
     drawn = {}
     real = figures._timeline_figure
@@ -256,8 +256,8 @@ def test_fig13a_and_13b_share_one_x_range(tiny_bundle, tmp_path, monkeypatch):
         drawn[title[:8]] = ({ax.get_xlim() for ax in fig.axes}, int(tab["end"].max()))
         return fig
 
-    monkeypatch.setattr(ws, "_timeline_figure", spy)
-    ws.warp_sched(tiny_bundle, tmp_path / "out")
+    monkeypatch.setattr(timelines, "_timeline_figure", spy)
+    pipeline.warp_sched(tiny_bundle, tmp_path / "out")
     (lims_a, end_a), (lims_b, end_b) = drawn["Fig. 13a"], drawn["Fig. 13b"]
     assert len(lims_a) == 1 and lims_a == lims_b  # every panel of both figures: one range
     assert end_a != end_b and max(lims_a)[1] >= max(end_a, end_b)  # the longer trace decides it
