@@ -20,7 +20,7 @@ run: setup
 
 test: setup
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 bench: setup
 	$(PY) -m benchmarks.bench
