@@ -312,11 +312,9 @@ def open_trace(path: str | os.PathLike[str],
             sizes[i] //= grid * header.units_per_block(total)
         elif hints[i] is not None:
             resolved.append(hints[i])
-        elif _fits_both(header, sizes[i], region[i]):
-            level_from[i] = "assumed"  # same bytes either way; only the probe knows which it was
-            resolved.append(fallback if fallback is not None else _infer_level(p, i, header, sizes[i], region[i]))
         else:
-            resolved.append(_infer_level(p, i, header, sizes[i], region[i]))
+            level, level_from[i] = _infer_level(p, i, header, sizes[i], region[i], fallback)
+            resolved.append(level)
 
     for i in range(nprobes):
         if header.device_units_per_block(resolved[i]) == 0:
@@ -372,20 +370,19 @@ def _levels_beside(path: Path, nprobes: int) -> list[Level] | None:
     return found if len(found) == nprobes else None
 
 
-def _fits_both(header: TraceHeader, size: int, region: int) -> bool:
-    """Whether a region is exactly as long as the section would be at either level (1-thread blocks, or
-    a section of 0 bytes per unit): then its length cannot tell the level."""
-    warp_len = header.grid_size * header.units_per_block(Level.WARP) * size
-    return region == warp_len == header.grid_size * header.units_per_block(Level.THREAD) * size
-
-
-def _infer_level(path: Path, index: int, header: TraceHeader, size: int, region: int) -> Level:
+def _infer_level(path: Path, index: int, header: TraceHeader, size: int, region: int,
+                 fallback: Level | None = None) -> tuple[Level, str]:
+    """The level a v1 section's region length gives, and ``Section.level_from``: "region", or "assumed"
+    when the region is exactly as long at either level (1-thread blocks, or 0 bytes per unit) -- then only
+    the probe knows which it was, and ``fallback`` (else warp) is taken."""
     thread_len = header.grid_size * header.block_size * size
     warp_len = header.grid_size * header.warps_per_block * size
+    if region == warp_len == thread_len:
+        return (fallback if fallback is not None else Level.WARP), "assumed"
     if region == warp_len:
-        return Level.WARP
+        return Level.WARP, "region"
     if region == thread_len:
-        return Level.THREAD
+        return Level.THREAD, "region"
     if size == region and size:
         # _total_size_level found the total splitting evenly over both thread and warp units.
         raise _fail(path, f"cannot infer the level of section {index}: its size field equals its whole "
