@@ -42,6 +42,18 @@ class NoGPUError(EnvironmentProblem):
     exit_code = 3
 
 
+class ResourceError(NeutrinoAEError):
+    """The machine has too little of something an input needs (memory): one line saying how much is
+    needed and how much there is. Exit code 5, told apart from bad input (2)."""
+
+    exit_code = 5
+
+    def __init__(self, path: str | os.PathLike[str] | None, problem: str) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.problem = problem
+        super().__init__(problem if self.path is None else f"{self.path}: {problem}")
+
+
 #: The first half of every refusal: why a bundle's pickle is never loaded.
 PICKLE_REFUSAL = "refusing to load a pickle: unpickling a downloaded file runs arbitrary code"
 
