@@ -63,11 +63,13 @@ def _share(room: int, part: float, unit: int, floor: int, cap: int) -> int:
     return max(min(floor, cap), min(cap, int(room * part) // unit))
 
 
-def plan_stream(limit: MemoryLimit, block_bytes: int, chunk_cap: int, wide: bool = False) -> StreamPlan:
-    """The pieces for ``limit`` (see the module docstring); ``block_bytes``: one block of the trace (the
-    least a chunk holds), ``chunk_cap``: the chunk size when memory is plentiful. The plan may need more
-    than the room: :func:`check` says so."""
-    room = limit.available if limit.available is not None else 1 << 62
+def plan_stream(limit: MemoryLimit, block_bytes: int, chunk_cap: int, wide: bool = False,
+                reserve: int = 0) -> StreamPlan:
+    """The pieces for the room ``limit`` leaves beside ``reserve`` bytes the caller needs for itself (see
+    the module docstring); ``block_bytes``: one block of the trace (the least a chunk holds),
+    ``chunk_cap``: the chunk size when memory is plentiful. The plan may need more than the room:
+    :func:`check` says so."""
+    room = max(0, limit.available - reserve) if limit.available is not None else 1 << 62
     per_record = PARTITION_PER_RECORD + (WIDE_EXTRA_PER_RECORD if wide else 0)
     key_cost = REDUCE_PER_KEY * (2 if wide else 1)
     chunk = max(block_bytes, _share(room, 1 / 8, per_record // RECORD, MIN_CHUNK_BYTES, chunk_cap))
@@ -81,13 +83,17 @@ def plan_stream(limit: MemoryLimit, block_bytes: int, chunk_cap: int, wide: bool
     )
 
 
+def least_need(block_bytes: int, chunk_cap: int, wide: bool = False) -> int:
+    """The smallest working set the passes can run in (every piece at its floor)."""
+    return plan_stream(MemoryLimit(0, ""), block_bytes, chunk_cap, wide).peak()
+
+
 def check(path: str | os.PathLike[str] | None, plan: StreamPlan, limit: MemoryLimit, what: str,
-          extra: int = 0) -> None:
-    """Raise :class:`ResourceError` (one line: how much is needed) when ``plan`` plus ``extra`` bytes
-    does not fit ``limit``."""
-    need = plan.peak() + extra
-    if not limit.fits(need):
-        raise refuse(path, what, need, limit)
+          reserve: int = 0, least: int | None = None) -> None:
+    """Raise :class:`ResourceError` when ``plan`` beside ``reserve`` bytes does not fit ``limit``, saying
+    how much is needed: ``least`` (the passes at their smallest; default ``plan``'s own) plus ``reserve``."""
+    if not limit.fits(plan.peak() + reserve):
+        raise refuse(path, what, (plan.peak() if least is None else least) + reserve, limit)
 
 
-__all__ = ["ResourceError", "StreamPlan", "check", "plan_stream"]
+__all__ = ["ResourceError", "StreamPlan", "check", "least_need", "plan_stream"]

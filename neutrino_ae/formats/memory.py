@@ -31,6 +31,7 @@ class MemoryLimit:
 
     available: int | None
     source: str
+    in_use: int = 0  # what the process already holds that counts against that limit
 
     def fits(self, need: int) -> bool:
         return self.available is None or need <= self.available
@@ -67,12 +68,12 @@ def _stat_field(text: str | None, field: str) -> int:
     return 0
 
 
-def _rlimit_as() -> int | None:
+def _rlimit_as() -> tuple[int, int] | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return None
     used = _status_kb("VmSize")
-    return None if used is None else max(0, soft - used)
+    return None if used is None else (max(0, soft - used), used)
 
 
 def _cgroup_v2() -> int | None:
@@ -111,20 +112,29 @@ def _mem_available() -> int | None:
 
 def available_memory() -> MemoryLimit:
     """The tightest of RLIMIT_AS, the cgroup limit and MemAvailable (see the module docstring)."""
-    found = [(room, source) for room, source in (
-        (_rlimit_as(), "RLIMIT_AS (ulimit -v)"),
-        (_cgroup_v2(), "the cgroup's memory.max"),
-        (_cgroup_v1(), "the cgroup's memory.limit_in_bytes"),
-        (_mem_available(), "MemAvailable"),
-    ) if room is not None]
+    rss = _status_kb("VmRSS") or 0
+    found: list[MemoryLimit] = []
+    as_room = _rlimit_as()
+    if as_room is not None:
+        found.append(MemoryLimit(as_room[0], "RLIMIT_AS (ulimit -v)", as_room[1]))
+    for room, source in ((_cgroup_v2(), "the cgroup's memory.max"),
+                         (_cgroup_v1(), "the cgroup's memory.limit_in_bytes"), (_mem_available(), "MemAvailable")):
+        if room is not None:
+            found.append(MemoryLimit(room, source, rss))
     if not found:
         return MemoryLimit(None, "no limit found")
-    room, source = min(found)
-    return MemoryLimit(room, source)
+    return min(found, key=lambda m: m.available or 0)
 
 
-def refuse(path: str | os.PathLike[str] | None, what: str, need: int, limit: MemoryLimit) -> ResourceError:
-    """The one-line error of a reader that needs ``need`` bytes where ``limit`` allows less."""
-    have = "an unknown amount" if limit.available is None else f"{limit.available / MB:,.0f} MB"
-    return ResourceError(path, f"not enough memory: {what} needs about {need / MB:,.0f} MB more, "
-                               f"{have} available ({limit.source})")
+def refuse(path: str | os.PathLike[str] | None, what: str, need: int, limit: MemoryLimit,
+           at_least: bool = False) -> ResourceError:
+    """The one-line error of a reader that needs ``need`` bytes more (``at_least``: or more, the whole not
+    yet known) where ``limit`` allows less."""
+    if limit.available is None:
+        room = "no limit was found"
+    else:
+        room = (f"{limit.available // MB:,} MB available under {limit.source}, "
+                f"{limit.in_use // MB:,} MB already in use")
+    about = "at least" if at_least else "about"
+    return ResourceError(path, f"not enough memory: {what} needs {about} {-(-need // MB):,} MB more; "
+                               f"{room} ({about} {-(-(need + limit.in_use) // MB):,} MB needed in all)")
