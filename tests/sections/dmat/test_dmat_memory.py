@@ -3,7 +3,7 @@
 ``ulimit -v`` sets) far below what holding its pairs takes; where the limit is truly too small,
 ``python dmat/dmat.py`` stops with one line saying how much it needs, exit 5, nothing written.
 
-The 256 MB case of the issue is a manual benchmark (docs/reliability.md); here the trace is 32 MB and
+The 256 MB case of the issue is a manual benchmark (python -m benchmarks.dmat_memory); here the trace is 32 MB and
 the limit is the measured start-up address space plus a margin that the in-memory sparsifier (about
 128 bytes per record) cannot live in.
 """
