@@ -155,9 +155,13 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
     found = read_verdict(output_dir)
     if found is None:
         return 0
+    from neutrino_ae.run.verdict import verdict_header
+
     doc, outcomes = found
     overall = doc.get("overall")
-    # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED.
+    # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED,
+    # under the header naming the bundle (its digest) and the run.
+    print("\n" + "\n".join(verdict_header(doc)))
     print(f"\n{verdict_text(outcomes)}\n")
     read = trace_dirs_lines(doc["trace_dirs"]) if isinstance(doc.get("trace_dirs"), dict) else []
     if read:

@@ -41,6 +41,7 @@ from neutrino_ae.bundle.manifest import (
     sample_layout_root,
     write_manifest,
 )
+from neutrino_ae.bundle.trust import ARCHIVE_PATH, pinned_digest
 from neutrino_ae.errors import BundleError
 
 __all__ = [
@@ -51,8 +52,7 @@ __all__ = [
 ]
 
 PAPER_BUNDLE_URL = "https://pub-eef24bf0aa5b4950860ea28dfbe39d8c.r2.dev/trace.zip"
-DOWNLOAD_DIR = ".download"  # hidden, so bundle.file_digests() leaves the archive out
-ARCHIVE_NAME = "trace.zip"
+DOWNLOAD_DIR, ARCHIVE_NAME = ARCHIVE_PATH.parts  # hidden, so bundle.file_digests() leaves the archive out
 
 SAMPLE_HINT = (
     'to run offline on synthetic data use bundle="sample" (notebook parameter `-p bundle sample`, '
@@ -92,8 +92,11 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     """Download and extract the paper's bundle into ``trace_root``; write its ``bundle.json``.
 
     Idempotent: a ``trace_root`` whose manifest says ``paper`` is returned as is (an explicit
-    ``sha256`` must match the recorded one), as is a ``trace.zip`` extracted by hand (paper
-    layout, no manifest). ``force`` downloads and extracts again, replacing the section folders.
+    ``sha256``, else the digest pinned in ``bundle/trust.py``, must match the recorded one), as is a
+    ``trace.zip`` extracted by hand (paper layout, no manifest). The archive's sha256 and size are
+    recorded in ``bundle.json`` (``sha256``, ``archive_bytes``); without a given or pinned digest
+    the first download is trusted (``trust_on_first_use``). ``force`` downloads and extracts again,
+    replacing the section folders.
     The archive is downloaded to ``trace_root/.download/trace.zip`` and deleted after a
     successful extraction unless ``keep_zip``. It is validated (:func:`validate_zip`) before
     its digest is recorded. ``max_bytes``, ``max_attempts`` and ``deadline_s`` bound the
@@ -103,6 +106,11 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     root = Path(trace_root)
     _require_folder(root)
     expected = normalise_digest(sha256, url)
+    pin = pinned_digest()
+    if pin is not None and expected is not None and expected != pin:
+        raise BundleError(url, f"the sha256 given ({expected}) is not the published digest {pin} pinned in "
+                               "neutrino_ae/bundle/trust.py")
+    expected = expected or pin
     clean_stale_temp(root, tmp_of=(MANIFEST,))
     manifest = read_manifest(root)
     archive = root / DOWNLOAD_DIR / ARCHIVE_NAME
@@ -145,8 +153,9 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
                                            max_attempts=max_attempts, deadline_s=deadline_s,
                                            validate=lambda path: validate_zip(path, limits))
     note(progress, f"extracting {archive} into {root}")
+    archive_bytes = archive.stat().st_size
     extract_zip(archive, root, overwrite=force, limits=limits)
-    write_manifest(root, PAPER, url=url, sha256=digest,
+    write_manifest(root, PAPER, url=url, sha256=digest, archive_bytes=archive_bytes,
                    fetched_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                    trust_on_first_use=expected is None)
     if not keep_zip:

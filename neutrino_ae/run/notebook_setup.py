@@ -10,6 +10,7 @@ from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run.lock import hold_output_lock
+from neutrino_ae.run.verdict import retire_verdict
 
 
 def check(ok: bool, message: str) -> None:
@@ -49,9 +50,10 @@ def separate(output_dir: Path, trace_root: Path) -> None:
           "choose an output_dir outside it")
 
 
-def prepare_output(output_dir: Path) -> None:
-    """Lock the output folder for this run and drop a summary a previous run left: a new run's
-    results must never sit beside an old summary that looks complete."""
+def prepare_output(output_dir: Path) -> dict[str, Any] | None:
+    """Lock the output folder for this run and drop a summary and verdict a previous run left: a new
+    run's results must never sit beside an old summary or verdict that looks complete. Returns the
+    previous verdict (None if there was none), which a partial run merges into (``run/verdict.py``)."""
     try:
         hold_output_lock(output_dir)
     except OSError as exc:
@@ -60,3 +62,4 @@ def prepare_output(output_dir: Path) -> None:
         raise NotebookInputError(str(exc)) from None
     for name in ("summary.json", "summary.md"):
         (output_dir / name).unlink(missing_ok=True)
+    return retire_verdict(output_dir)
