@@ -110,6 +110,7 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     if pin is not None and expected is not None and expected != pin:
         raise BundleError(url, f"the sha256 given ({expected}) is not the published digest {pin} pinned in "
                                "neutrino_ae/bundle/trust.py")
+    from_pin = expected is None and pin is not None
     expected = expected or pin
     clean_stale_temp(root, tmp_of=(MANIFEST,))
     manifest = read_manifest(root)
@@ -121,9 +122,10 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
                                                "or choose another empty folder")
         recorded = manifest.get("sha256")
         if expected is not None and recorded and recorded != expected:
+            which = " (the published digest pinned in neutrino_ae/bundle/trust.py)" if from_pin else ""
             raise BundleError(root / MANIFEST, f"was fetched from an archive with sha256 {recorded}, "
-                                               f"not {expected}; to fetch again run `neutrino-ae fetch --force "
-                                               f"--trace-root {root}` (force=True from Python)")
+                                               f"not {expected}{which}; to fetch again run `neutrino-ae fetch "
+                                               f"--force --trace-root {root}` (force=True from Python)")
         return root
     if manifest is None and not force and has_paper_layout(root):
         if sample_layout_root(root) is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from bundle_edit import reseal
 
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.report import registry
@@ -275,6 +276,7 @@ def test_a_section_with_missing_input_fails_alone(sample_bundle, tmp_path, kerne
     fresh = tmp_path / "traces"
     shutil.copytree(sample_bundle, fresh, ignore=shutil.ignore_patterns("max_mem", "dmat", "warp_sched", "block_sched"))
     (fresh / "exposed_latency" / "gmm.csv").unlink()
+    reseal(fresh)  # the bundle as made without it (else the run refuses it: tests/bundle/test_bundle_trust.py)
     out = tmp_path / "results"
     executed, error = _execute(tmp_path, bundle="auto", trace_root=str(fresh), output_dir=str(out),
                                sections=["exposed_latency", "kernel_overhead"])
