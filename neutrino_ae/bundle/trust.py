@@ -8,14 +8,16 @@ archive's digest checked against the pin, and the one line that names the bundle
   (a file in a section folder that no digest covers would be read as the bundle's), with one
   :class:`BundleError` line naming the file. A bundle without digests (``dynamic``: traces collected
   on this machine, hundreds of MB, made here) is not checked.
-* **Speed.** Hashing the small sample (37 MB) takes about 0.2-0.5 s, the paper's bundle far longer, on
-  every run. So a file is hashed again only when its state changed since it was last found equal to
-  its digest: the cache ``.bundle-verified.json`` in the bundle root keeps, per file, size, mtime and
-  ctime (ns), inode and the digest it matched. Any write to a file changes its ctime, which cannot be
-  set back (``touch -d`` and ``os.utime`` set only atime/mtime), so a same-size edit with the mtime
-  restored is still hashed and caught; a copied bundle has new inodes and is hashed once. The cache
-  catches accidents (a tool writing into the bundle, a partial copy), not a forger: one who rewrites
-  ``bundle.json`` can rewrite the cache too. A read-only bundle keeps no cache and is hashed each run.
+* **Speed.** Hashing every file of the small sample (690 files, 32.6 MB) takes about 0.17 s, the
+  paper's bundle about a second per GB, on every run. So a file is hashed again only when its state
+  changed since it was last found equal to its digest: the cache ``.bundle-verified.json`` in the
+  bundle root keeps, per file, size, mtime and ctime (ns), inode and the digest it matched. Any write
+  to a file changes its ctime, which cannot be set back (``touch -d`` and ``os.utime`` set only
+  atime/mtime), so a same-size edit with the mtime restored is still hashed and caught; a copied
+  bundle has new inodes and is hashed once. With the cache the sample's check takes about 0.05 s
+  (stat calls and the walk for added files). The cache catches accidents (a tool writing into the
+  bundle, a partial copy), not a forger: one who rewrites ``bundle.json`` can rewrite the cache too.
+  A read-only bundle keeps no cache and is hashed each run.
 * **The paper's archive.** Its sha256 and size are recorded in ``bundle.json`` at the first download
   (trust on first use) and checked on every later run: against :data:`PAPER_ARCHIVE_SHA256`, the
   published digest, once it is pinned (the one place; None until the authors publish one), and
