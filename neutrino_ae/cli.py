@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report.layout import PAPER_TRACES, SAMPLE_TRACES
+from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.script import run_main
 
 
@@ -95,6 +97,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     from neutrino_ae.bundle.fetch import ensure_sample_bundle
     from neutrino_ae.sample import generate_bundle
 
+    output_folder(args.out, "--out")
     root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force, generator=generate_bundle)
     print(root)
     return 0
@@ -103,6 +106,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
 def _cmd_fetch(args: argparse.Namespace) -> int:
     from neutrino_ae.bundle.fetch import fetch_paper_bundle
 
+    output_folder(args.trace_root, "--trace-root")
     root = fetch_paper_bundle(args.trace_root, url=args.url, sha256=args.sha256, force=args.force,
                               keep_zip=args.keep_zip)
     print(root)
@@ -127,10 +131,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.trace_root is not None:
         params["trace_root"] = args.trace_root
     if isinstance(params.get("trace_root"), str):
-        params["trace_root"] = str(Path(params["trace_root"]).resolve())
+        trace_opt = "--trace-root" if args.trace_root is not None else "-p trace_root"
+        params["trace_root"] = str(user_path(params["trace_root"], trace_opt, kind="dir").resolve())
     output_dir = args.output_dir or params.pop("output_dir", None)
     if output_dir is None:
         output_dir = default_output_dir(args.name)
+    elif isinstance(output_dir, str | os.PathLike):
+        output_folder(output_dir, "--output-dir" if args.output_dir else "-p output_dir")
+    if args.notebook is not None:
+        user_path(args.notebook, "--notebook", kind="file")
     notebook = find_notebook(args.name, args.notebook)
     if args.log_output:
         logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
@@ -194,6 +203,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     if args.rtol < 0 or args.atol < 0:
         raise NeutrinoAEError("--rtol and --atol must be >= 0")
+    for value, name in ((args.run_a, "RUN_A"), (args.run_b, "RUN_B")):
+        user_path(value, name, must_exist=True)
     code, text = report(args.run_a, args.run_b, rtol=args.rtol, atol=args.atol)
     print(text)
     return code
