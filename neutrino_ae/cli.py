@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.report.layout import PAPER_TRACES, SAMPLE_TRACES
+from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
 from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.script import run_main
 
@@ -75,7 +75,10 @@ def _add_run(sub: Any) -> None:
 def _add_compare(sub: Any) -> None:
     p = sub.add_parser("compare", help="diff two runs' summary.json",
                        description="Compare two summary.json files (or run directories holding them). "
-                                   "Exit 1 when a value moved beyond the tolerance or is missing on one side.")
+                                   "Exit 1 when a value moved beyond the tolerance or is missing on one side. "
+                                   "Integers are compared and shown exactly. A summary.json over "
+                                   f"{MAX_SUMMARY_BYTES // 2**20} MiB is refused unread (exit 2); a run's "
+                                   "is under 1 MiB.")
     p.add_argument("run_a", metavar="RUN_A")
     p.add_argument("run_b", metavar="RUN_B")
     p.add_argument("--rtol", type=float, default=0.1, help="relative tolerance (default: 0.1)")
@@ -204,7 +207,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.rtol < 0 or args.atol < 0:
         raise NeutrinoAEError("--rtol and --atol must be >= 0")
     for value, name in ((args.run_a, "RUN_A"), (args.run_b, "RUN_B")):
-        user_path(value, name, must_exist=True)
+        user_path(value, name)  # a missing one: resolve_summary says what is missing
     code, text = report(args.run_a, args.run_b, rtol=args.rtol, atol=args.atol)
     print(text)
     return code
