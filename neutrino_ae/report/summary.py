@@ -65,8 +65,8 @@ def write_summary(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]
     """Validate ``rows`` and write ``path`` (a file, or a directory to hold ``summary.json``) atomically.
 
     Missing optional fields default to None (``bundle_kind`` to ``"unknown"``); integers (numpy's
-    too) stay integers, other numbers become floats; non-finite numbers become None. Raises ValueError on a missing section/key
-    or a duplicate ``(section, key)``.
+    too) stay integers, other numbers become floats; non-finite numbers become None. Raises
+    ValueError on a missing section/key or a duplicate ``(section, key)``.
     """
     out = Path(path)
     if out.is_dir():
