@@ -7,9 +7,10 @@ and integers are printed whole. A summary.json over
 :data:`~neutrino_ae.report.layout.MAX_SUMMARY_BYTES` is refused before it is read.
 
 A row present in one run only, or a number in one and null in the other, also counts. Two nulls
-are equal. NaN and +/-inf (not valid in a summary we write, but a hand-edited or foreign file may hold them) count as moved unless both runs hold the very same
-non-finite value: the tolerance rule alone would call them unchanged, because every comparison
-with NaN is false and ``inf <= rtol * inf``.
+are equal. NaN and +/-inf (not valid in a summary we write, but a hand-edited or foreign file may
+hold them) count as moved unless both runs hold the very same non-finite value: the tolerance rule
+alone would call them unchanged, because every comparison with NaN is false and
+``inf <= rtol * inf``.
 """
 
 from __future__ import annotations
