@@ -1,7 +1,9 @@
 """``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare.
 
-Exit codes: 0 success; 1 a notebook cell failed (``run``) or values moved (``compare``);
-2 bad input or usage (``error: <one line>`` on stderr, never a traceback); 130 interrupted.
+Exit codes (``neutrino_ae.errors.EXIT_CODES``, listed by every ``--help``): 0 success; 1 a claim
+DIFFERS, a notebook cell failed (``run``) or values moved (``compare``); 2 bad input or usage
+(``error: <one line>`` on stderr, never a traceback); 3 no GPU; 4 network or server failure;
+130 interrupted; 143 terminated.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ import argparse
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.errors import NeutrinoAEError, exit_codes_text
 from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
 from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.script import run_main
@@ -86,13 +89,28 @@ def _add_compare(sub: Any) -> None:
     p.set_defaults(func=_cmd_compare)
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, except that the exit-code list keeps one line per code (continuations indented)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if not text.startswith("exit codes:"):
+            return super()._fill_text(text, width, indent)
+        head, *codes = text.splitlines()
+        lines = [indent + head]
+        for line in codes:
+            lines += textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent + " " * 7)
+        return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    # One epilog for every command: the whole list of exit codes (neutrino_ae.errors.EXIT_CODES).
     parser = argparse.ArgumentParser(prog="neutrino-ae", description="Neutrino (OSDI'25) reproduction suite.",
-                                     epilog="exit codes: 0 ok; 1 a notebook cell failed or compared values "
-                                            "moved; 2 bad input")
+                                     epilog=exit_codes_text(), formatter_class=_HelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_sample, _add_fetch, _add_run, _add_compare):
         add(sub)
+    for p in sub.choices.values():
+        p.epilog, p.formatter_class = exit_codes_text(), _HelpFormatter
     return parser
 
 
