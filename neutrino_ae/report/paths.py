@@ -76,6 +76,20 @@ def user_path(value: str | os.PathLike[str], option: str, *, must_exist: bool = 
     return path
 
 
+def missing_reason(path: str | os.PathLike[str], default: str) -> str:
+    """Why ``path``, which ``Path.exists()`` or ``is_dir()`` called absent, cannot be used: a symbolic
+    link loop, a name too long, no permission (they return False for those too), else ``default``."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "is a broken symbolic link" if os.path.lexists(path) else default
+    except OSError as exc:
+        return _reason(exc)
+    except ValueError:
+        return default
+    return default
+
+
 def _check_parent(path: Path, option: str) -> None:
     """A path that does not exist yet: its nearest existing ancestor must be a folder."""
     for parent in path.absolute().parents:

@@ -201,3 +201,15 @@ def test_output_folders_for_results_stay_allowed(rel):
 
     assert unsafe_output(REPO / rel) is None
     assert user_path(REPO / rel, "--output-dir") == REPO / rel
+
+
+@pytest.mark.parametrize("script", ["block_sched/block_sched.py", "dmat/dmat.py", "exposed_latency/exposed_latency.py",
+                                    "kernel_overhead/kernel_overhead.py", "max_mem/max_mem.py",
+                                    "warp_sched/fig13cd.py", "warp_sched/warp_sched.py"])
+def test_per_figure_script_names_a_symlink_loop_as_its_input(where, script):
+    """Path.exists() is False for a loop; the scripts said "no such file" about a path that is there."""
+    proc = subprocess.run([sys.executable, str(REPO / script), str(where / "loop"), "--out", str(where / "pf")],
+                          capture_output=True, text=True, cwd=REPO, env=ENV, timeout=300, check=False)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-3000:])
+    _one_error_line(proc.stderr, f"error: {where / 'loop'}: ", "symbolic link loop")
+    assert not (where / "pf").exists()
