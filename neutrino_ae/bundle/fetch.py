@@ -42,7 +42,7 @@ from neutrino_ae.bundle.manifest import (
     write_manifest,
 )
 from neutrino_ae.bundle.trust import ARCHIVE_PATH, pinned_digest
-from neutrino_ae.errors import BundleError
+from neutrino_ae.errors import BundleError, NetworkError
 
 __all__ = [
     "ARCHIVE_NAME", "DOWNLOAD_DEADLINE_S", "DOWNLOAD_DIR", "MAX_ATTEMPTS", "MAX_DOWNLOAD_BYTES",
@@ -245,5 +245,7 @@ def ensure_bundle(trace_root: str | os.PathLike[str], bundle: str = "auto", url:
     try:
         return fetch_paper_bundle(root, url=url, sha256=sha256, force=force, progress=progress)
     except BundleError as exc:
-        raise BundleError(None, f"no trace bundle under {root} and the paper bundle could not be fetched "
-                                f"({exc}); {SAMPLE_HINT}") from None
+        # A network failure stays one (exit 4): the same command may work later.
+        raise (NetworkError if isinstance(exc, NetworkError) else BundleError)(
+            None, f"no trace bundle under {root} and the paper bundle could not be fetched ({exc}); "
+                  f"{SAMPLE_HINT}") from None

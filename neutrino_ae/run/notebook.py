@@ -20,12 +20,12 @@ from typing import Any
 from neutrino_ae.atomic import write_text
 from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.context import open_bundle
-from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.errors import NetworkError, NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.layout import STATIC_RESULTS, default_trace_root
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.script import os_error_line
-from neutrino_ae.report.section import NotebookInputError, NotebookStop
+from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.run.ahead import Ahead, default_workers
 from neutrino_ae.run.display import link, markdown, show
@@ -69,7 +69,8 @@ class StaticNotebook:
             message = f"trace_root {os_error_line(exc)}" if isinstance(exc, OSError) else str(exc)
             if 'bundle="sample"' not in message and bundle != "sample":
                 message += f"; {fetch.SAMPLE_HINT}"
-            raise NotebookInputError(message) from None
+            stop = NotebookNetworkError if isinstance(exc, NetworkError) else NotebookInputError  # exit 4 / 2
+            raise stop(message) from None
         try:  # read once (every section and the report use it) and checked against its digests
             self.bundle = open_bundle(self.bundle_root)
         except NeutrinoAEError as exc:

@@ -8,6 +8,7 @@ from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report import registry
+from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run.lock import hold_output_lock
 from neutrino_ae.run.verdict import retire_verdict
@@ -43,7 +44,13 @@ def section_names(value: Any) -> list[str]:
 
 
 def separate(output_dir: Path, trace_root: Path) -> None:
-    """Refuse an ``output_dir`` inside ``trace_root``."""
+    """Refuse an unusable ``trace_root`` or ``output_dir`` (a symbolic-link loop, a source folder of the
+    repository: :mod:`neutrino_ae.report.paths`) and an ``output_dir`` inside ``trace_root``."""
+    try:
+        user_path(trace_root, "trace_root", kind="dir")
+        output_folder(output_dir, "output_dir")
+    except NeutrinoAEError as exc:
+        raise NotebookInputError(str(exc)) from None
     out, traces = output_dir.resolve(), trace_root.resolve()
     check(not out.is_relative_to(traces),
           f"output_dir {output_dir} is inside trace_root {trace_root}: results would mix with the traces; "
