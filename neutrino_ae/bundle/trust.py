@@ -120,7 +120,9 @@ def file_problems(root: Path, manifest: Mapping[str, Any], use_cache: bool = Tru
                                                 "sha256 mismatch)"))
         elif cache.get(rel) == [*stamp, want]:
             fresh[rel] = cache[rel]
-        elif sha256_file(path) != want:
+        elif (got := _sha_or_error(path)).startswith("cannot"):
+            problems.append(Problem(Path(path), got))
+        elif got != want:
             problems.append(Problem(Path(path), "content differs from its sha256 recorded in bundle.json "
                                                 "(changed after the bundle was made; sha256 mismatch)"))
         elif stat_stamp(os.lstat(path)) == stamp:
@@ -131,6 +133,14 @@ def file_problems(root: Path, manifest: Mapping[str, Any], use_cache: bool = Tru
     if use_cache and fresh != cache:
         write_verified(root, fresh)
     return problems
+
+
+def _sha_or_error(path: str) -> str:
+    """The file's sha256, or ``cannot be read: <why>``."""
+    try:
+        return sha256_file(path)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
 
 
 def archive_problems(root: Path, manifest: Mapping[str, Any]) -> list[Problem]:
@@ -147,7 +157,11 @@ def archive_problems(root: Path, manifest: Mapping[str, Any]) -> list[Problem]:
     archive = root / ARCHIVE_PATH
     if recorded and archive.is_file():
         size = manifest.get("archive_bytes")
-        if (size is not None and archive.stat().st_size != size) or _cached_sha(root, archive) != recorded:
+        try:
+            differs = (size is not None and archive.stat().st_size != size) or _cached_sha(root, archive) != recorded
+        except OSError as exc:
+            return [*problems, Problem(archive, f"cannot be read: {exc.strerror or exc}")]
+        if differs:
             problems.append(Problem(archive, f"differs from the archive recorded in bundle.json (sha256 {recorded})"))
     return problems
 
