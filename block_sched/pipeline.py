@@ -23,22 +23,19 @@ blocks are resident). It uses time order, so a late-listed block that finished e
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
-from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
-from neutrino_ae.formats.bintrace import BinTrace, open_trace
-from neutrino_ae.formats.level import Level
-from neutrino_ae.formats.records import BLOCK_SCHED
-from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
+from neutrino_ae.errors import InputError
+from neutrino_ae.formats.bintrace import open_trace  # noqa: F401  (re-exported for callers)
+from neutrino_ae.formats.tracedir import find_trace_dirs
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.report.summary import summary_row
-from neutrino_ae.sched import intervals as accel
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
     BlockRecords,
@@ -54,48 +51,13 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     slot_reuse_metric,
     slot_reuse_metric_numpy,
 )
+from .fast import FirstLine, first_lines, first_warp_records, resolve_traces  # noqa: F401  (re-exported)
 from .figures import _compare_figure, _figure, _per_sm_figure, _timeline_figure, pick_sms  # noqa: F401
 
 SECTION = "block_sched"
 PAPER_REF = "Sec. 4.5"
 #: The kick-the-tires run on the authors' A100 (the paper's own traces were lost; see paper-map).
 PAPER_LINE = {"grid_size": 32768, "mean_running_cycles": 602241, "mean_scheduling_cycles": 87713}
-
-
-def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
-    """A ``.bin`` trace, or every ``result/*.bin`` of a trace directory (time order, levels from probe.toml)."""
-    p = Path(path)
-    refuse_pickle(p, "Pass the raw trace .bin (or its trace directory) instead.")
-    if not p.exists():
-        raise InputError(p, "no such file or directory")
-    if p.is_dir():
-        td = TraceDir(p)
-        results = list(td.results())
-        if not results:
-            raise InputError(p, "trace directory has no result/*.bin trace")
-        return [(Path(r), td.open_result(r)) for r in results]
-    return [(p, open_trace(p))]
-
-
-def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
-    """Unit 0 of every block (the first warp, whatever the block size), first record of the unit."""
-    sec = trace.section(section)
-    if sec.level != Level.WARP or sec.size != 16:
-        raise TraceFormatError(trace.path, f"section {section} saves {sec.size} B per {sec.level.name.lower()}; a "
-                                           "block_sched/warp_sched trace saves 16 B per warp (wrong probe?)")
-    rec = trace.records(section, BLOCK_SCHED)
-    if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
-        raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")
-    words = accel.record_words(rec, items=rec.shape[0])
-    if words is not None:
-        lstart, elapse, smid = accel.split_records_kernel(words[:, 0, 0:2])
-    else:
-        first = np.asarray(rec[:, 0, 0])
-        lstart, elapse, smid = first["lstart"], first["elapse"].astype(np.int64), first["smid"].astype(np.int64)
-    origin = int(lstart.min())
-    # Subtracting the earliest clock keeps exact integer arithmetic in int64.
-    rel = (lstart - np.uint64(origin)).astype(np.int64)
-    return BlockRecords(rel, elapse, smid, trace.header.grid_size, trace.header.block_size, origin)
 
 
 def trace_label(path: Path, used: set[str], bundle: Bundle) -> str:
@@ -151,20 +113,28 @@ def trace_truth(t: TraceSched, bundle: Bundle) -> dict | None:
 
 
 def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
-                section: int = 0, bundle: Bundle | None = None) -> SectionResult:
+                section: int = 0, bundle: Bundle | None = None,
+                first: Sequence[FirstLine] | None = None) -> SectionResult:
     """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results.
-    ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path."""
+    ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path.
+    ``first``: what :func:`.fast.first_lines` computed of the same ``paths`` (the command line prints
+    the lines first); then numba is used only if it is loaded already."""
     if not paths:
         raise InputError(None, "no block_sched trace given")
     out = Path(out_dir)
     used: set[str] = set()
     traces: list[TraceSched] = []
     owners: list[Bundle] = []  # the bundle of each trace
-    for p in paths:
-        for bin_path, trace in resolve_traces(p):
-            owners.append(bundle or bundle_of(bin_path))
-            rec = first_warp_records(trace, section)
-            traces.append(analyze_records(trace_label(bin_path, used, owners[-1]), bin_path, rec))
+    if first is None:
+        found = [(bin_path, first_warp_records(trace, section), None) for p in paths
+                 for bin_path, trace in resolve_traces(p)]
+        compiled = None
+    else:
+        found = [(f.path, f.records, f.fifo) for f in first]
+        compiled = "numba" in sys.modules
+    for bin_path, rec, fifo in found:
+        owners.append(bundle or bundle_of(bin_path))
+        traces.append(analyze_records(trace_label(bin_path, used, owners[-1]), bin_path, rec, fifo, compiled))
     synthetic = any(b.synthetic for b in owners)
     dirs = {t.label: trace_dir_of(t, b) for t, b in zip(traces, owners, strict=True)}
 
