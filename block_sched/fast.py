@@ -20,7 +20,6 @@ from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import BLOCK_SCHED
-from neutrino_ae.sched import intervals as accel
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -91,7 +90,11 @@ def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
     if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
         raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")
     # The compiled split only where numba is loaded already: importing it costs more than numpy's copy.
-    words = accel.record_words(rec, items=rec.shape[0]) if "numba" in sys.modules else None
+    words = None
+    if "numba" in sys.modules:
+        from neutrino_ae.sched import intervals as accel
+
+        words = accel.record_words(rec, items=rec.shape[0])
     if words is not None:
         lstart, elapse, smid = accel.split_records_kernel(words[:, 0, 0:2])
     else:

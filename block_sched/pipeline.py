@@ -32,7 +32,6 @@ import pandas as pd
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import open_trace  # noqa: F401  (re-exported for callers)
-from neutrino_ae.formats.tracedir import find_trace_dirs
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.report.summary import summary_row
@@ -213,6 +212,8 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
 def find_bundle_traces(root: str | os.PathLike[str]) -> list[Path]:
     """In a bundle's ``block_sched/`` folder: the newest raw trace dir, then the newest of each
     ``variants/<name>/`` (newest by the time in the folder's name: neutrino_ae/formats/tracedir.py)."""
+    from neutrino_ae.formats.tracedir import find_trace_dirs  # event.log and probe.toml readers: a bundle's need
+
     base = Path(root)
     if (base / "block_sched").is_dir():
         base = base / "block_sched"
