@@ -34,9 +34,9 @@ def _write(path, blocks, grid):
     return path
 
 
-def _run(args, **kw):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, **kw)
+def _run(args, env=None):
+    env = env or {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True)
 
 
 def test_line_is_printed_before_pandas_or_matplotlib_is_imported(tmp_path):
@@ -96,3 +96,32 @@ def test_numpy_fifo_matches_the_plain_rule(skewed):
     assert got.running_cycles.tolist() == run
     assert got.scheduling_cycles.tolist() == sched
     assert got.blocks.tolist() == np.bincount(smid)[ids].tolist()
+
+
+def test_a_figure_drawn_in_the_forked_process_that_fails_is_one_error_line(tmp_path, capsys, monkeypatch):
+    from block_sched import cli, pipeline
+    from neutrino_ae.report.script import run_main
+
+    path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
+
+    def broken(*a, **k):
+        raise ValueError("no room for the timeline")
+
+    monkeypatch.setattr(pipeline, "_timeline_figure", broken)
+    assert run_main(cli.main, [str(path), "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [SUBTLE_LINE]
+    assert captured.err.strip() == "error: drawing a figure failed: block_sched_timeline: no room for the timeline"
+
+
+@pytest.mark.parametrize("no_fork", ["0", "1"])
+def test_same_files_with_and_without_the_forked_figure(tmp_path, monkeypatch, no_fork):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", no_fork)
+    path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
+    proc = _run(["block_sched/block_sched.py", str(path), str(path), "--out", str(tmp_path / "out"), "--json"],
+                env={**os.environ, "PYTHONPATH": str(REPO), "NEUTRINO_AE_NO_FORK": no_fork})
+    assert proc.returncode == 0, proc.stderr
+    files = json.loads(proc.stdout)["files"]
+    assert list(files)[:4] == ["block_sched_per_sm.png", "block_sched_per_sm.svg", "block_sched_timeline.png",
+                               "block_sched_compare.png"]
+    assert all(Path(p).is_file() for p in files.values())
