@@ -46,10 +46,10 @@ SAMPLE_SECONDS, SAMPLE_MB = 20.0, 300.0
 LINE_PREFIX = b"No.block:"
 
 
-def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0) -> dict[str, Any]:
+def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd: Path = REPO_ROOT) -> dict[str, Any]:
     """One whole-process run: seconds to the artifact line on stdout, to exit; CPU seconds; peak RSS."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO_ROOT, env=env,
+    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env,
                             start_new_session=True)
     line_s, line = None, ""
     assert proc.stdout is not None
@@ -122,12 +122,15 @@ def run_block_sched(blocks: int, trace: Path, art_tree: Path, args: argparse.Nam
     with open(trace, "rb") as fh:  # warm the page cache for both, in chunks (this process's RSS is the floor)
         while fh.read(1 << 20):
             pass
-    ours_cmd = [sys.executable, "block_sched/block_sched.py", str(trace), "--out", str(scratch / f"bs{blocks}")]
+    root = args.ours or REPO_ROOT
+    ours_cmd = [sys.executable, str(root / "block_sched" / "block_sched.py"), str(trace), "--out",
+                str(scratch / f"bs{blocks}")]
+    ours_env = {**child_env(), "PYTHONPATH": str(root)}
     art_cmd = [sys.executable, str(art_tree / "neutrino" / "tools" / "block_sched.py"), str(trace)]
     art_env = {**child_env(), "PYTHONPATH": str(art_tree)}
     ours, art = [], []
     for _ in range(args.repeat):
-        ours.append(timed(ours_cmd, child_env()))
+        ours.append(timed(ours_cmd, ours_env, cwd=root))
         art.append(timed(art_cmd, art_env))
     if ours[0]["line"] != art[0]["line"]:
         raise RuntimeError(f"lines differ: ours {ours[0]['line']!r}, artifact {art[0]['line']!r}")
@@ -162,9 +165,9 @@ def import_floor(repeat: int) -> dict[str, Any]:
             "cpu_s": _median(runs, "cpu_s")}
 
 
-def sample_paper(scratch: Path) -> dict[str, Any]:
+def sample_paper(scratch: Path, root: Path) -> dict[str, Any]:
     r = timed([sys.executable, "-m", "neutrino_ae", "sample", "--scale", "paper", "--out", str(scratch / "sample"),
-               "--force"], child_env(), timeout_s=1800)
+               "--force"], {**child_env(), "PYTHONPATH": str(root)}, timeout_s=1800, cwd=root)
     return {**r, "pass": r["wall_s"] <= SAMPLE_SECONDS and r["peak_rss_bytes"] <= SAMPLE_MB * 1e6}
 
 
@@ -186,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
+    ap.add_argument("--ours", type=Path, default=None,
+                    help="another checkout whose block_sched command to time as 'ours' (a before/after comparison)")
     return ap
 
 
@@ -211,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for blocks in (int(b) for b in args.blocks.split(",")):
             rows.append(run_block_sched(blocks, Path(prepared["traces"][str(blocks)]), tree, args, Path(tmp)))
             print(_fmt(rows[-1]), flush=True)
-        sample = sample_paper(Path(tmp)) if args.sample else None
+        sample = sample_paper(Path(tmp), args.ours or REPO_ROOT) if args.sample else None
     if sample:
         print(f"sample --scale paper: {sample['wall_s']:.1f} s wall, {sample['cpu_s']:.1f} s CPU, "
               f"{sample['peak_rss_bytes'] / 1e6:.0f} MB peak: {'PASS' if sample['pass'] else 'MISS'} "
