@@ -99,10 +99,21 @@ def _prepare_main(argv: Sequence[str]) -> int:
     ap.add_argument("--seed", type=int)
     ap.add_argument("--blocks")
     ap.add_argument("--artifact", type=Path)
+    ap.add_argument("--dmat", type=int, default=0)
     a = ap.parse_args(argv)
-    art = prepare_artifact(a.artifact, a.cache, need_dmat=False)
+    art = prepare_artifact(a.artifact, a.cache, need_dmat=a.dmat > 0)
     traces = {b: str(block_sched_input(a.cache, int(b), a.seed)) for b in a.blocks.split(",")}
-    print(json.dumps({"tree": str(art.tree) if art.tree else None, "note": art.note, "traces": traces}))
+    dmat = None
+    if a.dmat:
+        from benchmarks.cases.e2egen import dmat_random_result, make_dmat_random
+
+        inp = a.cache / f"speed-dmat-{a.dmat}-s{a.seed}"
+        if not (inp / ".complete").exists():
+            make_dmat_random(inp, a.dmat, a.seed)
+            (inp / ".complete").write_text("ok\n")
+        dmat = {"trace": str(dmat_random_result(inp)), "note": art.dmat_note}
+    print(json.dumps({"tree": str(art.tree) if art.tree else None, "note": art.note, "traces": traces,
+                      "dmat": dmat}))
     return 0
 
 
@@ -110,7 +121,8 @@ def _prepare(args: argparse.Namespace) -> dict[str, Any]:
     import json
 
     proc = subprocess.run([sys.executable, "-m", "benchmarks.speed", "--prepare", "--cache", str(args.cache),
-                           "--seed", str(args.seed), "--blocks", args.blocks, "--artifact", str(args.artifact)],
+                           "--seed", str(args.seed), "--blocks", args.blocks, "--artifact", str(args.artifact),
+                           "--dmat", str(args.dmat)],
                           cwd=REPO_ROOT, env=child_env(), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"preparing the inputs failed: {proc.stderr.strip()[-500:]}")
@@ -159,6 +171,39 @@ def _targets(r: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def run_dmat(prepared: dict[str, Any], tree: Path, args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
+    """Ours (``dmat/dmat.py``), the artifact's ``dmat.py`` (C++ sparsifier + Python plotter) and the numpy
+    floor (:mod:`benchmarks.dmat_floor`) on one random-access raw trace, in turn."""
+    src = Path(prepared["trace"])
+    with open(src, "rb") as fh:
+        while fh.read(1 << 24):
+            pass
+    root = args.ours or REPO_ROOT
+    env = {**child_env(), "PYTHONPATH": str(root)}
+    runs: dict[str, list[dict[str, Any]]] = {"ours": [], "floor": [], "artifact": []}
+    for i in range(args.repeat):
+        runs["ours"].append(timed([sys.executable, str(root / "dmat" / "dmat.py"), str(src), "--out",
+                                   str(scratch / f"dmat-ours-{i}")], env, cwd=root))
+        runs["floor"].append(timed([sys.executable, "-m", "benchmarks.dmat_floor", str(src)], child_env()))
+        if prepared["note"] is None:
+            # dmat.py writes <trace>.dmat and .png beside the trace (reusing a .dmat it finds), and reads
+            # ../event.log and ../tensor.trace: a fresh trace dir of links each run.
+            tdir = scratch / f"dmat-art-{i}" / src.parent.parent.name
+            (tdir / "result").mkdir(parents=True)
+            for name in ("event.log", "tensor.trace"):
+                (tdir / name).symlink_to(src.parent.parent / name)
+            (tdir / "result" / src.name).symlink_to(src)
+            runs["artifact"].append(timed([sys.executable, str(tree / "neutrino" / "tools" / "dmat.py"),
+                                           str(tdir / "result" / src.name)], {**child_env(), "PYTHONPATH": str(tree)},
+                                          timeout_s=3600))
+    row: dict[str, Any] = {"bytes": src.stat().st_size, "note": prepared["note"]}
+    for who, rs in runs.items():
+        row[who] = {k: _median(rs, k) for k in ("wall_s", "cpu_s", "peak_rss_bytes")} if rs else None
+    row["ours_over_floor"] = row["ours"]["wall_s"] / row["floor"]["wall_s"]
+    row["ratio"] = row["artifact"]["wall_s"] / row["ours"]["wall_s"] if row["artifact"] else None
+    return row
+
+
 def import_floor(repeat: int) -> dict[str, Any]:
     runs = [timed([sys.executable, "-c", "import numpy"], child_env()) for _ in range(max(3, repeat))]
     return {"wall_s": min(r["wall_s"] for r in runs), "wall_s_median": _median(runs, "wall_s"),
@@ -185,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="comma-separated grid sizes of the block_sched traces")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each command per size, alternating (default 3)")
     ap.add_argument("--sample", action="store_true", help="also time `neutrino-ae sample --scale paper` (once)")
+    ap.add_argument("--dmat", type=int, default=0, metavar="BLOCKS",
+                    help="also time DMAT on a random-access raw trace of BLOCKS MiB (64 = the 67 MB paper size): "
+                         "ours, the artifact's dmat.py and the numpy floor (benchmarks/dmat_floor.py)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--seed", type=int, default=0)
@@ -216,7 +264,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         for blocks in (int(b) for b in args.blocks.split(",")):
             rows.append(run_block_sched(blocks, Path(prepared["traces"][str(blocks)]), tree, args, Path(tmp)))
             print(_fmt(rows[-1]), flush=True)
+        dmat = run_dmat(prepared["dmat"], tree, args, Path(tmp)) if args.dmat else None
         sample = sample_paper(Path(tmp), args.ours or REPO_ROOT) if args.sample else None
+    if dmat:
+        o, f, a = dmat["ours"], dmat["floor"], dmat["artifact"]
+        print(f"dmat {dmat['bytes'] / 1e6:.0f} MB: ours {o['wall_s']:.2f} s {o['peak_rss_bytes'] / 1e6:.0f} MB, "
+              f"numpy floor {f['wall_s']:.2f} s {f['peak_rss_bytes'] / 1e6:.0f} MB (ours/floor "
+              f"{dmat['ours_over_floor']:.2f}x), "
+              + (f"artifact {a['wall_s']:.2f} s {a['peak_rss_bytes'] / 1e6:.0f} MB: {dmat['ratio']:.1f}x"
+                 if a else f"artifact skipped: {dmat['note']}"))
     if sample:
         print(f"sample --scale paper: {sample['wall_s']:.1f} s wall, {sample['cpu_s']:.1f} s CPU, "
               f"{sample['peak_rss_bytes'] / 1e6:.0f} MB peak: {'PASS' if sample['pass'] else 'MISS'} "
@@ -231,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         write_json(args.json, {"schema": 1, "command": ["python", "-m", "benchmarks.bench", "--speed", *(argv or [])],
                                "machine": machine, "import_floor": floor, "block_sched": rows, "sample": sample,
+                               "dmat": dmat,
                                "loadavg_at_end": os.getloadavg(),
                                "rss_floor_bytes": floor_rss})
     return 0
