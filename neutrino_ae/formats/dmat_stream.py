@@ -193,8 +193,8 @@ def bucket_edges(info: DmatScan, codec: KeyCodec, bucket_records: int) -> np.nda
 class _Buckets:
     """Keys per bucket: in memory up to ``memory_bytes`` in all, then appended to one file per bucket."""
 
-    def __init__(self, n: int, scratch: Path, memory_bytes: int, dtype: np.dtype) -> None:
-        self.dtype = dtype
+    def __init__(self, n: int, scratch: Path, memory_bytes: int, dtype: np.dtype | None = None) -> None:
+        self.dtype = np.dtype(np.uint64) if dtype is None else dtype
         self.parts: list[list[np.ndarray]] = [[] for _ in range(n)]
         self.files = [scratch / f"bucket{i:05d}.u64" for i in range(n)]
         self.sizes = [0] * n
