@@ -84,7 +84,7 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
     rec = t.records
     sms = pick_sms(t.per_sm)
     with style_context(FIXED_TITLES):  # y axes are block slots: no offset text for a title to avoid
-        fig = _figure(MAX_WIDTH_IN, 1.9 * len(sms) + 1.2)
+        fig = _figure(MAX_WIDTH_IN - 0.2, 1.9 * len(sms) + 1.2)  # its y labels reach past the edge
         axes = fig.subplots(len(sms), 2, squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
         for row, sm in enumerate(sms):
             sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
