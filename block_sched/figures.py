@@ -8,14 +8,14 @@ from matplotlib.ticker import MaxNLocator
 
 from neutrino_ae.report.style import (
     FIXED_TITLES,
+    MAX_WIDTH_IN,
     PALETTE,
+    SMALL_PT,
     boxes,
     interval_bars,
     mark_synthetic,
     style_context,
     tight_figure,
-    MAX_WIDTH_IN,
-    SMALL_PT,
 )
 from neutrino_ae.sched.slots import lowest_free_slots
 

@@ -45,7 +45,8 @@ def draw(entries: Sequence[Entry], synthetic: bool):
                          padding=2)
             for xi, v in zip(pos, vals, strict=True):
                 if not v:
-                    ax.text(xi, 1.0, "n/a", rotation=90, fontsize=style.SMALL_PT, ha="center", va="bottom", color="#a00000")
+                    ax.text(xi, 1.0, "n/a", rotation=90, fontsize=style.SMALL_PT, ha="center", va="bottom",
+                            color="#a00000")
         ax.set_yscale("log")
         lo = min(values) / 4 if values else 1.0
         hi = max(values) * 24 if values else 1024.0  # headroom for the rotated value labels

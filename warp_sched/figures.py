@@ -7,7 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.report.style import FIXED_TITLES, MAX_WIDTH_IN, PALETTE, interval_bars, mark_synthetic, style_context, tight_figure
+from neutrino_ae.report.style import (
+    FIXED_TITLES,
+    MAX_WIDTH_IN,
+    PALETTE,
+    interval_bars,
+    mark_synthetic,
+    style_context,
+    tight_figure,
+)
 
 from .analysis import LastWaveTail, Tail  # noqa: I001
 

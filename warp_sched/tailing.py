@@ -20,7 +20,14 @@ import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import FIXED_TITLES, MAX_WIDTH_IN, PALETTE, mark_synthetic, save_figure_files, style_context
+from neutrino_ae.report.style import (
+    FIXED_TITLES,
+    MAX_WIDTH_IN,
+    PALETTE,
+    mark_synthetic,
+    save_figure_files,
+    style_context,
+)
 from neutrino_ae.report.summary import summary_row
 
 from .analysis import (

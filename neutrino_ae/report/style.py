@@ -164,8 +164,8 @@ def mark_synthetic(fig: Figure, synthetic: bool | None = True) -> None:
     """Put a visible watermark and a footer on figures made from a sample bundle, and a warning
     footer on figures whose data's provenance is unknown (``synthetic=None``: no bundle.json)."""
     if synthetic is None:
-        fig.text(0.995, 0.005, UNKNOWN_PROVENANCE_LABEL, fontsize=SMALL_PT + 1, color="#a05000", ha="right", va="bottom",
-                 transform=fig.transFigure)
+        fig.text(0.995, 0.005, UNKNOWN_PROVENANCE_LABEL, fontsize=SMALL_PT + 1, color="#a05000", ha="right",
+                 va="bottom", transform=fig.transFigure)
         return
     if not synthetic:
         return
@@ -215,8 +215,8 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
 
     Default formats: PNG, plus SVG where a vector copy is worth having, i.e. unless the figure's
     content is raster (:func:`has_raster_content`): such an SVG holds the same pixels in a larger
-    file and costs as much again to write. The PNG's ``Title`` text chunk holds :func:`alt_text`. Every format is cropped to the figure's content plus
-    ``savefig.pad_inches``, as ``bbox_inches="tight"`` does.
+    file and costs as much again to write. The PNG's ``Title`` text chunk holds :func:`alt_text`. Every
+    format is cropped to the figure's content plus ``savefig.pad_inches``, as ``bbox_inches="tight"`` does.
 
     Rendering time is text measurement: each pass over a figure re-formats and measures every tick
     label, title and legend entry. ``savefig(bbox_inches="tight")`` on a figure with a layout engine

@@ -9,8 +9,6 @@ draws them) are read after layout, beside the width of the PNG it wrote. On scre
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PIL import Image
 
