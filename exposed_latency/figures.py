@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -83,7 +84,8 @@ def _legend_handles(any_unattributed: bool) -> list[Patch]:
 
 def _reserve_footer(fig) -> None:
     # A strip at the bottom for the synthetic-data footer, which the layout engine does not know about.
-    fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
+    strip = style.FOOTER_STRIP_IN / fig.get_figheight()
+    fig.get_layout_engine().set(rect=(0, strip, 1, 1 - strip))
 
 def draw_workload(name: str, r: pd.DataFrame, synthetic: bool):
     with style.style_context():
@@ -111,8 +113,10 @@ def draw_combined(panels: Sequence[tuple[str, pd.DataFrame]], synthetic: bool):
         for ax in axes[n:]:
             ax.set_visible(False)
         any_un = any(_has_unattributed(r) for _, r in panels)
-        # Under the panels: at the notebook's width a legend at the right would squeeze them.
-        fig.legend(handles=_legend_handles(any_un), loc="outside lower center", ncols=4, frameon=False)
-        fig.suptitle(f"{PAPER_REF}: exposed latency, normalised to the un-profiled kernel")
+        # Above the panels, its title the figure's: at the notebook's width a legend at the right would
+        # squeeze them, and one below would meet the synthetic-data footer.
+        fig.legend(handles=_legend_handles(any_un), loc="outside upper center", ncols=4, frameon=False,
+                   title=f"{PAPER_REF}: exposed latency, normalised to the un-profiled kernel",
+                   title_fontsize=matplotlib.rcParams["figure.titlesize"])
         style.mark_synthetic(fig, synthetic)
     return fig

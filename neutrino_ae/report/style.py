@@ -94,6 +94,9 @@ def alt_text(fig: Figure) -> str:
     sup = getattr(fig, "_suptitle", None)
     if sup is not None and sup.get_text().strip():
         parts.append(sup.get_text())
+    for legend in fig.legends:  # a figure legend's title stands for the figure's title
+        if legend.get_title().get_text().strip():
+            parts.append(legend.get_title().get_text())
     for ax in fig.axes:
         for loc in ("left", "center", "right"):
             title = ax.get_title(loc).strip()
