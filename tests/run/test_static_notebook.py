@@ -250,8 +250,13 @@ def _check_against_ground_truth(rows: list[dict], manifest: dict) -> None:
         for probe, ratio in t["ncu_over_original"].items():
             assert value[("exposed_latency", f"{workload}.{probe}.ncu_ratio")] == pytest.approx(ratio, rel=0.01)
 
-    # Whatever else the analyses matched to ground truth themselves must agree too.
+    # Whatever else the analyses matched to ground truth themselves must agree too, except the artifact's
+    # FIFO metric on the memset's short blocks: it estimates the injected gaps with a bias there by design
+    # (docs/sample-model.md; the fifo-truth claim judges it on the raw kernel only).
+    biased = {"memset.mean_scheduling_cycles", "memset.scheduling_ratio", "memset.scheduling_cycles_per_dispatch"}
     for r in rows:
+        if r["section"] == "block_sched" and r["key"] in biased:
+            continue
         if r["ground_truth"] is not None and r["value"] is not None:
             assert r["value"] == pytest.approx(r["ground_truth"], rel=0.10, abs=1e-6), (r["section"], r["key"])
 
