@@ -19,10 +19,11 @@ run: setup
 	$(PY) -m neutrino_ae run static -p bundle sample
 
 # The executed notebook (made by `make run` when there is none) as results/static/static.html, and
-# static.pdf beside it when a headless Chromium (Debian's chromium, or Playwright's) is present.
+# static.pdf beside it when a headless Chromium (Debian's chromium, or Playwright's) is present; with
+# chromium, the page's height at 1400 px and the smallest text in a figure on screen are printed.
 report: setup
 	test -f results/static/static.executed.ipynb || $(PY) -m neutrino_ae run static -p bundle sample
-	$(PY) -m neutrino_ae.run.report results/static/static.executed.ipynb
+	$(PY) -m neutrino_ae.run.report results/static/static.executed.ipynb --render-check
 
 test: setup
 	$(PY) -m ruff check .

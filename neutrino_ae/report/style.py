@@ -106,6 +106,9 @@ def alt_text(fig: Figure) -> str:
     return text if len(text) <= 400 else text[:399] + "\u2026"
 
 
+#: PNG text chunk holding the size (points) of a saved figure's smallest text.
+SMALLEST_TEXT_KEY = "neutrino-ae smallest text pt"
+
 SYNTHETIC_LABEL = "SYNTHETIC SAMPLE DATA (execution model, not a GPU measurement)"
 UNKNOWN_PROVENANCE_LABEL = "UNVERIFIED PROVENANCE: no bundle.json, the data may be synthetic"
 
@@ -234,8 +237,10 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    # The PNG carries its description (the notebooks' alt text) in its Title chunk.
-    png_meta = {"Title": alt_text(fig) or stem}
+    # The PNG carries its description (the notebooks' alt text) in its Title chunk, and the size of its
+    # smallest text (points), from which a page showing it can tell that text's size on screen.
+    sizes = [float(t.get_fontsize()) for t in figure_texts(fig)]
+    png_meta = {"Title": alt_text(fig) or stem, SMALLEST_TEXT_KEY: f"{min(sizes, default=0.0):g}"}
     with matplotlib.rc_context(RC):
         engine = fig.get_layout_engine()
         if engine is not None and "png" in formats:

@@ -144,6 +144,61 @@ def _webpdf(executed: Path, pdf: Path) -> Path:
     return pdf
 
 
+#: Window width of the render check (a reviewer's browser).
+RENDER_WIDTH_PX = 1400
+_PROBE_JS = ("<script>window.addEventListener('load',()=>{const o=[document.documentElement.scrollHeight];"
+             "for(const i of document.images){o.push(i.getBoundingClientRect().width)}"
+             "const p=document.createElement('pre');p.id='neutrino-ae-render';p.textContent=o.join(' ');"
+             "document.body.appendChild(p)})</script>")
+
+
+def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_WIDTH_PX,
+                 screenshot: Path | None = None) -> dict:
+    """Open the page in headless Chromium ``width`` px wide: its height, each figure's width on screen,
+    and the smallest text in a figure there (px: the PNG's smallest font size, from its
+    :data:`style.SMALLEST_TEXT_KEY` chunk, times PNG px per point times shown / PNG width)."""
+    import base64
+    import io
+    import re
+
+    import nbformat
+    from PIL import Image
+
+    from neutrino_ae.report.style import SMALLEST_TEXT_KEY
+
+    probe = html.with_name(f".{html.stem}.render-check.html")
+    probe.write_text(html.read_text(encoding="utf-8").replace("</body>", _PROBE_JS + "</body>"), encoding="utf-8")
+    try:
+        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               f"--window-size={width},1000", "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri()]
+        dom = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False).stdout
+    finally:
+        probe.unlink(missing_ok=True)
+    found = re.search(r'<pre id="neutrino-ae-render">([^<]*)</pre>', dom)
+    if not found:
+        raise ConverterFailed(f"{chromium}: no measurements from {html}")
+    numbers = [float(x) for x in found.group(1).split()]
+    height, shown = numbers[0], numbers[1:]
+    figures = []
+    nb = nbformat.read(executed, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "image/png" in out.get("data", {}):
+                with Image.open(io.BytesIO(base64.b64decode(out["data"]["image/png"]))) as im:
+                    pt = float(im.text.get(SMALLEST_TEXT_KEY, "nan"))
+                    figures.append((out["data"].get("text/plain", ""), im.size[0], float(im.info["dpi"][0]), pt))
+    if len(figures) != len(shown):
+        raise ConverterFailed(f"{html}: {len(shown)} images on the page, {len(figures)} figures in {executed}")
+    rows = [{"figure": name.removeprefix("[figure] "), "shown_px": s, "png_px": w,
+             "smallest_text_px": pt * dpi / 72 * s / w} for (name, w, dpi, pt), s in zip(figures, shown, strict=True)]
+    if screenshot is not None:
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        f"--window-size={width},{int(height)}", "--virtual-time-budget=10000",
+                        f"--screenshot={screenshot}", html.resolve().as_uri()],
+                       capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
+    return {"width": width, "height": height, "figures": rows}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m neutrino_ae.run.report",
                                      description="Write an executed notebook as HTML (and PDF when a converter "
@@ -154,19 +209,40 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"executed notebook (default: {default_notebook()})")
     parser.add_argument("--pdf", choices=("auto", "always", "never"), default="auto",
                         help="auto: a PDF when a converter is present (default); always: fail without one")
+    parser.add_argument("--render-check", action="store_true",
+                        help=f"open the page in headless Chromium {RENDER_WIDTH_PX} px wide: its height and the "
+                             "smallest text in a figure on screen (needs chromium)")
+    parser.add_argument("--screenshot", type=Path, help="with --render-check: a full-page screenshot (PNG) here")
     args = parser.parse_args(argv)
     html = write_html(args.notebook)
     print(f"HTML: {html} ({html.stat().st_size / 1e6:.1f} MB, every figure embedded)")
     if args.pdf == "never":
-        return 0
+        return _render_check(args, html)
     pdf, how = write_pdf(html, args.notebook)
     if pdf is None:
         print(how)
         if args.pdf == "always":
             print("error: --pdf always: no PDF converter", file=sys.stderr)
             return 2
-        return 0
+        return _render_check(args, html)
     print(f"PDF:  {pdf} ({pdf.stat().st_size / 1e6:.1f} MB, by {how})")
+    return _render_check(args, html)
+
+
+def _render_check(args: argparse.Namespace, html: Path) -> int:
+    if not args.render_check:
+        return 0
+    chromium = find_chromium()
+    if chromium is None:
+        print("render check: skipped, no chromium (apt-get install chromium)")
+        return 0
+    found = render_check(html, args.notebook, chromium, screenshot=args.screenshot)
+    small = min(found["figures"], key=lambda f: f["smallest_text_px"], default=None)
+    print(f"render check ({Path(chromium).name}, {found['width']} px wide): page {found['height']:,.0f} px tall, "
+          f"{len(found['figures'])} figures shown {min((f['shown_px'] for f in found['figures']), default=0):.0f}-"
+          f"{max((f['shown_px'] for f in found['figures']), default=0):.0f} px wide"
+          + (f"; smallest text in a figure {small['smallest_text_px']:.1f} px ({small['figure']})" if small else "")
+          + (f"; screenshot {args.screenshot}" if args.screenshot else ""))
     return 0
 
 

@@ -164,3 +164,40 @@ def test_report_without_an_executed_notebook_is_one_line_exit_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         f"error: {tmp_path / 'none.ipynb'}: no executed notebook (run `make run` or `neutrino-ae run static` first)"]
+
+
+def _report(run: dict, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "neutrino_ae.run.report",
+                           str(run["out"] / "static.executed.ipynb"), *args],
+                          capture_output=True, text=True, env={**_env(), **env}, timeout=300)
+
+
+def test_without_a_pdf_converter_the_pdf_is_skipped_with_one_line_saying_how_to_get_one(run):
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is not None:
+        pytest.skip("Playwright is installed here: webpdf is a converter")
+    proc = _report(run, NEUTRINO_AE_CHROMIUM="/nonexistent/chromium")
+    assert proc.returncode == 0, proc.stderr
+    assert "PDF: skipped, no converter: install Debian's chromium" in proc.stdout
+    always = _report(run, "--pdf", "always", NEUTRINO_AE_CHROMIUM="/nonexistent/chromium")
+    assert always.returncode == 2 and always.stderr.strip() == "error: --pdf always: no PDF converter"
+
+
+def test_with_chromium_a_pdf_and_the_render_check_at_1400_px(run, tmp_path):
+    from neutrino_ae.run.report import find_chromium
+
+    if find_chromium() is None:
+        pytest.skip("no chromium on PATH (apt-get install chromium): the PDF and render check need one")
+    shot = tmp_path / "page.png"
+    proc = _report(run, "--render-check", "--screenshot", str(shot))
+    assert proc.returncode == 0, proc.stderr
+    pdf = run["out"] / "static.pdf"
+    assert pdf.read_bytes()[:5] == b"%PDF-" and f"PDF:  {pdf}" in proc.stdout
+    found = re.search(r"page ([\d,]+) px tall, (\d+) figures shown (\d+)-(\d+) px wide; smallest text in a figure "
+                      r"([\d.]+) px", proc.stdout)
+    assert found, proc.stdout
+    assert int(found.group(2)) == len(_declared_figures())
+    assert int(found.group(4)) <= NOTEBOOK_WIDTH_PX and float(found.group(5)) >= 9.0
+    with Image.open(shot) as im:
+        assert im.size[0] == 1400 and im.size[1] == int(found.group(1).replace(",", ""))
