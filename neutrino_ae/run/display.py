@@ -66,9 +66,13 @@ def relative_text(text: str, base: Path | None) -> str:
     if base is None or not text:
         return text
     for root in dict.fromkeys((str(Path(base).resolve()), str(Path(base).absolute()), str(base))):
-        if root in ("", "."):
+        root = root.rstrip(os.sep)
+        if root in ("", "."):  # the file system's root or the working directory: nothing to shorten
             continue
-        text = text.replace(root.rstrip(os.sep) + os.sep, "").replace(root.rstrip(os.sep), ".")
+        # The folder itself (then a space, quote, bracket, punctuation or the end) or a path below it,
+        # never a longer name that starts the same (/tmp/out2 under /tmp/out).
+        text = re.sub(re.escape(root) + r"(?:" + re.escape(os.sep) + r"|(?=$|[\s'\"),;:\]]))",
+                      lambda m: "" if m.group(0).endswith(os.sep) else ".", text)
     return text
 
 
