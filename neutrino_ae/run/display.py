@@ -81,17 +81,23 @@ def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[s
     SVG is small), shown :func:`style.display_width_px` wide, with alt text (the caption, then the
     figure's own titles from its PNG) in each image's metadata; ``text/plain`` names the file."""
     import base64
+    import io
 
     from PIL import Image
 
     path = Path(path)
     raw = path.read_bytes()
-    with Image.open(path) as im:
-        width = im.size[0]
-        dpi = float((im.info.get("dpi") or (0,))[0]) or None
-        titles = im.text.get("Title", "") if hasattr(im, "text") else ""
+    try:
+        with Image.open(io.BytesIO(raw)) as im:
+            width: int | None = im.size[0]
+            dpi = float((im.info.get("dpi") or (0,))[0]) or None
+            titles = im.text.get("Title", "") if hasattr(im, "text") else ""
+    except (OSError, ValueError):  # not a PNG PIL reads: shown as the front end sizes it
+        width, dpi, titles = None, None, ""
     alt = ": ".join(p for p in (caption, titles) if p) or path.name
-    meta = {"width": style.display_width_px(width, dpi), "alt": alt}
+    meta: dict[str, Any] = {"alt": alt}
+    if width:
+        meta["width"] = style.display_width_px(width, dpi)
     data: dict[str, Any] = {"image/png": base64.b64encode(raw).decode("ascii"), "text/plain": f"[figure] {link(path)}"}
     metadata: dict[str, Any] = {"image/png": dict(meta)}
     svg = path.with_suffix(".svg")
