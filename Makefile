@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint bench
+.PHONY: setup run report test lint bench
 
 setup: $(STAMP)
 
@@ -17,6 +17,13 @@ $(STAMP): pyproject.toml
 # Main job: build the synthetic sample bundle and run static.ipynb on it, offline.
 run: setup
 	$(PY) -m neutrino_ae run static -p bundle sample
+
+# The executed notebook (made by `make run` when there is none) as results/static/static.html, and
+# static.pdf beside it when a headless Chromium (Debian's chromium, or Playwright's) is present; with
+# chromium, the page's height at 1400 px and the smallest text in a figure on screen are printed.
+report: setup
+	test -f results/static/static.executed.ipynb || $(PY) -m neutrino_ae run static -p bundle sample
+	$(PY) -m neutrino_ae.run.report results/static/static.executed.ipynb --render-check
 
 test: setup
 	$(PY) -m ruff check .

@@ -8,7 +8,9 @@ from matplotlib.ticker import MaxNLocator
 
 from neutrino_ae.report.style import (
     FIXED_TITLES,
+    MAX_WIDTH_IN,
     PALETTE,
+    SMALL_PT,
     boxes,
     interval_bars,
     mark_synthetic,
@@ -36,7 +38,7 @@ def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, color: str, labe
 
 def _per_sm_figure(traces: list[TraceSched], synthetic: bool):
     with style_context(FIXED_TITLES):  # y axis in percent: no offset text for a title to avoid
-        fig = _figure(9.0, 2.6 * len(traces) + 0.8)
+        fig = _figure(MAX_WIDTH_IN, 2.6 * len(traces) + 0.8)
         axes = fig.subplots(len(traces), 1, squeeze=False)[:, 0]
         for ax, t in zip(axes, traces, strict=True):
             df = t.per_sm
@@ -82,7 +84,7 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
     rec = t.records
     sms = pick_sms(t.per_sm)
     with style_context(FIXED_TITLES):  # y axes are block slots: no offset text for a title to avoid
-        fig = _figure(11.0, 2.2 * len(sms) + 1.2)
+        fig = _figure(MAX_WIDTH_IN - 0.2, 1.9 * len(sms) + 1.2)  # its y labels reach past the edge
         axes = fig.subplots(len(sms), 2, squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
         for row, sm in enumerate(sms):
             sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
@@ -137,7 +139,7 @@ def _compare_figure(traces: list[TraceSched], truths: list[dict | None], synthet
     reuse = np.array([t.mean_slot_reuse for t in traces])
     gt = np.array([_gt(g, "scheduling_cycles_per_sm") if g else np.nan for g in truths], dtype=float)
     with style_context():
-        fig = _figure(2.2 * len(traces) + 4.5, 4.2)
+        fig = _figure(min(MAX_WIDTH_IN, 1.6 * len(traces) + 3.2), 4.2)
         ax_run, ax_sched = fig.subplots(1, 2)
         bars = ax_run.bar(x, run, 0.6, color=PALETTE[0])
         ax_run.bar_label(bars, labels=[f"{v:,.0f}" for v in run], fontsize=8)
@@ -155,7 +157,7 @@ def _compare_figure(traces: list[TraceSched], truths: list[dict | None], synthet
             bars = ax_sched.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, color=colour, label=name,
                                 hatch=hatch, edgecolor="black" if hatch else colour, linewidth=0.8)
             ax_sched.bar_label(bars, labels=[f"{v / r:.1%}" if r else "" for v, r in zip(vals, run, strict=True)],
-                               fontsize=7)
+                               fontsize=SMALL_PT)
         ax_sched.set_xticks(x, labels)
         ax_sched.set_ylim(0, max(np.nanmax(np.r_[sched, reuse, gt, 1.0]), 1) * 1.45)
         ax_sched.set_title("scheduling (labels: share of running)")

@@ -2,10 +2,14 @@
 
 * ``fill``: ATen's vectorized_elementwise_kernel (FillFunctor<Half>): 128 threads x 4 halves per
   block = 1024 B stored per block; at paper scale 32768 blocks (4096*4096 halves).
-* ``memset``: the driver's cuMemsetD16 kernel: 512 threads x 4 x 16 B = 32 KiB per block, so 32x
-  fewer blocks (and fewer dispatch gaps).
-* ``persistent``: the Triton persistent kernel: one 256-thread block per SM looping over 128-element
-  tiles; each SM pays the dispatch gap once.
+* ``memset``: the driver's cuMemsetD16 kernel: ``memset_threads`` threads x ``memset_bytes_per_thread``
+  (16 B stores) per block, so far fewer blocks than the fill kernel (and fewer dispatch gaps); its
+  blocks are sized so that, at every scale, more of them than fit at once wait for a slot: the fix
+  keeps a small scheduling cost, it does not remove it.
+* ``persistent``: the Triton persistent kernel: ``persistent_programs_per_sm`` 256-thread programs per
+  SM looping over 128-element tiles; each holds a ``persistent_smem_bytes`` shared-memory ring (its
+  software pipeline), so one is resident per SM at a time and each SM pays the dispatch gap between
+  its programs: ``programs_per_sm - 1`` gaps, the small cost the persistent kernel keeps.
 
 Block running time (memory-bound): ``setup_cycles + bytes_per_block * concurrent / dram_bytes_per_cycle``
 where ``concurrent = min(grid, sms * blocks_per_sm)`` blocks share DRAM bandwidth evenly. Per-block
@@ -67,10 +71,12 @@ class BlockSchedParams:
     gap: GapModel = field(default_factory=GapModel)
     first_wave_issue_cycles: float = 8.0
     memset_threads: int = 512
-    memset_bytes_per_thread: int = 64
+    memset_bytes_per_thread: int = 16
     memset_regs: int = 16
     memset_setup_cycles: float = 600.0
     persistent_threads: int = 256
+    persistent_programs_per_sm: int = 2
+    persistent_smem_bytes: int = 96 * 1024
     persistent_tile_elems: int = 128
     persistent_regs: int = 24
     persistent_iter_issue_cycles: float = 24.0
@@ -137,25 +143,27 @@ def simulate_memory_bound(device: Device, k: MemoryBoundKernel, gap: GapModel, c
 
 
 def simulate_persistent(device: Device, p: BlockSchedParams, rng: np.random.Generator) -> KernelRun:
-    """One block per SM; block ``i`` handles tiles ``i, i+sms, ...``; the gap is paid once per SM."""
+    """``persistent_programs_per_sm`` programs per SM, one resident at a time (its shared memory);
+    program ``i`` handles tiles ``i, i+P, ...`` (P programs); between two programs an SM pays one
+    dispatch gap."""
     tiles = -(-p.numel // p.persistent_tile_elems)
-    grid = min(device.sms, tiles)
+    grid = min(device.sms * p.persistent_programs_per_sm, tiles)
+    slots = blocks_per_sm(device, p.persistent_threads, p.persistent_regs, p.persistent_smem_bytes)
     tiles_per_block = np.full(grid, tiles // grid) + (np.arange(grid) < tiles % grid)
     bytes_per_block = tiles_per_block * p.persistent_tile_elems * 2
-    # Every SM streams at once: each gets 1/grid of DRAM bandwidth, unless issue-bound.
-    mem_cycles = bytes_per_block * grid / device.dram_bytes_per_cycle
+    # The resident programs stream at once and share DRAM bandwidth, unless issue-bound.
+    concurrent = min(grid, device.sms * slots)
+    mem_cycles = bytes_per_block * concurrent / device.dram_bytes_per_cycle
     issue_cycles = tiles_per_block * p.persistent_iter_issue_cycles
     mean = p.persistent_setup_cycles + np.maximum(mem_cycles, issue_cycles)
     dur = mean * gamma(rng, 1.0, p.duration_cv, grid)
     gaps = p.gap.draw(rng, grid)
-    start = gaps  # the single dispatch of each SM's only block
-    # No slot is ever reused, so no scheduling gap in the metric's sense; the launch gap is reported apart.
-    sched = Schedule(start, start + dur, np.arange(grid, dtype=np.int32), np.zeros(grid, np.int32), gaps,
-                     np.zeros(grid, bool))
+    sched = dispatch_fifo(dur, gaps, device.sms, slots, p.first_wave_issue_cycles)
     offsets = p.clock.sm_offsets(rng, device.sms)
     rec = block_warp_records(sched, -(-p.persistent_threads // 32), p.clock, offsets, rng)
     k = MemoryBoundKernel(PERSISTENT_KERNEL, grid, p.persistent_threads, p.persistent_regs,
                           int(bytes_per_block.mean()), p.persistent_setup_cycles, p.duration_cv)
-    truth = _truth(device, k, sched, p.gap.mean_cycles, 1)
-    truth.update(tiles=int(tiles), gaps_paid_per_sm=1, initial_dispatch_gap_cycles_mean=float(gaps.mean()))
+    truth = _truth(device, k, sched, p.gap.mean_cycles, slots)
+    truth.update(tiles=int(tiles), programs_per_sm=int(p.persistent_programs_per_sm),
+                 smem_per_block=int(p.persistent_smem_bytes))
     return KernelRun(k, sched, rec, truth)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neutrino_ae.report.style import mark_synthetic, new_figure, style_context
+from neutrino_ae.report.style import MAX_WIDTH_IN, mark_synthetic, new_figure, style_context
 
 from .analysis import OTHER, UNNAMED, DmatPlotData
 
@@ -48,13 +48,17 @@ def render_rgba(plot: DmatPlotData) -> np.ndarray:
         best = np.maximum(best, h)
     return img
 
+def _pages(n: int) -> str:
+    return f"{n:,} page" if n == 1 else f"{n:,} pages"
+
+
 def _draw(plot: DmatPlotData, title: str, synthetic: bool):
     import matplotlib
     from matplotlib.patches import Patch
 
     with style_context():
-        fig = new_figure(10.0, 6.5, layout="constrained")
-        fig.get_layout_engine().set(rect=(0, 0.3 / 6.5, 1, 1 - 0.3 / 6.5))  # strip for the synthetic footer
+        fig = new_figure(MAX_WIDTH_IN, 5.6, layout="constrained")
+        fig.get_layout_engine().set(rect=(0, 0.3 / 5.6, 1, 1 - 0.3 / 5.6))  # strip for the synthetic footer
         ax = fig.subplots()
         ax.imshow(render_rgba(plot), aspect="auto", origin="lower", interpolation="nearest",
                   extent=(0, plot.x_edges[-1], 0, plot.n_pages))
@@ -85,7 +89,7 @@ def _draw(plot: DmatPlotData, title: str, synthetic: bool):
                 continue
             fam = "Greys" if name in (OTHER, UNNAMED) else FAMILIES[k % len(FAMILIES)]
             colour = matplotlib.colormaps[fam](0.75)
-            handles.append(Patch(color=colour, label=f"{name}: {int(plot.pages_per_label[k])} pages, "
+            handles.append(Patch(color=colour, label=f"{name}: {_pages(int(plot.pages_per_label[k]))}, "
                                                      f"{int(plot.accesses_per_label[k]):,} accesses"))
         # Below the axes (never over the data); constrained layout makes room for it above the footer strip.
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=min(3, len(handles)),

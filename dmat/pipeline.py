@@ -113,9 +113,10 @@ def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: Dma
     synthetic = bundle.synthetic
     ref = PAPER_REFS.get(inp.name, "DMAT")
     accesses, unfilled = stats.accesses, stats.unfilled
-    heading = "DMAT" if ref == "DMAT" else f"{ref} DMAT"  # not "DMAT DMAT" for a figure outside the paper
-    title = (f"{heading} [{inp.name}]: {accesses:,} accesses, {plot.n_pages} pages, "
-             f"clock 0-{plot.max_clock:,} cycles")
+    # A paper figure is named once ("Fig. 1: DMAT, ..."), another by its input ("DMAT [name]: ...").
+    heading = f"DMAT [{inp.name}]" if ref == "DMAT" else f"{ref}: DMAT"
+    pages = f"{plot.n_pages:,} page" + ("" if plot.n_pages == 1 else "s")
+    title = f"{heading}, {accesses:,} accesses, {pages}, clock 0-{plot.max_clock:,} cycles"
     notes = []
     if unfilled:
         notes.append(f"{unfilled:,} unfilled count slots not drawn")
@@ -191,7 +192,7 @@ def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: Dma
     files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source, bundle=bundle,
                                tables={f"dmat_{inp.name}_tensors": tensors}))
     named = ", ".join(f"{n} ({a:,})" for n, a in zip(names, plot.accesses_per_label.astype(np.int64), strict=True))
-    text = (f"{inp.name}: {accesses:,} accesses over {plot.n_pages} pages, clock up to "
+    text = (f"{inp.name}: {accesses:,} accesses over {pages}, clock up to "
             f"{plot.max_clock:,}; tensors: {named}"
             + (f"; {unfilled:,} unfilled count slots excluded" if unfilled else "")
             + (f"; {plot.past_artifact_cutoff:,} accesses past clock {ARTIFACT_CLOCK_CUTOFF:,} kept "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -83,11 +84,12 @@ def _legend_handles(any_unattributed: bool) -> list[Patch]:
 
 def _reserve_footer(fig) -> None:
     # A strip at the bottom for the synthetic-data footer, which the layout engine does not know about.
-    fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
+    strip = style.FOOTER_STRIP_IN / fig.get_figheight()
+    fig.get_layout_engine().set(rect=(0, strip, 1, 1 - strip))
 
 def draw_workload(name: str, r: pd.DataFrame, synthetic: bool):
     with style.style_context():
-        fig = style.new_figure(max(7.5, 1.4 * len(r) + 3.5), 4.6, layout="constrained")
+        fig = style.new_figure(min(style.MAX_WIDTH_IN, max(6.0, 1.1 * len(r) + 3.0)), 4.6, layout="constrained")
         _reserve_footer(fig)
         ax = fig.add_subplot(1, 1, 1)
         _draw_panel(ax, name, r)
@@ -103,7 +105,7 @@ def draw_combined(panels: Sequence[tuple[str, pd.DataFrame]], synthetic: bool):
     ncols = 2 if n > 2 else n
     nrows = int(np.ceil(n / ncols))
     with style.style_context():
-        fig = style.new_figure(5.6 * ncols, 3.9 * nrows + 0.6, layout="constrained")
+        fig = style.new_figure(style.MAX_WIDTH_IN, 3.0 * nrows + 1.2, layout="constrained")
         _reserve_footer(fig)
         axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
         for ax, (name, r) in zip(axes, panels, strict=False):
@@ -111,7 +113,10 @@ def draw_combined(panels: Sequence[tuple[str, pd.DataFrame]], synthetic: bool):
         for ax in axes[n:]:
             ax.set_visible(False)
         any_un = any(_has_unattributed(r) for _, r in panels)
-        fig.legend(handles=_legend_handles(any_un), loc="outside right upper", frameon=False)
-        fig.suptitle(f"{PAPER_REF}: exposed latency, normalised to the un-profiled kernel")
+        # Above the panels, its title the figure's: at the notebook's width a legend at the right would
+        # squeeze them, and one below would meet the synthetic-data footer.
+        fig.legend(handles=_legend_handles(any_un), loc="outside upper center", ncols=4, frameon=False,
+                   title=f"{PAPER_REF}: exposed latency, normalised to the un-profiled kernel",
+                   title_fontsize=matplotlib.rcParams["figure.titlesize"])
         style.mark_synthetic(fig, synthetic)
     return fig

@@ -83,7 +83,7 @@ def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
     with style.style_context():
         height = 1.4 + 0.5 * max(len(kernels), 2)
         notes_in = _NOTE_LINE_IN * len(notes) + 0.3 * bool(notes)  # lines + room for the colour bar's label
-        fig = style.new_figure(1.6 + 1.5 * max(len(probes), 2), height + notes_in)
+        fig = style.new_figure(min(style.MAX_WIDTH_IN - 1.0, 1.4 + 1.3 * max(len(probes), 2)), height + notes_in)
         if notes:  # the notes sit under the heatmap, above the provenance footer (style.mark_synthetic)
             fig.subplots_adjust(bottom=(style.FOOTER_STRIP_IN + notes_in) / fig.get_figheight())
             fig.text(0.01, style.FOOTER_STRIP_IN / fig.get_figheight(), "\n".join(notes), fontsize=8,

@@ -30,7 +30,7 @@ def draw(entries: Sequence[Entry], synthetic: bool):
     series.append(("workload peak", [peaks.get(m) for m in models], WORKLOAD_COLOR))
     values = [v for _, vals, _ in series for v in vals if v]
     with style.style_context():
-        fig = style.new_figure(max(7.0, 1.3 * len(models) + 2.5), 5.0, layout="constrained")
+        fig = style.new_figure(min(style.MAX_WIDTH_IN, max(6.0, 0.8 * len(models) + 2.0)), 5.0, layout="constrained")
         # Keep a strip at the bottom free for the synthetic-data footer.
         fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
         ax = fig.add_subplot(1, 1, 1)
@@ -41,11 +41,12 @@ def draw(entries: Sequence[Entry], synthetic: bool):
             heights = np.array([v if v else np.nan for v in vals], dtype=float)
             bars = ax.bar(pos, heights, width, label=name, color=color,
                           hatch="//" if name == "workload peak" else None, edgecolor="white", linewidth=0.5)
-            ax.bar_label(bars, labels=[human_bytes(v) if v else "" for v in vals], rotation=90, fontsize=7,
+            ax.bar_label(bars, labels=[human_bytes(v) if v else "" for v in vals], rotation=90, fontsize=style.SMALL_PT,
                          padding=2)
             for xi, v in zip(pos, vals, strict=True):
                 if not v:
-                    ax.text(xi, 1.0, "n/a", rotation=90, fontsize=7, ha="center", va="bottom", color="#a00000")
+                    ax.text(xi, 1.0, "n/a", rotation=90, fontsize=style.SMALL_PT, ha="center", va="bottom",
+                            color="#a00000")
         ax.set_yscale("log")
         lo = min(values) / 4 if values else 1.0
         hi = max(values) * 24 if values else 1024.0  # headroom for the rotated value labels
@@ -58,6 +59,7 @@ def draw(entries: Sequence[Entry], synthetic: bool):
         ax.set_ylabel("memory (log scale)")
         ax.set_title(f"{PAPER_REF}: maximum probe memory vs. workload peak memory")
         ax.grid(axis="x", visible=False)
-        fig.legend(loc="outside right upper", frameon=False, fontsize=9)
+        # Above the axes, one row: at the notebook's width a legend at the right would take a third of it.
+        fig.legend(loc="outside upper center", ncols=len(series), frameon=False)
         style.mark_synthetic(fig, synthetic)
     return fig

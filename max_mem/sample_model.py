@@ -12,14 +12,24 @@ Each op becomes the launch Inductor/Triton would emit (the launch sizes decide p
 
 Workload peak memory (``max memory:`` in stdout.log) = weights + input + the two largest op outputs
 (fp16), i.e. what torch.cuda.max_memory_allocated sees for one compiled sub-module run.
+
+Probe memory of a launch = its units (threads, or warps) x bytes per unit (dmat: 16 B per global
+access of a thread). A buffer must fit in what the workload leaves free on the device
+(:data:`DEVICE_MEMORY_BYTES` - the sub-module's peak): a larger one cannot be allocated. The dmat
+buffer of a launch with more accesses than that is sized to what fits -- each thread records its
+first ``free / units / 16`` accesses -- so probe memory + workload peak never exceed the GPU's memory
+(the uncapped dmat buffer of llama8b-bs256's lm_head would be 509 GiB on a 40 GB A100).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 F16 = 2
+#: The modelled GPU's memory (neutrino_ae/sample/device.py: an A100-SXM4-40GB, 40 GiB as the driver
+#: reports it): probe buffers and the workload share it.
+DEVICE_MEMORY_BYTES = 40 * 2**30
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,7 @@ class Launch:
     threads: int
     accesses: int  # global accesses per thread (dmat records)
     out_bytes: int
+    free_bytes: int | None = None  # device memory the sub-module's workload leaves free (set by SubModule)
 
 
 def mm(m: int, n: int, k: int) -> Launch:
@@ -72,6 +83,12 @@ class SubModule:
     weights: int  # parameter count
     input_bytes: int
     launches: tuple[Launch, ...]
+
+    def __post_init__(self) -> None:
+        free = DEVICE_MEMORY_BYTES - self.peak_bytes()
+        if free <= 0:
+            raise ValueError(f"{self.name}: a peak of {self.peak_bytes()} bytes does not fit the device's memory")
+        object.__setattr__(self, "launches", tuple(replace(x, free_bytes=free) for x in self.launches))
 
     def peak_bytes(self) -> int:
         outs = sorted((launch.out_bytes for launch in self.launches), reverse=True)[:2]
@@ -156,9 +173,25 @@ PROBE_DATAMODEL = {"block_sched": ("warp", 16), "gmem_bytes": ("thread", 8), "te
                    "dmat": ("thread", 16)}
 
 
+def probe_units(launch: Launch, probe: str) -> int:
+    """Threads or warps of the launch, as ``probe`` saves them."""
+    level = PROBE_DATAMODEL[probe][0]
+    return launch.grid * (math.ceil(launch.threads / 32) if level == "warp" else launch.threads)
+
+
 def probe_mem(launch: Launch, probe: str) -> tuple[int, int]:
-    """(bytes per unit, probe memory of the launch) for ``probe``."""
-    level, nbytes = PROBE_DATAMODEL[probe]
-    units = launch.grid * (math.ceil(launch.threads / 32) if level == "warp" else launch.threads)
+    """(bytes per unit, probe memory of the launch) for ``probe``: the records the probe saves, at most
+    what fits in the device memory the workload leaves free (``launch.free_bytes``), in whole records."""
+    nbytes = PROBE_DATAMODEL[probe][1]
+    units = probe_units(launch, probe)
     per_unit = nbytes * (launch.accesses if probe == "dmat" else 1)
+    if launch.free_bytes is not None and units * per_unit > launch.free_bytes:
+        per_unit = launch.free_bytes // units // nbytes * nbytes
     return per_unit, units * per_unit
+
+
+def uncapped_probe_mem(launch: Launch, probe: str) -> int:
+    """What ``probe``'s buffer for the launch would need with every record kept (larger than the device
+    for dmat on the largest launches)."""
+    nbytes = PROBE_DATAMODEL[probe][1]
+    return probe_units(launch, probe) * nbytes * (launch.accesses if probe == "dmat" else 1)

@@ -106,7 +106,9 @@ def cells() -> list[nbformat.NotebookNode]:
     v4 = nbformat.v4
     out = [
         v4.new_markdown_cell(INTRO, id="intro"),
-        v4.new_code_cell(KERNEL_CHECK, id="kernel-check"),
+        # Collapsed in Jupyter, left out of the exported report (make report): it only checks the kernel.
+        v4.new_code_cell(KERNEL_CHECK, id="kernel-check",
+                         metadata={"jupyter": {"source_hidden": True}, "tags": ["remove-input"]}),
         v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
         v4.new_markdown_cell(SETUP_MD, id="setup-md"),
         v4.new_code_cell(SETUP, id="setup"),

@@ -43,6 +43,6 @@ SECTION = Section(
     static_prose=STATIC_PROSE,
     dynamic_prose=DYNAMIC_PROSE,
     claims=CLAIMS,
-    notebook_show=("fig13a.png", "fig13b.png", "fig13c.png", "fig13d.png"),  # 13a beside 13b, 13c beside 13d
+    notebook_show=("fig13a.png", "fig13b.png", "fig13c.png", "fig13d.png", "fig13d-sub.png"),
     notebook_text="open",
 )

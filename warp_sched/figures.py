@@ -7,7 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.report.style import FIXED_TITLES, PALETTE, interval_bars, mark_synthetic, style_context, tight_figure
+from neutrino_ae.report.style import (
+    FIXED_TITLES,
+    MAX_WIDTH_IN,
+    PALETTE,
+    interval_bars,
+    mark_synthetic,
+    style_context,
+    tight_figure,
+)
 
 from .analysis import LastWaveTail, Tail  # noqa: I001
 
@@ -21,7 +29,7 @@ def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, syntheti
                      x_max: int | None = None):
     """Warp slots over time on each SM; ``x_max`` fixes the x range (Fig. 13a and 13b share one)."""
     with style_context(FIXED_TITLES):  # y axes are warp slots: no offset text for a title to avoid
-        fig = _figure(10.0, 1.2 + 2.4 * len(sms))
+        fig = _figure(MAX_WIDTH_IN, 1.2 + 2.2 * len(sms))
         axes = fig.subplots(len(sms), 1, squeeze=False)[:, 0]
         for ax, sm in zip(axes, sms, strict=True):
             d = tab[tab["smid"] == sm]

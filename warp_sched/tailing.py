@@ -20,7 +20,14 @@ import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import FIXED_TITLES, PALETTE, mark_synthetic, save_figure_files, style_context
+from neutrino_ae.report.style import (
+    FIXED_TITLES,
+    MAX_WIDTH_IN,
+    PALETTE,
+    mark_synthetic,
+    save_figure_files,
+    style_context,
+)
 from neutrino_ae.report.summary import summary_row
 
 from .analysis import (
@@ -59,7 +66,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
 
     # Warp and SM counts stay far below 1e6: no y offset text for a title to avoid, so titles stay fixed.
     with style_context(FIXED_TITLES):
-        fig = _figure(9.0, 4.0)
+        fig = _figure(MAX_WIDTH_IN, 3.6)
         ax = fig.subplots()
         draw_step(ax, t_w, active, tail.kernel_start, tail.kernel_end, PALETTE[0], 1, "active warps",
                   fill_alpha=0.25)
@@ -85,7 +92,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
         ax.set_title(title)
 
     with style_context(FIXED_TITLES):
-        fig = _figure(9.0, 4.0)
+        fig = _figure(MAX_WIDTH_IN, 3.6)
         busy_axes(fig.subplots(), tail.kernel_start, tail.kernel_end, "Fig. 13d: busy SMs over time (tailing effect)")
         mark_synthetic(fig, synthetic)
     files.update(save_figure_files(fig, out, "fig13d"))
@@ -94,7 +101,7 @@ def fig13cd(path: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     first_mark = min(tail.tail_start, wave.start)
     lo = max(tail.kernel_start, first_mark - max((tail.kernel_end - first_mark) // 4, 1))
     with style_context(FIXED_TITLES):
-        fig = _figure(9.0, 4.0)
+        fig = _figure(MAX_WIDTH_IN, 3.6)
         busy_axes(fig.subplots(), lo, tail.kernel_end, "Fig. 13d-sub: zoom on the tail")
         mark_synthetic(fig, synthetic)
     files.update(save_figure_files(fig, out, "fig13d-sub"))

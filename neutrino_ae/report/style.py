@@ -2,6 +2,14 @@
 
 Figures are built with ``matplotlib.figure.Figure`` (no pyplot global state, no GUI backend), so
 scripts, tests and notebook kernels behave the same; notebooks display the saved PNG.
+
+Legibility: the notebooks show a figure at :data:`DISPLAY_DPI` screen pixels per inch of figure (its
+100 % zoom; the PNG, saved at ``savefig.dpi``, is scaled down to that), at most :data:`DISPLAY_MAX_PX`
+wide. A text of ``s`` points is then ``s * DISPLAY_DPI / 72`` px on screen while the figure is at
+most ``DISPLAY_MAX_PX / DISPLAY_DPI`` inches wide (:data:`MAX_WIDTH_IN`): every text of a figure is
+at least :data:`MIN_FONT_PT` (:data:`MIN_TEXT_PX` px) and figures are at most that wide.
+:func:`display_width_px` and :func:`text_px` are the rule; ``tests/report/test_figure_legibility.py``
+holds every section's figures to it.
 """
 
 from __future__ import annotations
@@ -28,10 +36,13 @@ NEUTRINO_EPILOGUE_COLOR = "#0053d6"
 NEUTRINO_PROLOGUE_COLOR = "#7fb3ff"
 
 RC = {
-    "font.size": 11,
-    "axes.titlesize": 12,
-    "axes.labelsize": 11,
-    "legend.fontsize": 9,
+    # Sized for figures at most MAX_WIDTH_IN wide shown at DISPLAY_DPI: 9 pt ticks are 12.5 px on screen.
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 8.5,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -41,6 +52,62 @@ RC = {
     "savefig.bbox": "tight",
     "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
 }
+
+#: Screen pixels per inch of figure where the notebook shows a figure (its 100 % zoom) and the widest it
+#: is shown (the notebook's display width); no text in a figure is smaller than MIN_TEXT_PX there.
+DISPLAY_DPI = 100
+DISPLAY_MAX_PX = 800
+MIN_TEXT_PX = 9.0
+#: The widest figure (inches) shown at DISPLAY_DPI, and the smallest font (points) a figure may use.
+MAX_WIDTH_IN = DISPLAY_MAX_PX / DISPLAY_DPI
+MIN_FONT_PT = 7.0
+#: The size for small texts in figures (bar values, notes, footers): the smallest allowed.
+SMALL_PT = MIN_FONT_PT
+assert MIN_FONT_PT * DISPLAY_DPI / 72 >= MIN_TEXT_PX
+
+
+def display_width_px(png_width_px: int, png_dpi: float | None = None) -> int:
+    """How wide the notebooks show a PNG ``png_width_px`` wide saved at ``png_dpi`` (default ``savefig.dpi``):
+    at :data:`DISPLAY_DPI` px per inch, at most :data:`DISPLAY_MAX_PX`."""
+    dpi = float(png_dpi or RC["savefig.dpi"])
+    return max(1, min(DISPLAY_MAX_PX, round(png_width_px * DISPLAY_DPI / dpi)))
+
+
+def text_px(fontsize_pt: float, png_width_px: int, png_dpi: float | None = None) -> float:
+    """Height on screen (px) of a ``fontsize_pt`` text in a PNG ``png_width_px`` wide at ``png_dpi``,
+    shown :func:`display_width_px` wide: ``fontsize_pt * dpi / 72 * (display width / PNG width)``."""
+    dpi = float(png_dpi or RC["savefig.dpi"])
+    return fontsize_pt * dpi / 72 * display_width_px(png_width_px, dpi) / png_width_px
+
+
+def figure_texts(fig: Figure) -> list:
+    """Every visible, non-empty text of ``fig`` (titles, labels, tick labels, legends, annotations)."""
+    from matplotlib.text import Text
+
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+            and (t.axes is None or t.axes.get_visible())]
+
+
+def alt_text(fig: Figure) -> str:
+    """A figure's description for readers who cannot see it: its title(s), one line."""
+    parts = []
+    sup = getattr(fig, "_suptitle", None)
+    if sup is not None and sup.get_text().strip():
+        parts.append(sup.get_text())
+    for legend in fig.legends:  # a figure legend's title stands for the figure's title
+        if legend.get_title().get_text().strip():
+            parts.append(legend.get_title().get_text())
+    for ax in fig.axes:
+        for loc in ("left", "center", "right"):
+            title = ax.get_title(loc).strip()
+            if title:
+                parts.append(title)
+    text = "; ".join(" ".join(p.split()) for p in parts)
+    return text if len(text) <= 400 else text[:399] + "\u2026"
+
+
+#: PNG text chunk holding the size (points) of a saved figure's smallest text.
+SMALLEST_TEXT_KEY = "neutrino-ae smallest text pt"
 
 SYNTHETIC_LABEL = "SYNTHETIC SAMPLE DATA (execution model, not a GPU measurement)"
 UNKNOWN_PROVENANCE_LABEL = "UNVERIFIED PROVENANCE: no bundle.json, the data may be synthetic"
@@ -103,14 +170,14 @@ def mark_synthetic(fig: Figure, synthetic: bool | None = True) -> None:
     """Put a visible watermark and a footer on figures made from a sample bundle, and a warning
     footer on figures whose data's provenance is unknown (``synthetic=None``: no bundle.json)."""
     if synthetic is None:
-        fig.text(0.995, 0.005, UNKNOWN_PROVENANCE_LABEL, fontsize=8, color="#a05000", ha="right", va="bottom",
-                 transform=fig.transFigure)
+        fig.text(0.995, 0.005, UNKNOWN_PROVENANCE_LABEL, fontsize=SMALL_PT + 1, color="#a05000", ha="right",
+                 va="bottom", transform=fig.transFigure)
         return
     if not synthetic:
         return
     fig.text(0.5, 0.5, "SYNTHETIC", fontsize=48, color="grey", alpha=0.13, ha="center", va="center",
              rotation=25, zorder=1000, transform=fig.transFigure)
-    fig.text(0.995, 0.005, SYNTHETIC_LABEL, fontsize=8, color="#a00000", ha="right", va="bottom",
+    fig.text(0.995, 0.005, SYNTHETIC_LABEL, fontsize=SMALL_PT + 1, color="#a00000", ha="right", va="bottom",
              transform=fig.transFigure)
 
 
@@ -154,8 +221,8 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
 
     Default formats: PNG, plus SVG where a vector copy is worth having, i.e. unless the figure's
     content is raster (:func:`has_raster_content`): such an SVG holds the same pixels in a larger
-    file and costs as much again to write. Every format is cropped to the figure's content plus
-    ``savefig.pad_inches``, as ``bbox_inches="tight"`` does.
+    file and costs as much again to write. The PNG's ``Title`` text chunk holds :func:`alt_text`. Every
+    format is cropped to the figure's content plus ``savefig.pad_inches``, as ``bbox_inches="tight"`` does.
 
     Rendering time is text measurement: each pass over a figure re-formats and measures every tick
     label, title and legend entry. ``savefig(bbox_inches="tight")`` on a figure with a layout engine
@@ -170,6 +237,10 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
+    # The PNG carries its description (the notebooks' alt text) in its Title chunk, and the size of its
+    # smallest text (points), from which a page showing it can tell that text's size on screen.
+    sizes = [float(t.get_fontsize()) for t in figure_texts(fig)]
+    png_meta = {"Title": alt_text(fig) or stem, SMALLEST_TEXT_KEY: f"{min(sizes, default=0.0):g}"}
     with matplotlib.rc_context(RC):
         engine = fig.get_layout_engine()
         if engine is not None and "png" in formats:
@@ -189,9 +260,10 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
             with atomic_path(target) as tmp:
                 if fmt == "png" and pixels:
                     matplotlib.image.imsave(tmp, pixels[0], format="png", dpi=matplotlib.rcParams["savefig.dpi"],
-                                            pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
+                                            metadata=png_meta, pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
                 else:
-                    extra = {"pil_kwargs": {"compress_level": PNG_COMPRESS_LEVEL}} if fmt == "png" else {}
+                    extra = {"pil_kwargs": {"compress_level": PNG_COMPRESS_LEVEL}, "metadata": png_meta} \
+                        if fmt == "png" else {}
                     fig.savefig(tmp, format=fmt, bbox_inches=bbox, **extra)
             paths.append(target)
     return paths

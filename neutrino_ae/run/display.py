@@ -1,15 +1,19 @@
-"""How the notebooks show a result (one call per cell): its figures side by side, a line linking its
-tables and files, its summary text. Through IPython when it is there, else to stdout, so the same
+"""How the notebooks show a result (one call per cell): its figures as image outputs (PNG, plus SVG
+for small vector figures, sized for the notebook's width, with alt text), its paper-form HTML table
+if it has one, a line linking its tables and files, its summary text with paths relative to the
+results folder. Through IPython when it is there, else to stdout, so the same
 code runs in tests. Links are relative to the saved executed notebook (``neutrino-ae run``) or the
 kernel's working directory."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run.lock import parent_hold
 
@@ -35,11 +39,9 @@ def _html(html: str, plain: str) -> None:
     _display({"text/html": html, "text/plain": plain}, raw=True)
 
 
-# On screen a row of figures is at most ROW_MAX_WIDTH_PX wide and a figure alone SINGLE_MAX_WIDTH_PX,
-# about a printed page's width (the PNGs are kept at full resolution; each image links its file).
-ROW_MAX_WIDTH_PX = 1100
-SINGLE_MAX_WIDTH_PX = 800
-FIGURES_PER_ROW = 2
+#: An SVG copy of a vector figure is put beside its PNG in the output when its file is at most this big
+#: (bars and lines: tens of KB); front ends and nbconvert's HTML then show the vector copy.
+SVG_INLINE_MAX_BYTES = 160_000
 
 
 def _link_base() -> Path:
@@ -58,25 +60,59 @@ def link(path: Path) -> str:
         return Path(path).resolve().as_posix()
 
 
-def show_figures(paths: list[Path]) -> None:
-    """Figures side by side, ``FIGURES_PER_ROW`` per row, each scaled to its share of the row: a
-    pair such as Fig. 13a/13b can be compared at a glance and the page stays short."""
-    import base64
-    import html
+def relative_text(text: str, base: Path | None) -> str:
+    """``text`` with every path under ``base`` (the results folder) written relative to it: the outputs
+    name no folder of the machine that ran them."""
+    if base is None or not text:
+        return text
+    for root in dict.fromkeys((str(Path(base).resolve()), str(Path(base).absolute()), str(base))):
+        root = root.rstrip(os.sep)
+        if root in ("", "."):  # the file system's root or the working directory: nothing to shorten
+            continue
+        # The folder itself (then a space, quote, bracket, punctuation or the end) or a path below it,
+        # never a longer name that starts the same (/tmp/out2 under /tmp/out).
+        text = re.sub(re.escape(root) + r"(?:" + re.escape(os.sep) + r"|(?=$|[\s'\"),;:\]]))",
+                      lambda m: "" if m.group(0).endswith(os.sep) else ".", text)
+    return text
 
-    if not paths:
-        return
-    share = 100 // min(FIGURES_PER_ROW, len(paths))
-    imgs = []
+
+def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+    """One figure as a display output: ``image/png`` (plus ``image/svg+xml`` for a vector figure whose
+    SVG is small), shown :func:`style.display_width_px` wide, with alt text (the caption, then the
+    figure's own titles from its PNG) in each image's metadata; ``text/plain`` names the file."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    path = Path(path)
+    raw = path.read_bytes()
+    try:
+        with Image.open(io.BytesIO(raw)) as im:
+            width: int | None = im.size[0]
+            dpi = float((im.info.get("dpi") or (0,))[0]) or None
+            titles = im.text.get("Title", "") if hasattr(im, "text") else ""
+    except (OSError, ValueError):  # not a PNG PIL reads: shown as the front end sizes it
+        width, dpi, titles = None, None, ""
+    alt = ": ".join(p for p in (caption, titles) if p) or path.name
+    meta: dict[str, Any] = {"alt": alt}
+    if width:
+        meta["width"] = style.display_width_px(width, dpi)
+    data: dict[str, Any] = {"image/png": base64.b64encode(raw).decode("ascii"), "text/plain": f"[figure] {link(path)}"}
+    metadata: dict[str, Any] = {"image/png": dict(meta)}
+    svg = path.with_suffix(".svg")
+    if svg.is_file() and svg.stat().st_size <= SVG_INLINE_MAX_BYTES:
+        data["image/svg+xml"] = svg.read_text(encoding="utf-8")
+        metadata["image/svg+xml"] = dict(meta)
+    return data, metadata
+
+
+def show_figures(paths: list[Path], caption: str = "") -> None:
+    """Each figure as an image output (:func:`figure_output`), in order; nbconvert's HTML, PDF and
+    LaTeX exports and any notebook viewer then embed it."""
     for path in paths:
-        data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-        imgs.append(f'<a href="{html.escape(link(path))}"><img src="data:image/png;base64,{data}" '
-                    f'alt="{html.escape(Path(path).name)}" style="width:100%"></a>')
-    cells = "".join(f'<div style="flex:0 0 {share}%;max-width:{share}%;padding:2px;box-sizing:border-box">{i}</div>'
-                    for i in imgs)
-    width = SINGLE_MAX_WIDTH_PX if len(paths) == 1 else ROW_MAX_WIDTH_PX
-    _html(f'<div style="display:flex;flex-wrap:wrap;max-width:{width}px">{cells}</div>',
-          "\n".join(f"[figure] {p}" for p in paths))
+        data, metadata = figure_output(Path(path), caption)
+        _display(data, raw=True, metadata=metadata)
 
 
 def show_files(res: SectionResult, tables: Iterable[str] | None = None) -> None:
@@ -104,15 +140,17 @@ def _table_file(res: SectionResult, tname: str) -> Path | None:
 
 
 def show_text(text: str, how: str = "open") -> None:
-    """The result's summary text: printed (``open``), collapsed (``folded``) or not at all."""
+    """The result's summary text: printed (``open``), collapsed (``folded``) or not at all; paths in it
+    relative to the results folder (:func:`relative_text`)."""
     import html
 
     if not text or how == "hidden":
         return
+    text = relative_text(text, _link_base())
     # Never wrapped: a text table keeps its columns (a line too wide scrolls instead).
-    style = ("white-space:pre;overflow-x:auto;font-family:var(--jp-code-font-family,monospace);"
-             "font-size:12px;line-height:1.3")
-    pre = f'<pre style="{style}">{html.escape(text.rstrip())}</pre>'
+    css = ("white-space:pre;overflow-x:auto;font-family:var(--jp-code-font-family,monospace);"
+           "font-size:12px;line-height:1.3")
+    pre = f'<pre style="{css}">{html.escape(text.rstrip())}</pre>'
     if how == "folded":
         lines = text.rstrip().splitlines()
         _html(f"<details><summary>the same numbers as text ({len(lines)} lines)</summary>{pre}</details>", text)
@@ -120,16 +158,39 @@ def show_text(text: str, how: str = "open") -> None:
     _html(pre, text)
 
 
+_BODY = re.compile(r"<body[^>]*>(.*)</body>", re.S | re.I)
+_HEADING = re.compile(r"<h[1-3][^>]*>.*?</h[1-3]>", re.S | re.I)
+
+
+def show_html_table(path: Path, plain: str = "") -> None:
+    """A table the section saved as an HTML page, shown inline: the page's body without its heading
+    (the notebook's section heading names it), the table as the paper lays it out."""
+    page = Path(path).read_text(encoding="utf-8")
+    found = _BODY.search(page)
+    body = _HEADING.sub("", found.group(1) if found else page, count=1).strip()
+    _html(f'<div class="neutrino-ae-table">{body}</div>', plain or f"[table] {link(Path(path))}")
+
+
+def _ordered(res: SectionResult, suffix: str, wanted: list[str] | None) -> list[Path]:
+    items = [(key, Path(p)) for key, p in res.files.items() if Path(p).suffix == suffix]
+    if wanted is None:
+        return [p for _, p in items]
+    return [p for w in wanted for key, p in items if w in (key, p.name)]
+
+
 def show(res: SectionResult | None, figures: Iterable[str] | None = None, tables: Iterable[str] | bool | None = None,
-         text: bool | str = True) -> None:
-    """Show a result in the paper's form: its figures (all, or those named by file name or key),
-    side by side; a line linking its full tables and files (never the tables inline); its summary
-    text (``text``: True/``"open"``, ``"folded"``, False/``"hidden"``)."""
+         text: bool | str = True, caption: str = "") -> None:
+    """Show a result in the paper's form: its HTML tables named in ``figures`` (e.g. Table 2), then
+    its figures (all, or those named by file name or key, in that order), each an image output with
+    ``caption`` as alt text; a line linking its full tables and files; its summary text (``text``:
+    True/``"open"``, ``"folded"``, False/``"hidden"``)."""
     if res is None:
         return
-    wanted = None if figures is None else set(figures)
-    show_figures([Path(p) for key, p in res.files.items() if Path(p).suffix == ".png"
-                  and (wanted is None or key in wanted or Path(p).name in wanted)])
+    wanted = None if figures is None else list(figures)
+    if wanted is not None:
+        for page in _ordered(res, ".html", wanted):
+            show_html_table(page)
+    show_figures(_ordered(res, ".png", wanted), caption)
     if tables is not False:
         show_files(res, None if tables is None or tables is True else tables)
     show_text(res.text, "open" if text is True else "hidden" if text is False else text)

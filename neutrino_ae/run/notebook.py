@@ -11,6 +11,7 @@ then analyse); both show results with ``run/display.py`` and write the verdict w
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -33,6 +34,8 @@ from neutrino_ae.run.notebook_setup import check, check_count, flag, prepare_out
 from neutrino_ae.run.runner import run_section
 from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
 from neutrino_ae.sample import generate_bundle
+
+log = logging.getLogger(__name__)
 
 
 class StaticNotebook:
@@ -85,7 +88,7 @@ class StaticNotebook:
 
     def _print_header(self) -> None:
         manifest = self.bundle.manifest
-        print(f"bundle: {self.kind} at {Path(self.bundle_root).resolve()}")
+        print(f"bundle: {self.kind} at {_shown_path(self.bundle_root)}")
         print(f"{self.verdict_run.identity.line}\nrun: {self.verdict_run.run_id}")
         if self.kind == "sample":
             print("=" * 100)
@@ -99,7 +102,7 @@ class StaticNotebook:
         elif self.kind == "paper":
             print(f"paper traces from {manifest.get('url', 'a hand-extracted trace.zip')}")
         print(f"sections: {', '.join(self.selected)}")
-        print(f"outputs:  {self.out_root.resolve()}")
+        print(f"outputs:  {_shown_path(self.out_root)}")
 
     def run(self, name: str) -> SectionResult | None:
         """Compute (or reuse) one section's results; None when it is not selected or its input is unusable.
@@ -131,7 +134,8 @@ class StaticNotebook:
             how = f"computed in {worker_seconds:.1f} s in a worker process, beside other sections"
         else:
             how = "reused cached results" if res.data.get("cached") else f"computed in {elapsed:.1f} s"
-        print(f"{name}: {how} -> {self.out_root / name}")
+        # Progress for the log (run.log), not the notebook: the section's outputs below say what it made.
+        log.info("%s: %s -> %s", name, how, self.out_root / name)
         return res
 
     def section(self, name: str) -> None:
@@ -141,14 +145,16 @@ class StaticNotebook:
         res = self.run(name)
         sec = registry.get(name)
         figures = () if sec.notebook_figures else sec.notebook_show
-        show(res, figures=figures, text=sec.notebook_text)
+        show(res, figures=figures, text=sec.notebook_text, caption=f"{sec.paper_ref}, {sec.title}")
 
     def figure(self, name: str, key: str) -> None:
         """One figure of a section (and a link to the tables named like it), e.g. ``figure("dmat", "fig1.png")``."""
         res = self.results.get(name)
         if res is not None:
             stem = Path(key).stem
-            show(res, figures=[key], tables=[t for t in res.tables if t.endswith(f"_{stem}_tensors")], text=False)
+            caption = dict(registry.get(name).notebook_figures).get(key, "")
+            show(res, figures=[key], tables=[t for t in res.tables if t.endswith(f"_{stem}_tensors")], text=False,
+                 caption=caption)
 
     def summary(self) -> None:
         """Run what has not run yet, then write summary.json / summary.md (linked, not shown: every
@@ -169,7 +175,7 @@ class StaticNotebook:
                                      sections=self.selected, failed_sections=dict(self.failed),
                                      run_id=self.verdict_run.run_id, bundle_digest=self.verdict_run.identity.digest)
         summary_md = write_text(self.out_root / "summary.md", table_md)
-        print(f"wrote {summary_json} and {summary_md}")
+        log.info("wrote %s and %s", summary_json, summary_md)
         # Every number is in the files; the notebook shows the verdict over them, not a 200-row table.
         failed = "".join(f"\n* {n}: FAILED: {m}" for n, m in self.failed.items())
         markdown(f"{len(rows)} numbers from {len(self.results)} section(s), bundle kind {self.kind}{note}: "
@@ -181,3 +187,11 @@ class StaticNotebook:
             problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")
         self.summary_path = summary_json
+
+
+
+def _shown_path(path: str | os.PathLike[str]) -> str:
+    """A folder as the notebook names it: relative to the results folder (``neutrino-ae run``) or the
+    working directory (Jupyter), so the outputs name no folder of the machine that ran it."""
+    shown = link(Path(path))
+    return f"{Path(path).resolve().name}/ (this notebook's folder)" if shown == "." else shown

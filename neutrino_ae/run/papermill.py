@@ -29,6 +29,9 @@ from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock
 
 NOTEBOOKS = ("static", "dynamic")
+#: Arguments for the kernel papermill starts: its own log at ERROR, so its start-up warning about the
+#: local TCP connection (a kernel on this machine, talking to this process) is not printed into every run.
+KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=ERROR",)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -111,7 +114,8 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
         progress_bar = not log_output and sys.stderr.isatty()
     try:
         papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(cwd or kernel_cwd(nb)),
-                                   log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar)
+                                   log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar,
+                                   extra_arguments=list(KERNEL_ARGUMENTS))
     except PapermillExecutionError as exc:
         _publish(running, final)
         # "[n]" is the In [n] label shown in the executed notebook (which includes papermill's
@@ -137,11 +141,13 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
 
 
 def _verdict_on_top(executed: Path, out_dir: Path) -> None:
-    """Put the run's verdict table (verdict.json) first in the executed notebook, so a reader sees
-    whether the run reproduces the paper before scrolling; the last cell shows it again."""
+    """Put the run's verdict (verdict.json) right under the notebook's title, so a reader sees whether
+    the run reproduces the paper before scrolling: the overall verdict with its scope (the synthetic
+    caveat) in one heading, the counts, and any claim that did not pass; the table of every claim is
+    the last cell's output (shown once)."""
     import nbformat
 
-    from neutrino_ae.report.claims import VERDICT_NAME, counts_line, read_verdict, verdict_table
+    from neutrino_ae.report.claims import PASS, VERDICT_NAME, counts_line, read_verdict, verdict_table
 
     if not executed.is_file():
         return
@@ -153,9 +159,16 @@ def _verdict_on_top(executed: Path, out_dir: Path) -> None:
         nb = nbformat.read(executed, as_version=4)
     except (OSError, ValueError, TypeError):
         return  # the executed notebook is still published as it is
-    text = (f"## Verdict: {doc.get('overall')}\n\n{doc.get('scope')}. {counts_line(doc.get('counts', {}))} "
-            f"(details at the end and in `{VERDICT_NAME}`).\n\n{verdict_table(outcomes)}\n")
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(text, id="verdict-top"))
+    kind = {"sample": "SYNTHETIC sample data", "paper": "the paper's traces", "dynamic": "traces from this GPU"}.get(
+        str(doc.get("bundle_kind")), "traces of unknown provenance")
+    text = (f"## Verdict: {doc.get('overall')} · {kind}\n\n**{doc.get('scope')}.** "
+            f"{counts_line(doc.get('counts', {}))}; every claim with what was expected and obtained is in the "
+            f"Verdict section at the end and in `{VERDICT_NAME}`.")
+    others = [o for o in outcomes if o.status != PASS]
+    if others:
+        text += f"\n\nClaims that did not pass:\n\n{verdict_table(others)}"
+    at = next((i + 1 for i, c in enumerate(nb.cells) if c.get("id") == "intro"), 0)
+    nb.cells.insert(at, nbformat.v4.new_markdown_cell(text + "\n", id="verdict-top"))
     nbformat.write(nb, executed)
 
 

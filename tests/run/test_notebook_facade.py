@@ -105,19 +105,25 @@ def test_stale_summary_is_removed_and_a_crashing_section_is_named(tiny, out, mon
     assert {r["section"] for r in doc["results"]} == {"dmat"}
 
 
-def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path, capsys):
-    """workers=2: the sections run in two worker processes while the cells show them; the cells report
-    them computed (not reused), and every summary value equals a one-at-a-time run's."""
+def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path, capsys, caplog):
+    """workers=2: the sections run in two worker processes while the cells show them; the log (not the
+    notebook) reports them computed (not reused), and every summary value equals a one-at-a-time run's."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="neutrino_ae.run.notebook")
     values = {}
     for workers in (0, 2):
+        caplog.clear()
         out = tmp_path / f"w{workers}"
         nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out),
                             sections="block_sched,max_mem,warp_sched", workers=workers)
         for name in nb.selected:
             nb.section(name)
         printed = capsys.readouterr().out
-        assert printed.count("in a worker process") == (3 if workers else 0), printed
-        assert "reused cached results" not in printed
+        assert "in a worker process" not in printed and "computed in" not in printed, printed
+        logged = caplog.text
+        assert logged.count("in a worker process") == (3 if workers else 0), logged
+        assert "reused cached results" not in logged
         nb.summary()
         doc = json.loads((out / "summary.json").read_text())
         values[workers] = {(r["section"], r["key"]): r["value"] for r in doc["results"]}

@@ -148,15 +148,15 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
     nb = nbformat.read(executed, as_version=4)
     # Each result once, in the paper's form: the figures each section declares (all of a section
     # that declares none), each shown once; no table inline (they are linked), no repr.
-    shown = [alt for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-             for alt in re.findall(r'<img src="data:image/png;base64,[^"]+" alt="([^"]+)"',
-                                   o.get("data", {}).get("text/html", ""))]
+    # (issue 25: each an image/png output, named in its text/plain)
+    shown = [Path(o["data"]["text/plain"].removeprefix("[figure] ")).name for c in nb.cells if c.cell_type == "code"
+             for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     expected = []
     for sec in registry.sections():
         if sec.notebook_figures:
             expected += [key for key, _ in sec.notebook_figures]
         elif sec.notebook_show is not None:
-            expected += list(sec.notebook_show)
+            expected += [name for name in sec.notebook_show if name.endswith(".png")]
         else:
             expected += [p.name for p in (out / sec.name).glob("*.png")]
     assert sorted(shown) == sorted(expected) and len(set(shown)) == len(shown), shown
@@ -218,9 +218,15 @@ def _check_against_ground_truth(rows: list[dict], manifest: dict) -> None:
     assert value[("block_sched", "raw.mean_slot_reuse_cycles")] == pytest.approx(bs["scheduling_cycles_per_sm"],
                                                                                rel=0.05)
     assert value[("block_sched", "raw.mean_running_cycles")] == pytest.approx(bs["running_cycles_per_sm"], rel=0.01)
-    # the two optimisations of Sec. 4.5 remove the scheduling gaps
-    for variant in bs.get("variants", {}):
-        assert value[("block_sched", f"{variant}.mean_scheduling_cycles")] == pytest.approx(0, abs=1)
+    # the two optimisations of Sec. 4.5 remove most of the scheduling gaps, not all (issue 25): a small
+    # cost stays, measured as injected, and the reduction is the injected one
+    assert set(bs["variants"]) == {"memset", "persistent"}
+    for variant, vt in bs["variants"].items():
+        kept = value[("block_sched", f"{variant}.mean_slot_reuse_cycles")]
+        assert 0 < vt["scheduling_cycles_per_sm"] < 0.1 * bs["scheduling_cycles_per_sm"], variant
+        assert kept == pytest.approx(vt["scheduling_cycles_per_sm"], rel=0.02), variant
+        reduction = 1 - vt["scheduling_cycles_per_sm"] / bs["scheduling_cycles_per_sm"]
+        assert value[("block_sched", f"{variant}.scheduling_reduction")] == pytest.approx(reduction, abs=0.01)
 
     # Fig. 1 / 10: every access the model emitted is plotted (no clock cut-off).
     for fig in ("fig1", "fig10a", "fig10b", "fig10c"):
@@ -245,8 +251,13 @@ def _check_against_ground_truth(rows: list[dict], manifest: dict) -> None:
         for probe, ratio in t["ncu_over_original"].items():
             assert value[("exposed_latency", f"{workload}.{probe}.ncu_ratio")] == pytest.approx(ratio, rel=0.01)
 
-    # Whatever else the analyses matched to ground truth themselves must agree too.
+    # Whatever else the analyses matched to ground truth themselves must agree too, except the artifact's
+    # FIFO metric on the memset's short blocks: it estimates the injected gaps with a bias there by design
+    # (docs/sample-model.md; the fifo-truth claim judges it on the raw kernel only).
+    biased = {"memset.mean_scheduling_cycles", "memset.scheduling_ratio", "memset.scheduling_cycles_per_dispatch"}
     for r in rows:
+        if r["section"] == "block_sched" and r["key"] in biased:
+            continue
         if r["ground_truth"] is not None and r["value"] is not None:
             assert r["value"] == pytest.approx(r["ground_truth"], rel=0.10, abs=1e-6), (r["section"], r["key"])
 

@@ -75,7 +75,11 @@ def test_a_claim_that_does_not_hold_fails_the_run(broken, tmp_path):
     (claim,) = [c for c in verdict["claims"] if c["claim"] == "below-ncu"]
     assert claim["status"] == "DIFFERS" and "attn." in claim["reason"]
     nb = nbformat.read(tmp_path / "out" / "static.executed.ipynb", as_version=4)
-    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("## Verdict: DIFFERS")
+    # Right under the notebook's title, the claim that did not pass named there (issue 25).
+    assert nb.cells[0].id == "intro" and nb.cells[0].source.startswith("# Neutrino")
+    top = nb.cells[1]
+    assert top.cell_type == "markdown" and top.source.startswith("## Verdict: DIFFERS · SYNTHETIC sample data\n")
+    assert "Claims that did not pass" in top.source and "below Nsight Compute" in top.source
 
     shutil.rmtree(tmp_path / "out")
     assert _run(broken, tmp_path / "out", "--report-only").returncode == 0

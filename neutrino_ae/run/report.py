@@ -1,0 +1,250 @@
+"""``make report``: an executed notebook as a standalone HTML page beside it, and a PDF when a converter
+is present.
+
+    python -m neutrino_ae.run.report [results/static/static.executed.ipynb] [--pdf auto|always|never]
+
+The page is nbconvert's ``lab`` HTML with every figure embedded (``data:`` URIs; the notebook's image
+outputs carry their display width and alt text, which this template writes into each ``<img>``); it
+is written next to the executed notebook as ``<name>.html`` (``results/static/static.html``), so its
+links to the results files work where the folder is moved. The PDF (``<name>.pdf``) is printed from
+that page by a headless Chromium: Playwright's (nbconvert's ``webpdf``) when installed, else a
+``chromium``/``google-chrome`` on PATH (``$NEUTRINO_AE_CHROMIUM`` names another); with neither, the
+PDF is skipped and one line says so. Exit codes: 0 written (PDF skipped included, unless
+``--pdf always``), 2 bad input (no executed notebook, unreadable JSON) or no PDF converter with
+``--pdf always``, 1 a converter that failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from neutrino_ae.atomic import atomic_path, write_text
+from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.report.layout import STATIC_RESULTS
+from neutrino_ae.report.script import run_main
+
+#: nbconvert's lab template, with each image's alt text and display width from its output metadata.
+TEMPLATE_NAME = "neutrino_ae_report.html.j2"
+TEMPLATE = r"""
+{%- extends 'lab/index.html.j2' -%}
+{%- macro img_attrs(out, mime) -%}
+{%- set alt = out | get_metadata('alt', mime) -%}
+{%- if alt is not none %} alt="{{ alt | escape_html }}"{% endif -%}
+{%- set width = out | get_metadata('width', mime) -%}
+{%- if width is not none %} width="{{ width | escape_html }}"{% endif -%}
+{%- endmacro -%}
+{% block data_png scoped %}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}"{{ img_attrs(output, 'image/png') }}>
+</div>
+{%- endblock data_png %}
+{% block data_svg scoped %}
+<div class="jp-RenderedSVG jp-OutputArea-output {{ extra_class }}" data-mime-type="image/svg+xml">
+<img src="data:image/svg+xml;base64,{{ output.data['image/svg+xml'] | text_base64 | escape_html }}"
+{{- img_attrs(output, 'image/svg+xml') }}>
+</div>
+{%- endblock data_svg %}
+"""
+
+REMOVE_INPUT_TAG = "remove-input"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+PDF_TIMEOUT_S = 180
+
+
+class ConverterFailed(NeutrinoAEError):
+    """A PDF converter ran and failed (exit 1: the run's output is fine, its export is not)."""
+
+    exit_code = 1
+NO_PDF = ("PDF: skipped, no converter: install Debian's chromium (apt-get install chromium) or "
+          "Playwright (pip install 'nbconvert[webpdf]' && playwright install chromium)")
+
+
+def default_notebook() -> Path:
+    return Path(STATIC_RESULTS) / "static.executed.ipynb"
+
+
+def html_name(executed: Path) -> Path:
+    """``static.executed.ipynb`` -> ``static.html`` beside it."""
+    stem = executed.name.removesuffix(".ipynb").removesuffix(".executed")
+    return executed.with_name(f"{stem}.html")
+
+
+def write_html(executed: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
+    """The executed notebook as one self-contained HTML page (every figure embedded); returns its path."""
+    import nbformat
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    executed = Path(executed)
+    if not executed.is_file():
+        raise InputError(executed, "no executed notebook (run `make run` or `neutrino-ae run static` first)")
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except (ValueError, TypeError, KeyError) as exc:  # nbformat raises these for bad JSON / a bad notebook
+        raise InputError(executed, f"not a readable notebook: {str(exc).splitlines()[0][:200]}") from None
+    from traitlets.config import Config
+
+    # Cells tagged remove-input (the kernel check) show their outputs only.
+    config = Config({"TagRemovePreprocessor": {"enabled": True, "remove_input_tags": {REMOVE_INPUT_TAG}}})
+    exporter = HTMLExporter(config=config, template_name="lab",
+                            extra_loaders=[DictLoader({TEMPLATE_NAME: TEMPLATE})], template_file=TEMPLATE_NAME)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": html_name(executed).stem}})
+    return write_text(Path(out) if out else html_name(executed), body)
+
+
+def find_chromium() -> str | None:
+    """A Chromium to print with: ``$NEUTRINO_AE_CHROMIUM``, else the first of :data:`CHROMIUM_NAMES` on PATH."""
+    named = os.environ.get("NEUTRINO_AE_CHROMIUM")
+    if named:
+        return shutil.which(named) or (named if Path(named).is_file() else None)
+    return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
+
+
+def write_pdf(html: Path, executed: Path) -> tuple[Path | None, str]:
+    """The PDF beside ``html``: (path, how) when written, (None, why not) when no converter is present.
+    A converter that runs and fails raises :class:`ConverterFailed`."""
+    pdf = html.with_suffix(".pdf")
+    if importlib.util.find_spec("playwright") is not None:
+        try:
+            return _webpdf(executed, pdf), "nbconvert webpdf (Playwright)"
+        except Exception as exc:  # noqa: BLE001 - Playwright without its browser: fall back to a system Chromium
+            reason = f"webpdf failed ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})"
+    else:
+        reason = "no Playwright"
+    chromium = find_chromium()
+    if chromium is None:
+        return None, f"{NO_PDF} ({reason})"
+    with atomic_path(pdf) as tmp:
+        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+               f"--print-to-pdf={tmp}", html.resolve().as_uri()]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise ConverterFailed(f"{chromium}: no PDF after {PDF_TIMEOUT_S} s") from None
+        if proc.returncode != 0 or not Path(tmp).is_file() or Path(tmp).stat().st_size == 0:
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1][:200]
+            raise ConverterFailed(f"{chromium}: printing {html} to PDF failed (exit {proc.returncode}): {last}")
+    return pdf, f"{Path(chromium).name} --headless --print-to-pdf"
+
+
+def _webpdf(executed: Path, pdf: Path) -> Path:
+    import nbformat
+    from nbconvert import WebPDFExporter
+
+    body, _ = WebPDFExporter().from_notebook_node(nbformat.read(executed, as_version=4))
+    with atomic_path(pdf) as tmp:
+        Path(tmp).write_bytes(body)
+    return pdf
+
+
+#: Window width of the render check (a reviewer's browser).
+RENDER_WIDTH_PX = 1400
+_PROBE_JS = ("<script>window.addEventListener('load',()=>{const o=[document.documentElement.scrollHeight];"
+             "for(const i of document.images){o.push(i.getBoundingClientRect().width)}"
+             "const p=document.createElement('pre');p.id='neutrino-ae-render';p.textContent=o.join(' ');"
+             "document.body.appendChild(p)})</script>")
+
+
+def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_WIDTH_PX,
+                 screenshot: Path | None = None) -> dict:
+    """Open the page in headless Chromium ``width`` px wide: its height, each figure's width on screen,
+    and the smallest text in a figure there (px: the PNG's smallest font size, from its
+    :data:`style.SMALLEST_TEXT_KEY` chunk, times PNG px per point times shown / PNG width)."""
+    import base64
+    import io
+    import re
+
+    import nbformat
+    from PIL import Image
+
+    from neutrino_ae.report.style import SMALLEST_TEXT_KEY
+
+    probe = html.with_name(f".{html.stem}.render-check.html")
+    probe.write_text(html.read_text(encoding="utf-8").replace("</body>", _PROBE_JS + "</body>"), encoding="utf-8")
+    try:
+        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               f"--window-size={width},1000", "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri()]
+        dom = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False).stdout
+    finally:
+        probe.unlink(missing_ok=True)
+    found = re.search(r'<pre id="neutrino-ae-render">([^<]*)</pre>', dom)
+    if not found:
+        raise ConverterFailed(f"{chromium}: no measurements from {html}")
+    numbers = [float(x) for x in found.group(1).split()]
+    height, shown = numbers[0], numbers[1:]
+    figures = []
+    nb = nbformat.read(executed, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "image/png" in out.get("data", {}):
+                with Image.open(io.BytesIO(base64.b64decode(out["data"]["image/png"]))) as im:
+                    pt = float(im.text.get(SMALLEST_TEXT_KEY, "nan"))
+                    figures.append((out["data"].get("text/plain", ""), im.size[0], float(im.info["dpi"][0]), pt))
+    if len(figures) != len(shown):
+        raise ConverterFailed(f"{html}: {len(shown)} images on the page, {len(figures)} figures in {executed}")
+    rows = [{"figure": name.removeprefix("[figure] "), "shown_px": s, "png_px": w,
+             "smallest_text_px": pt * dpi / 72 * s / w} for (name, w, dpi, pt), s in zip(figures, shown, strict=True)]
+    if screenshot is not None:
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        f"--window-size={width},{int(height)}", "--virtual-time-budget=10000",
+                        f"--screenshot={screenshot}", html.resolve().as_uri()],
+                       capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
+    return {"width": width, "height": height, "figures": rows}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m neutrino_ae.run.report",
+                                     description="Write an executed notebook as HTML (and PDF when a converter "
+                                                 "is present) beside it.",
+                                     epilog="exit codes: 0 written (PDF skipped included), 1 a converter failed, "
+                                            "2 bad input or --pdf always without a converter")
+    parser.add_argument("notebook", nargs="?", type=Path, default=default_notebook(),
+                        help=f"executed notebook (default: {default_notebook()})")
+    parser.add_argument("--pdf", choices=("auto", "always", "never"), default="auto",
+                        help="auto: a PDF when a converter is present (default); always: fail without one")
+    parser.add_argument("--render-check", action="store_true",
+                        help=f"open the page in headless Chromium {RENDER_WIDTH_PX} px wide: its height and the "
+                             "smallest text in a figure on screen (needs chromium)")
+    parser.add_argument("--screenshot", type=Path, help="with --render-check: a full-page screenshot (PNG) here")
+    args = parser.parse_args(argv)
+    html = write_html(args.notebook)
+    print(f"HTML: {html} ({html.stat().st_size / 1e6:.1f} MB, every figure embedded)")
+    if args.pdf == "never":
+        return _render_check(args, html)
+    pdf, how = write_pdf(html, args.notebook)
+    if pdf is None:
+        print(how)
+        if args.pdf == "always":
+            print("error: --pdf always: no PDF converter", file=sys.stderr)
+            return 2
+        return _render_check(args, html)
+    print(f"PDF:  {pdf} ({pdf.stat().st_size / 1e6:.1f} MB, by {how})")
+    return _render_check(args, html)
+
+
+def _render_check(args: argparse.Namespace, html: Path) -> int:
+    if not args.render_check:
+        return 0
+    chromium = find_chromium()
+    if chromium is None:
+        print("render check: skipped, no chromium (apt-get install chromium)")
+        return 0
+    found = render_check(html, args.notebook, chromium, screenshot=args.screenshot)
+    small = min(found["figures"], key=lambda f: f["smallest_text_px"], default=None)
+    print(f"render check ({Path(chromium).name}, {found['width']} px wide): page {found['height']:,.0f} px tall, "
+          f"{len(found['figures'])} figures shown {min((f['shown_px'] for f in found['figures']), default=0):.0f}-"
+          f"{max((f['shown_px'] for f in found['figures']), default=0):.0f} px wide"
+          + (f"; smallest text in a figure {small['smallest_text_px']:.1f} px ({small['figure']})" if small else "")
+          + (f"; screenshot {args.screenshot}" if args.screenshot else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
