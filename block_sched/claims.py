@@ -13,7 +13,6 @@ PUBLISHED_BLOCKS, PUBLISHED_RUNNING, PUBLISHED_SCHEDULING = 32768, 602241, 87713
 A100_SMS = 108
 #: Blocks of torch.zeros' fill kernel (128 threads) resident per A100 SM: 2048 threads / 128.
 A100_RESIDENT_BLOCKS = 16
-PUBLISHED_RATIO = PUBLISHED_SCHEDULING / PUBLISHED_RUNNING
 #: The line per block (running) and per block dispatched into a freed slot (scheduling): the same
 #: numbers for any grid of this kernel, so a sample with fewer blocks is compared too.
 PUBLISHED_BLOCKS_PER_SM = PUBLISHED_BLOCKS / A100_SMS
@@ -40,17 +39,11 @@ CLAIMS = (
               why=f"{_SIMILAR}; the FIFO metric itself moves a few % with the order blocks finish in "
                   "(docs/sample-model.md), hence ±15 %",
               expected=f"scheduling / dispatched blocks per SM = {PUBLISHED_SCHEDULING_PER_DISPATCH:,.0f} cycles"),
+    # One direction on the ratio; the published line itself is judged as numbers above (running and
+    # scheduling each within their tolerance), so a second and third row on the same ratio added nothing.
     Claim("visible-cost", "Block scheduling is a visible share of torch.zeros((4096, 4096))'s running time",
           "Sec. 4.5", left="raw.scheduling_ratio", op=">", right=0.05,
-          expected="scheduling / running > 5 %"),
-    Claim("published-line", f"Similar to the published kick-the-tires line (scheduling / running = "
-          f"{PUBLISHED_RATIO:.1%})",
-          "artifact README: No.block:32768 Running:602241 Scheduling:87713(cycle); 'similar numbers'",
-          left="raw.scheduling_ratio", op=">", right=PUBLISHED_RATIO, factor=0.5,
-          expected=f"scheduling / running within 2x of {PUBLISHED_RATIO:.3f} (lower bound)"),
-    Claim("published-line-upper", "Similar to the published kick-the-tires line (upper bound)",
-          "artifact README: 'similar numbers or figure shapes'", left="raw.scheduling_ratio", op="<",
-          right=PUBLISHED_RATIO, factor=2.0, expected=f"scheduling / running within 2x of {PUBLISHED_RATIO:.3f}"),
+          expected="scheduling / running > 0.05 (5 % of running)"),
     # The fixes are judged on the scheduling cost itself (cycles per SM), not on its share of a running
     # time that the fix also changes: the memset's blocks are short, so the artifact's metric, which
     # overestimates gaps between short blocks, gives it a ratio near the raw kernel's at paper scale

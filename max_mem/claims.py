@@ -13,7 +13,7 @@ CLAIMS = (
           left="{model}.dmat.probe_mem_max", op=">=", right="{model}.{probe}.probe_mem_max"),
     Claim("block-sched-small", "block_sched's buffer is small next to the workload's own peak memory", "Fig. 11",
           left="{model}.block_sched.probe_over_workload", op="<", right=0.1,
-          expected="block_sched probe memory < 10 % of the workload's peak"),
+          expected="block_sched probe memory / workload peak < 0.1 (10 %)"),
     Truth("probe-mem-truth", "The largest probe buffer per model x probe is the injected one",
           "sample model: ground_truth.max_mem.<model>.<probe>.max_probe_mem (grid x units x bytes per launch)",
           key="{model}.{probe}.probe_mem_max", why=_EXACT),

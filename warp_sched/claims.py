@@ -11,7 +11,7 @@ CLAIMS = (
           "Fig. 13a/b", left="fig13b.max_resident_blocks_per_sm", op=">", right="fig13a.max_resident_blocks_per_sm"),
     Claim("tail", "The last wave leaves a visible tail: most SMs idle while a few finish", "Fig. 13c/d",
           left="last_wave_tail_idle_sm_fraction", op=">", right=0.1,
-          expected="idle-SM share during the last-wave tail > 10 %"),
+          expected="idle-SM share during the last-wave tail > 0.1 (10 %)"),
     Truth("makespan-truth", "Each trace's makespan (first warp start to last warp end), and their ratio",
           "sample model: ground_truth.warp_sched.<trace>.makespan_cycles, shared_vs_exclusive_makespan",
           key=("{fig}.makespan_cycles", "shared_vs_exclusive_makespan"), rtol=1e-9,

@@ -80,3 +80,18 @@ def test_published_claims_are_judged_on_the_bundles_that_reproduce_the_published
     assert "dynamic bundle" in o.reason
     table = verdict_table([o])
     assert "| published |" in table and "±10 % (similar)" not in table and "±10 %; similar" in table
+
+
+def test_each_section_states_a_direction_on_a_quantity_once_in_the_units_it_compares():
+    """A reviewer reading the verdict sees one row per question: no section asks the same direction
+    of the same quantity twice, and a threshold is shown in the units of the value it is compared
+    with (a fraction is not shown against '5 %')."""
+    from neutrino_ae.report import registry
+
+    for section in registry.sections():
+        directions = [c for c in section.claims if type(c) is Claim]
+        lefts = [c.left for c in directions]
+        assert len(lefts) == len(set(lefts)), (section.name, sorted(lefts))
+        for c in directions:
+            if isinstance(c.right, (int, float)):
+                assert f"{c.right * c.factor:g}" in c.shown_expectation, (section.name, c.id, c.shown_expectation)
