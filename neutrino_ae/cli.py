@@ -201,9 +201,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``neutrino-ae``; returns the exit code."""
+    from neutrino_ae.run import stop
+
     args = build_parser().parse_args(argv)
-    # Each error carries its exit code: 1 for a failed notebook run, 2 for bad input.
-    return run_main(lambda _: int(args.func(args)))
+    # SIGTERM / Ctrl-C: `run` stops its kernel and workers, waits, cleans up and exits 143 / 130
+    # with one line; the other commands unwind through their own clean-up (run/stop.py).
+    restore = stop.install_run_handlers() if args.command == "run" else stop.install_unwinding_handlers()
+    try:
+        # Each error carries its exit code: 1 for a failed notebook run, 2 for bad input, 74 disk full.
+        return run_main(lambda _: int(args.func(args)))
+    except stop.Terminated:
+        print("error: terminated", file=sys.stderr)
+        return 143
+    finally:
+        restore()
 
 
 if __name__ == "__main__":
