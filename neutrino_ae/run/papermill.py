@@ -101,6 +101,7 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     Every process the run started has ended when this returns or raises.
     """
     nb = Path(notebook)
+    check_address_space()
     out_dir = Path(output_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     # One run per output folder: this process holds the lock and lends it to its kernel, so a
@@ -122,14 +123,14 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     forget = on_stop(undo)
     mark_run_start()
     try:
-        executed = _execute(nb, running, final, out_dir, parameters, cwd, log_output, kernel_name, progress_bar)
+        executed = _execute(nb, running, previous, out_dir, parameters, cwd, log_output, kernel_name, progress_bar)
     except BaseException as exc:
         stop_descendants()
-        if isinstance(exc, DiskFull) or (isinstance(exc, NotebookError) and exc.executed is None):
-            undo()  # the run did not end in a notebook: the previous results stay
-        else:  # a cell failed: its complete notebook and summary say why
-            running.unlink(missing_ok=True)
+        if isinstance(exc, NotebookError) and exc.executed == final:
+            running.unlink(missing_ok=True)  # a cell failed after the summary: its notebook and summary say why
             previous.drop()
+        else:  # stopped before its summary: the previous results stay
+            undo()
         raise
     finally:
         forget()
@@ -138,9 +139,28 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     return executed
 
 
-def _execute(nb: Path, running: Path, final: Path, out_dir: Path, parameters: dict[str, Any] | None,
+#: Below this address-space limit (``ulimit -v``) a kernel cannot even start (ZeroMQ aborts the
+#: process creating its threads): refused up front, before anything is written.
+MIN_ADDRESS_SPACE = 512 << 20
+
+
+def check_address_space() -> None:
+    """NeutrinoAEError (exit 2) when ``RLIMIT_AS`` is below :data:`MIN_ADDRESS_SPACE`. A limit above
+    it that is still too small fails in a cell, with one line (exit 1)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY and soft < MIN_ADDRESS_SPACE:
+        raise NeutrinoAEError(f"the address-space limit (ulimit -v) is {soft >> 20} MiB; a notebook run needs at "
+                              f"least {MIN_ADDRESS_SPACE >> 20} MiB (its kernel, numpy, matplotlib); raise the limit")
+
+
+def _execute(nb: Path, running: Path, previous: Previous, out_dir: Path, parameters: dict[str, Any] | None,
              cwd: str | os.PathLike[str] | None, log_output: bool, kernel_name: str | None,
              progress_bar: bool | None) -> Path:
+    final = out_dir / f"{nb.stem}.executed.ipynb"
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -153,13 +173,18 @@ def _execute(nb: Path, running: Path, final: Path, out_dir: Path, parameters: di
     except PapermillExecutionError as exc:
         if exc.ename in _DISK_FULL_NAMES:
             raise DiskFull(_first_line(exc.evalue).removeprefix("disk full: ").rsplit(" (", 1)[0]) from None
-        saved = _publish(running, final)
+        # Failed after writing its summary: the run's notebook goes with it. Failed before: the
+        # previous run's results stay and this notebook is published beside them.
+        complete = previous.summary_rewritten()
+        target = final if complete else out_dir / f"{nb.stem}.failed.ipynb"
+        saved = _publish(running, target)
         # "[n]" is the In [n] label shown in the executed notebook (which includes papermill's
         # injected-parameters cell); fall back to the cell's position.
         cell = f"[{exc.exec_count}]" if exc.exec_count is not None else f"#{exc.cell_index + 1}"
-        where = f"executed notebook: {final}" if saved else "the executed notebook could not be saved"
+        where = "executed notebook" if complete else "notebook of the failed run; the previous results are kept"
+        where = f"{where}: {target}" if saved else "the executed notebook could not be saved"
         err = NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} ({where})",
-                            final if saved else None)
+                            target if saved else None)
         if exc.ename == NotebookInputError.__name__:
             err.exit_code = 2  # bad input (a parameter, a user path), not a failed run
         raise err from None
@@ -172,6 +197,7 @@ def _execute(nb: Path, running: Path, final: Path, out_dir: Path, parameters: di
     except Exception as exc:  # noqa: BLE001 - kernel start failures, dead kernels, bad notebook JSON
         return _could_not_run(nb, running, final, exc)
     publish_notebook(running, final, _verdict_cell(out_dir))
+    (out_dir / f"{nb.stem}.failed.ipynb").unlink(missing_ok=True)  # an earlier failure's, now stale
     return final
 
 

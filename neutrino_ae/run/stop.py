@@ -59,7 +59,7 @@ def _parents() -> dict[int, int]:
                 continue  # gone meanwhile
             # "pid (comm) state ppid ...": comm may hold spaces and parentheses; split after the last ")".
             fields = stat[stat.rfind(b")") + 2:].split()
-            if len(fields) > 1 and fields[0] != b"Z":
+            if len(fields) > 1 and (fields[0] != b"Z" or _threads_left(entry)):
                 found[int(entry)] = int(fields[1])
         return found
     try:
@@ -70,6 +70,15 @@ def _parents() -> dict[int, int]:
         if proc.info["status"] != psutil.STATUS_ZOMBIE:
             found[proc.pid] = proc.info["ppid"]
     return found
+
+
+def _threads_left(pid: str) -> bool:
+    """A zombie thread-group leader whose other threads still run (a killed multi-threaded process
+    tearing down): not ended yet."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
 
 
 def descendants(pid: int | None = None, exclude: set[int] | frozenset[int] = frozenset()) -> list[int]:

@@ -75,7 +75,8 @@ def test_failing_cell_exits_1_with_error_line(tmp_path: Path, capsys: pytest.Cap
     assert code == 1
     assert err.startswith("error: bad.ipynb: cell [4] failed: RuntimeError: no trace bundle here")
     assert err.count("\n") == 1
-    assert (tmp_path / "out" / "bad.executed.ipynb").is_file()
+    # failed before writing a summary: its notebook is published beside (not over) a previous run's
+    assert (tmp_path / "out" / "bad.failed.ipynb").is_file()
     assert not list((tmp_path / "out").glob(".*running*"))
 
 
