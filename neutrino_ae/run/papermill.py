@@ -139,9 +139,11 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     return executed
 
 
-#: Below this address-space limit (``ulimit -v``) a kernel cannot even start (ZeroMQ aborts the
-#: process creating its threads): refused up front, before anything is written.
-MIN_ADDRESS_SPACE = 512 << 20
+#: Below this address-space limit (``ulimit -v``) the kernel cannot be relied on: measured on the
+#: tiny sample with two cores, 150 MB aborts in ZeroMQ, 600 MB leaves the kernel hung after a
+#: MemoryError in one of its threads (2 runs of 3), 800 MB kills it, 1000 MB runs. Refused up
+#: front, before anything is written (docs/reliability.md).
+MIN_ADDRESS_SPACE = 1 << 30
 
 
 def check_address_space() -> None:
@@ -154,7 +156,8 @@ def check_address_space() -> None:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY and soft < MIN_ADDRESS_SPACE:
         raise NeutrinoAEError(f"the address-space limit (ulimit -v) is {soft >> 20} MiB; a notebook run needs at "
-                              f"least {MIN_ADDRESS_SPACE >> 20} MiB (its kernel, numpy, matplotlib); raise the limit")
+                              f"least {MIN_ADDRESS_SPACE >> 20} MiB (below it the kernel can hang or die); "
+                              "raise the limit")
 
 
 def _execute(nb: Path, running: Path, previous: Previous, out_dir: Path, parameters: dict[str, Any] | None,

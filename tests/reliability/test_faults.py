@@ -223,34 +223,33 @@ def test_a_full_disk_keeps_the_previous_results(tiny_bundle, sections, good_run,
 # --------------------------------------------------------------------------------------------- memory
 
 
-def test_a_run_under_a_small_address_space_limit_fails_cleanly(tiny_bundle, sections, previous):
-    """600 MB of address space is too little for the kernel's numpy (its BLAS threads): the set-up cell
-    fails; exit 1, one line naming the failed run's notebook, the previous results intact."""
-    before, section_before = digests(previous), section_digests(previous / "kernel_overhead")
+def test_a_run_under_an_address_space_limit_finishes(tiny_bundle, sections, previous):
+    """The memory bound of a tiny run: 1.5 GiB of address space (kernel, worker, numpy, matplotlib)."""
     cli = _run(tiny_bundle, previous, sections, "-p", "force", "true", secs="kernel_overhead",
-               limits={resource.RLIMIT_AS: 600 << 20})
+               limits={resource.RLIMIT_AS: 1536 << 20})
     try:
         rc = cli.wait(120)
     finally:
         cli.kill_leftovers()
-    err = cli.stderr()
-    assert rc == 1, err
-    assert "Traceback" not in err, err
-    errors = [ln for ln in err.splitlines() if ln.startswith("error:")]
-    assert len(errors) == 1 and "the previous results are kept" in errors[0], err
+    assert rc == 0, cli.stderr()
+    assert "Traceback" not in cli.stderr()
     assert alive(cli.seen) == [] and lock_is_free(previous) and leftovers(previous) == []
-    assert digests(previous) == before
-    assert section_digests(previous / "kernel_overhead") == section_before
-    json.loads((previous / "static.failed.ipynb").read_text())
+    assert json.loads((previous / "summary.json").read_text())["results"]
 
 
-def test_an_address_space_limit_too_small_to_start_is_refused_in_one_line(tiny_bundle, sections, previous):
+@pytest.mark.parametrize("mib", [200, 600])
+def test_an_address_space_limit_too_small_to_run_is_refused_in_one_line(tiny_bundle, sections, previous, mib):
+    """200 MiB aborts in ZeroMQ, 600 MiB can leave the kernel hung: refused before anything starts."""
     before = tree_state(previous)
-    cli = _run(tiny_bundle, previous, sections, limits={resource.RLIMIT_AS: 200 << 20})
-    rc = cli.wait(60)
+    cli = _run(tiny_bundle, previous, sections, limits={resource.RLIMIT_AS: mib << 20})
+    try:
+        rc = cli.wait(60)
+    finally:
+        cli.kill_leftovers()
     err = cli.stderr()
     assert rc == 2, err
-    assert err.count("\n") == 1 and err.startswith("error: ") and "ulimit -v" in err, err
+    assert err == (f"error: the address-space limit (ulimit -v) is {mib} MiB; a notebook run needs at least 1024 MiB "
+                   "(below it the kernel can hang or die); raise the limit\n")
     assert cli.seen == set()  # no kernel was started
     assert tree_state(previous) == before
 
@@ -302,7 +301,7 @@ def test_sigterm_on_sample_leaves_no_staging_and_exits_143(tmp_path):
     cli = Cli(["sample", "--out", str(root)], tmp_path)
     staging = root.parent / ".sample.generating"
     try:
-        cli.wait_for(lambda: staging.is_dir() and any(staging.rglob("*.bin")), label="generation under way")
+        cli.wait_for(staging.is_dir, label="generation under way")
         cli.signal(signal.SIGTERM)
         rc = cli.wait(60)
     finally:
