@@ -1,7 +1,8 @@
 """``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare.
 
 Exit codes: 0 success; 1 a notebook cell failed (``run``) or values moved (``compare``);
-2 bad input or usage (``error: <one line>`` on stderr, never a traceback); 130 interrupted.
+2 bad input or usage (``error: <one line>`` on stderr, never a traceback); 74 disk full;
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM). See docs/reliability.md.
 """
 
 from __future__ import annotations
