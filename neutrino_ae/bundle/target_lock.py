@@ -3,7 +3,8 @@ runs started together, each with the default ``traces/sample``) take turns inste
 
 The lock is an ``flock`` on ``<parent>/.<root name>.lock`` beside the root (the root itself is
 swapped in by a rename, so it cannot hold its own lock); the kernel drops it when its holder ends,
-so a killed generation never leaves a stale lock. The second comer waits (saying so once), then
+so a killed generation never leaves a stale lock, and the holder removes the file when it is done.
+The second comer waits (saying so once), then
 finds the first one's bundle and reuses it; past ``wait_s`` it stops with one line naming the root
 and the holder.
 """
@@ -44,30 +45,50 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
     path = lock_path(root)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
-        yield  # a read-only parent: nobody can generate here, so there is nothing to take turns on
+        yield  # no parent to write in: nobody can generate here, so there is nothing to take turns on
         return
+    deadline = time.monotonic() + wait_s
+    told = False
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            yield  # a read-only parent, as above
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise BundleError(root, f"another sample generation ({holder}) is writing it; gave up "
+                                        f"after waiting {wait_s:.0f} s (${WAIT_ENV}); wait for it to finish "
+                                        "or choose another trace root") from None
+            if not told:
+                note(progress, f"{root}: another sample generation ({holder}) is writing it; waiting for it "
+                               f"(up to {wait_s:.0f} s)")
+                told = True
+            time.sleep(0.1)
+            continue
+        if _same_file(fd, path):
+            break
+        os.close(fd)  # the holder before removed the file after this opened it: take the new one
     try:
-        deadline = time.monotonic() + wait_s
-        told = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
-                if time.monotonic() >= deadline:
-                    raise BundleError(root, f"another sample generation ({holder}) is writing it; gave up "
-                                            f"after waiting {wait_s:.0f} s (${WAIT_ENV}); wait for it to finish "
-                                            "or choose another trace root") from None
-                if not told:
-                    note(progress, f"{root}: another sample generation ({holder}) is writing it; waiting for it "
-                                   f"(up to {wait_s:.0f} s)")
-                    told = True
-                time.sleep(0.1)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
         yield
     finally:
-        os.close(fd)  # also drops the lock
+        # Removed while still held, so no lock file is left beside the bundle; a waiter that opened
+        # the old file sees it is gone (_same_file) and takes a new one.
+        with contextlib.suppress(OSError):
+            path.unlink()
+        os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        st, held = path.stat(), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)

@@ -32,7 +32,6 @@ from faultkit import (
     cmdline,
     copy_run,
     digests,
-    file_lock_is_free,
     leftovers,
     lock_is_free,
     make_slow_section,
@@ -171,6 +170,25 @@ def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_stops_clea
     _assert_stopped_cleanly(first, rc, "terminated", previous, before, section_before)
 
 
+def test_sigkill_leaves_no_worker_computing(tiny_bundle, sections, previous):
+    """SIGKILL cannot be handled: the kernel sees its parent gone and exits, and its section workers
+    die with it (PR_SET_PDEATHSIG), so nothing keeps writing into the results."""
+    cli = _run(tiny_bundle, previous, sections)
+    try:
+        cli.wait_for(_beating(previous, "worker"), label="a section worker")
+        cli.signal(signal.SIGKILL)
+        assert cli.wait() == -signal.SIGKILL
+        end = time.monotonic() + 20
+        while alive(cli.seen) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert alive(cli.seen) == [], [cmdline(p) for p in alive(cli.seen)]
+        state = tree_state(previous)
+        time.sleep(0.3)
+        assert tree_state(previous) == state
+    finally:
+        cli.kill_leftovers()
+
+
 # --------------------------------------------------------------------------------------------- full disk
 
 
@@ -276,7 +294,7 @@ def test_two_sample_generations_into_one_root_take_turns(tmp_path):
     assert "another sample generation" in second.stderr() + first.stderr()  # whichever came second said so
     manifest = json.loads((root / "bundle.json").read_text())
     assert manifest["kind"] == "sample" and manifest["scale"] == "small"
-    assert sorted(p.name for p in root.parent.iterdir()) == [".sample.lock", "sample"]
+    assert sorted(p.name for p in root.parent.iterdir()) == ["sample"]  # no staging, no lock file left
 
 
 def test_a_sample_generation_that_waits_too_long_says_who_holds_the_root(tmp_path):
@@ -307,5 +325,4 @@ def test_sigterm_on_sample_leaves_no_staging_and_exits_143(tmp_path):
         cli.kill_leftovers()
     assert rc == 143, cli.stderr()
     assert cli.stderr().splitlines()[-1] == "error: terminated" and "Traceback" not in cli.stderr()
-    assert sorted(p.name for p in root.parent.iterdir()) == [".sample.lock"]  # no staging, no bundle
-    assert file_lock_is_free(root.parent / ".sample.lock")
+    assert sorted(root.parent.iterdir()) == []  # no staging, no bundle, no lock file
