@@ -3,10 +3,9 @@ runs started together, each with the default ``traces/sample``) take turns inste
 
 The lock is an ``flock`` on ``<parent>/.<root name>.lock`` beside the root (the root itself is
 swapped in by a rename, so it cannot hold its own lock); the kernel drops it when its holder ends,
-so a killed generation never leaves a stale lock, and the holder removes the file when it is done.
-The second comer waits (saying so once), then
-finds the first one's bundle and reuses it; past ``wait_s`` it stops with one line naming the root
-and the holder.
+so a killed generation never leaves a stale lock, and the holder removes the file when it is
+done. The second comer waits (saying so once), then finds the first one's bundle and reuses it;
+past ``wait_s`` it stops with one line naming the root and the holder.
 """
 
 from __future__ import annotations
