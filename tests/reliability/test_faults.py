@@ -203,13 +203,13 @@ def _small_fs(path: Path, size_kib: int) -> bool:
     return done.returncode == 0
 
 
-@pytest.mark.parametrize("limit", ["tmpfs", "file-size"])
-def test_a_full_disk_keeps_the_previous_results(tiny_bundle, sections, good_run, tmp_path, limit):
+def test_a_full_disk_keeps_the_previous_results(tiny_bundle, sections, good_run, tmp_path):
     """The previous run (kernel_overhead) fits; adding dmat does not (its figures and a 0.7 MB executed
-    notebook): exit 74, one 'disk full: <path>' line, the previous notebook/summary/verdict intact."""
+    notebook): exit 74, one 'disk full: <path>' line, the previous notebook/summary/verdict intact.
+    A 1 MiB tmpfs where the test may mount one, else a 400 KiB file-size limit (never skipped)."""
     limits = None
     fs = tmp_path / "fs"
-    mounted = limit == "tmpfs" and _small_fs(fs, 1024)
+    mounted = _small_fs(fs, 1024)
     try:
         if not mounted:  # RLIMIT_FSIZE: no file over 400 KiB (the good run's largest is 250 KiB)
             fs.mkdir(exist_ok=True)
@@ -236,6 +236,25 @@ def test_a_full_disk_keeps_the_previous_results(tiny_bundle, sections, good_run,
     finally:
         if mounted:
             subprocess.run(["umount", "-l", str(fs)], capture_output=True, timeout=30)
+
+
+def test_a_file_size_limit_during_sample_generation_keeps_the_previous_bundle(tmp_path):
+    """RLIMIT_FSIZE (EFBIG) on `sample --force` over an existing bundle: exit 74 with one 'disk full'
+    line naming the file, no staging left, the previous bundle as it was."""
+    root = tmp_path / "traces" / "sample"
+    first = Cli(["sample", "--out", str(root)], tmp_path)
+    assert first.wait(120) == 0, first.stderr()
+    before = section_digests(root)
+    cli = Cli(["sample", "--out", str(root), "--force"], tmp_path, limits={resource.RLIMIT_FSIZE: 256 << 10})
+    rc = cli.wait(120)
+    err = cli.stderr()
+    assert rc == DISK_FULL_EXIT, err
+    assert "Traceback" not in err
+    errors = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: disk full: {root.parent}/"), err
+    assert errors[0].endswith("(File too large)")
+    assert sorted(p.name for p in root.parent.iterdir()) == ["sample"]
+    assert section_digests(root) == before
 
 
 # --------------------------------------------------------------------------------------------- memory
