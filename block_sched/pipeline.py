@@ -35,6 +35,7 @@ from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import BLOCK_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
+from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.report.summary import summary_row
@@ -67,7 +68,7 @@ def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
     p = Path(path)
     refuse_pickle(p, "Pass the raw trace .bin (or its trace directory) instead.")
     if not p.exists():
-        raise InputError(p, "no such file or directory")
+        raise InputError(p, missing_reason(p, "no such file or directory"))
     if p.is_dir():
         td = TraceDir(p)
         results = list(td.results())

@@ -19,7 +19,8 @@ from typing import IO, Any
 
 from neutrino_ae.errors import NeutrinoAEError
 
-#: Exit code of a command line that stopped because the disk (or the file-size limit) was full.
+#: Exit code of a command line that stopped because the disk (or the file-size limit) was full
+#: (listed in ``errors.EXIT_CODES``).
 DISK_FULL_EXIT = 74  # sysexits.h EX_IOERR
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 

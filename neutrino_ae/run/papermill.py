@@ -25,8 +25,8 @@ from typing import Any
 
 import neutrino_ae
 from neutrino_ae.atomic import DiskFull, is_disk_full
-from neutrino_ae.errors import InputError, NeutrinoAEError
-from neutrino_ae.report.section import NotebookInputError
+from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
+from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock, release_output_lock
 from neutrino_ae.run.publish import Previous, publish_notebook
 from neutrino_ae.run.stop import cleanup_temp_files, mark_run_start, on_stop, stop_descendants
@@ -123,13 +123,13 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     forget = on_stop(undo)
     mark_run_start()
     try:
-        executed = _execute(nb, running, previous, out_dir, parameters, cwd, log_output, kernel_name, progress_bar)
+        executed = _execute(nb, running, out_dir, parameters, cwd, log_output, kernel_name, progress_bar)
     except BaseException as exc:
         stop_descendants()
         if isinstance(exc, NotebookError) and exc.executed == final:
-            running.unlink(missing_ok=True)  # a cell failed after the summary: its notebook and summary say why
+            running.unlink(missing_ok=True)  # a cell failed: its notebook (and summary, if any) say why
             previous.drop()
-        else:  # stopped before its summary: the previous results stay
+        else:  # stopped, out of disk, the kernel died: the previous results stay
             undo()
         raise
     finally:
@@ -160,7 +160,7 @@ def check_address_space() -> None:
                               "raise the limit")
 
 
-def _execute(nb: Path, running: Path, previous: Previous, out_dir: Path, parameters: dict[str, Any] | None,
+def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] | None,
              cwd: str | os.PathLike[str] | None, log_output: bool, kernel_name: str | None,
              progress_bar: bool | None) -> Path:
     final = out_dir / f"{nb.stem}.executed.ipynb"
@@ -176,20 +176,19 @@ def _execute(nb: Path, running: Path, previous: Previous, out_dir: Path, paramet
     except PapermillExecutionError as exc:
         if exc.ename in _DISK_FULL_NAMES:
             raise DiskFull(_first_line(exc.evalue).removeprefix("disk full: ").rsplit(" (", 1)[0]) from None
-        # Failed after writing its summary: the run's notebook goes with it. Failed before: the
-        # previous run's results stay and this notebook is published beside them.
-        complete = previous.summary_rewritten()
-        target = final if complete else out_dir / f"{nb.stem}.failed.ipynb"
-        saved = _publish(running, target)
+        # A cell failed: the run's own notebook says where (its kernel already set the previous
+        # summary and verdict aside, so nothing of an earlier run looks like this one's).
+        saved = _publish(running, final)
         # "[n]" is the In [n] label shown in the executed notebook (which includes papermill's
         # injected-parameters cell); fall back to the cell's position.
         cell = f"[{exc.exec_count}]" if exc.exec_count is not None else f"#{exc.cell_index + 1}"
-        where = "executed notebook" if complete else "notebook of the failed run; the previous results are kept"
-        where = f"{where}: {target}" if saved else "the executed notebook could not be saved"
+        where = f"executed notebook: {final}" if saved else "the executed notebook could not be saved"
         err = NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} ({where})",
-                            target if saved else None)
+                            final if saved else None)
         if exc.ename == NotebookInputError.__name__:
             err.exit_code = 2  # bad input (a parameter, a user path), not a failed run
+        elif exc.ename == NotebookNetworkError.__name__:
+            err.exit_code = NetworkError.exit_code  # the download failed: the network or the server
         raise err from None
     except NeutrinoAEError:
         raise
@@ -200,7 +199,6 @@ def _execute(nb: Path, running: Path, previous: Previous, out_dir: Path, paramet
     except Exception as exc:  # noqa: BLE001 - kernel start failures, dead kernels, bad notebook JSON
         return _could_not_run(nb, running, final, exc)
     publish_notebook(running, final, _verdict_cell(out_dir))
-    (out_dir / f"{nb.stem}.failed.ipynb").unlink(missing_ok=True)  # an earlier failure's, now stale
     return final
 
 

@@ -5,9 +5,9 @@ The top of an output folder holds one run's results: ``summary.json``, ``summary
 ``neutrino-ae run`` writes the notebook after it, so a run that is stopped or runs out of disk on
 the way could leave a mix of two runs (or none). :class:`Previous` keeps the last run's set (hard
 links in ``.neutrino-ae.previous/``, no extra space) and puts it back when the run does not finish;
-a run that finishes drops it, and so does one whose cell failed after its summary was written (its
-notebook and summary say what failed). A run whose cell failed before that publishes its notebook
-as ``<name>.failed.ipynb`` beside the previous run's results.
+a run that finishes drops it, and so does one whose cell failed: its notebook says what failed, and
+its kernel set the previous summary and verdict aside when it started (run/notebook_setup.py), so
+nothing of an earlier run looks like this one's.
 :func:`publish_notebook` writes the executed notebook atomically (temp file, fsync, rename) and
 never publishes a truncated one.
 """
@@ -15,7 +15,6 @@ never publishes a truncated one.
 from __future__ import annotations
 
 import contextlib
-import filecmp
 import os
 import shutil
 from pathlib import Path
@@ -62,19 +61,6 @@ class Previous:
             else:
                 (self.out_dir / name).unlink(missing_ok=True)
         shutil.rmtree(self.keep, ignore_errors=True)
-
-    def summary_rewritten(self) -> bool:
-        """True when this run wrote its own summary.json (its summary cell ran, with or without
-        failed sections): the run's results are then a complete record of it."""
-        new, old = self.out_dir / TOP_LEVEL[0], self.keep / TOP_LEVEL[0]
-        if not new.is_file():
-            return False
-        if not old.is_file():
-            return True
-        try:
-            return not os.path.samefile(new, old) and not filecmp.cmp(new, old, shallow=False)
-        except OSError:
-            return True
 
     def drop(self) -> None:
         shutil.rmtree(self.keep, ignore_errors=True)
