@@ -225,6 +225,9 @@ def _install(handlers: dict[int, Callable[[int, object], None]]) -> Callable[[],
         old = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
     except ValueError:  # not the main thread (a library caller's worker thread)
         return lambda: None
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        # A parent that blocked them (a thread of a test runner, a job system) must not keep them from us.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(handlers))
 
     def restore() -> None:
         for sig, handler in old.items():
