@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from neutrino_ae.atomic import DiskFull, write_text
+from neutrino_ae.atomic import write_text
 from neutrino_ae.errors import NeutrinoAEError
 
 PREVIOUS_DIR = ".neutrino-ae.previous"
@@ -69,7 +69,8 @@ class Previous:
 def publish_notebook(running: Path, final: Path, verdict_cell: object | None = None) -> Path:
     """Write the notebook saved at ``running`` to ``final`` atomically (with ``verdict_cell`` first
     when given) and remove ``running``. A notebook that does not read back whole (the disk filled
-    while papermill saved it) is not published: :class:`NeutrinoAEError`, or :class:`DiskFull`."""
+    while papermill saved it) is not published: :class:`NeutrinoAEError`, or ``DiskFull`` when there
+    is no room to write it."""
     import nbformat
 
     try:
@@ -83,10 +84,3 @@ def publish_notebook(running: Path, final: Path, verdict_cell: object | None = N
     write_text(final, nbformat.writes(nb))
     running.unlink(missing_ok=True)
     return final
-
-
-def remove_running(running: Path) -> None:
-    running.unlink(missing_ok=True)
-
-
-__all__ = ["PREVIOUS_DIR", "TOP_LEVEL", "DiskFull", "Previous", "publish_notebook", "remove_running"]
