@@ -1,14 +1,50 @@
-"""Atomic output: write to a temporary sibling, then rename, so no half-written file looks complete."""
+"""Atomic output: write to a temporary sibling, fsync it, then rename, so no half-written file looks
+complete and a failed write (a full disk, a file-size limit) leaves the previous file as it was.
+
+A write that fails because the file system is full (``ENOSPC``, ``EDQUOT``) or the file would pass the
+size limit (``EFBIG``, ``RLIMIT_FSIZE``) raises :class:`DiskFull` naming the final path: one line,
+``disk full: <path> (<reason>)``, and exit code :data:`DISK_FULL_EXIT` on the command line.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from neutrino_ae.errors import NeutrinoAEError
+
+#: Exit code of a command line that stopped because the disk (or the file-size limit) was full
+#: (listed in ``errors.EXIT_CODES``).
+DISK_FULL_EXIT = 74  # sysexits.h EX_IOERR
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+class DiskFull(NeutrinoAEError, OSError):
+    """No room to write ``path``: the file system is full or the file would pass the size limit.
+
+    An ``OSError`` too (with its ``errno``), so code that handles file-system errors still does."""
+
+    exit_code = DISK_FULL_EXIT
+
+    def __init__(self, path: str | os.PathLike[str], err: int = errno.ENOSPC) -> None:
+        super().__init__(err, os.strerror(err), os.fspath(path))
+
+    def __str__(self) -> str:
+        return f"disk full: {self.filename} ({self.strerror})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses process boundaries (section workers)
+        return (type(self), (self.filename, self.errno))
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True for an OSError that says the disk is full or the file-size limit is reached."""
+    return isinstance(exc, OSError) and exc.errno in _FULL
 
 
 @contextlib.contextmanager
@@ -27,13 +63,24 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        _fsync(tmp_path)  # the data is on disk before the name points at it
         # mkstemp creates 0600; give the result the permissions a plain open() would have.
         os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, final)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
+        if is_disk_full(exc) and not isinstance(exc, DiskFull):
+            raise DiskFull(final, exc.errno) from None  # type: ignore[union-attr]
         raise
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -43,8 +90,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -
         raise ValueError(f"atomic_open is for writing, got mode {mode!r}")
     with atomic_path(path) as tmp, open(tmp, mode.replace("x", "w").replace("a", "w"), **kwargs) as fh:
         yield fh
-        fh.flush()
-        os.fsync(fh.fileno())
+        fh.flush()  # atomic_path fsyncs the file once it is closed
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

@@ -3,7 +3,7 @@
 Exit codes (``neutrino_ae.errors.EXIT_CODES``, listed by every ``--help``): 0 success; 1 a claim
 DIFFERS, a notebook cell failed (``run``) or values moved (``compare``); 2 bad input or usage
 (``error: <one line>`` on stderr, never a traceback); 3 no GPU; 4 network or server failure;
-130 interrupted; 143 terminated.
+74 disk full; 130 interrupted; 143 terminated (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -237,9 +237,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``neutrino-ae``; returns the exit code."""
+    from neutrino_ae.run import stop
+
     args = build_parser().parse_args(argv)
-    # Each error carries its exit code: 1 for a failed notebook run, 2 for bad input.
-    return run_main(lambda _: int(args.func(args)))
+    # SIGTERM / Ctrl-C: `run` stops its kernel and workers, waits, cleans up and exits 143 / 130
+    # with one line; the other commands unwind through their own clean-up (run/stop.py).
+    restore = stop.install_run_handlers() if args.command == "run" else stop.install_unwinding_handlers()
+    try:
+        # Each error carries its exit code: 1 for a failed notebook run, 2 for bad input, 74 disk full.
+        return run_main(lambda _: int(args.func(args)))
+    except stop.Terminated:
+        print("error: terminated", file=sys.stderr)
+        return 143
+    finally:
+        restore()
 
 
 if __name__ == "__main__":

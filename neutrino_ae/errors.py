@@ -88,6 +88,8 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
         "(HTTP 5xx) after its retries; run again later, it resumes"),
     (5, "not enough memory for the input (one 'error:' line says how much is needed and which limit "
         "allows less: ulimit -v, the cgroup, the machine)"),
+    (74, "disk full or the file-size limit reached: one 'error: disk full: <path>' line; a run keeps the "
+         "previous results (docs/reliability.md)"),
     (130, "interrupted (Ctrl-C, SIGINT)"),
     (143, "terminated (SIGTERM)"),
 )

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from neutrino_ae.atomic import DiskFull, is_disk_full
 from neutrino_ae.errors import NeutrinoAEError, ResourceError
 
 # The per-figure command lines write by default under CLI_RESULTS (results/cli/), their own tree
@@ -84,6 +85,9 @@ def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | 
         return exc.exit_code
     except OSError as exc:  # any file-system failure on a user path: a file in place of a folder,
         # a folder below a file, a read-only or full file system, a FIFO ...
+        if is_disk_full(exc):  # a write outside neutrino_ae.atomic: the same line and code as DiskFull
+            print(f"error: {DiskFull(exc.filename or '?', exc.errno)}", file=sys.stderr)
+            return DiskFull.exit_code
         print(f"error: {os_error_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

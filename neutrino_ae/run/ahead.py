@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -36,6 +38,22 @@ def _compute(name: str, bundle: Bundle, out_root: str, force: bool) -> tuple[flo
     return (0.0 if res.data.get("cached") else time.perf_counter() - start), None
 
 
+def _end_with_parent() -> None:
+    """In a worker: get SIGTERM when the kernel that started it dies (Linux ``PR_SET_PDEATHSIG``), so a
+    kernel killed outright (SIGKILL, the OOM killer) leaves no worker computing into the results."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 class Ahead:
     """Futures of the sections being computed ahead; :meth:`wait` gives one section's outcome."""
 
@@ -46,7 +64,7 @@ class Ahead:
             return
         # spawn, not fork: a notebook kernel has threads, and forking a threaded process can deadlock.
         pool = ProcessPoolExecutor(max_workers=min(workers, len(names)),
-                                   mp_context=multiprocessing.get_context("spawn"))
+                                   mp_context=multiprocessing.get_context("spawn"), initializer=_end_with_parent)
         for name in names:
             self._futures[name] = pool.submit(_compute, name, bundle, str(out_root), force)
         pool.shutdown(wait=False)  # the queued sections still run; nothing new is submitted

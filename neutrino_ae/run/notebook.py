@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from neutrino_ae.atomic import write_text
+from neutrino_ae.atomic import DiskFull, is_disk_full, write_text
 from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.errors import NetworkError, NeutrinoAEError
@@ -30,7 +30,15 @@ from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError,
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.run.ahead import Ahead, default_workers
 from neutrino_ae.run.display import link, markdown, show
-from neutrino_ae.run.notebook_setup import check, check_count, flag, prepare_output, section_names, separate
+from neutrino_ae.run.notebook_setup import (
+    NotebookDiskFull,
+    check,
+    check_count,
+    flag,
+    prepare_output,
+    section_names,
+    separate,
+)
 from neutrino_ae.run.runner import run_section
 from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
 from neutrino_ae.sample import generate_bundle
@@ -82,6 +90,7 @@ class StaticNotebook:
         self.verdict_run = VerdictRun.begin("static", self.bundle.identity, previous_verdict)
         self.results: dict[str, SectionResult] = {}
         self.failed: dict[str, str] = {}
+        self.disk_full: dict[str, DiskFull] = {}  # sections that failed because the disk was full
         self.summary_path: Path | None = None
         self._print_header()
         self._ahead = Ahead(self.selected, self.bundle, self.out_root, self.force, workers)
@@ -120,7 +129,11 @@ class StaticNotebook:
             res = run_section(name, self.bundle, self.out_root,
                               force=self.force and worker_seconds is None)
         except (NeutrinoAEError, OSError) as exc:
-            self.failed[name] = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
+            plain_os_error = isinstance(exc, OSError) and not isinstance(exc, NeutrinoAEError)
+            self.failed[name] = os_error_line(exc) if plain_os_error else str(exc)
+            if is_disk_full(exc):
+                self.disk_full[name] = exc if isinstance(exc, DiskFull) else DiskFull(exc.filename or self.out_root,
+                                                                                      exc.errno)
             print(f"{name}: FAILED: {self.failed[name]}", file=sys.stderr)
             return None
         except Exception as exc:  # a bug in an analysis: the other sections still run, the summary says so
@@ -128,6 +141,7 @@ class StaticNotebook:
             print(f"{name}: FAILED ({type(exc).__name__}): {exc}", file=sys.stderr)
             return None
         self.failed.pop(name, None)
+        self.disk_full.pop(name, None)
         self.results[name] = res
         elapsed = time.perf_counter() - start
         if worker_seconds:
@@ -163,6 +177,14 @@ class StaticNotebook:
         for name in self.selected:
             if name not in self.results and name not in self.failed:
                 self.run(name)
+        if self.disk_full:  # no summary of a run the disk cut short: the previous one stays
+            raise NotebookDiskFull(str(next(iter(self.disk_full.values()))))
+        try:
+            self._write_summary()
+        except DiskFull as exc:
+            raise NotebookDiskFull(str(exc)) from None
+
+    def _write_summary(self) -> None:
         rows = summary_rows(self.results, bundle_kind=self.kind)
         table = summary_table(rows, ground_truth=(self.kind == "sample"))
         note = " (SYNTHETIC sample data: values come from an execution model, not from a GPU)" \

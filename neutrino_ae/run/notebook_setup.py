@@ -9,9 +9,14 @@ from typing import Any
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.paths import output_folder, user_path
-from neutrino_ae.report.section import NotebookInputError
+from neutrino_ae.report.section import NotebookInputError, NotebookStop
 from neutrino_ae.run.lock import hold_output_lock
 from neutrino_ae.run.verdict import retire_verdict
+
+
+class NotebookDiskFull(NotebookStop):
+    """The disk (or the file-size limit) filled during the run: ``disk full: <path> (<reason>)``.
+    ``neutrino-ae run`` exits 74 for it and keeps the previous run's results."""
 
 
 def check(ok: bool, message: str) -> None:

@@ -24,9 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import neutrino_ae
+from neutrino_ae.atomic import DiskFull, is_disk_full
 from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
-from neutrino_ae.run.lock import hold_output_lock, lend_output_lock
+from neutrino_ae.run.lock import hold_output_lock, lend_output_lock, release_output_lock
+from neutrino_ae.run.publish import Previous, publish_notebook
+from neutrino_ae.run.stop import cleanup_temp_files, mark_run_start, on_stop, stop_descendants
 
 NOTEBOOKS = ("static", "dynamic")
 #: Arguments for the kernel papermill starts: its own log at ERROR, so its start-up warning about the
@@ -94,13 +97,14 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     """Execute ``notebook`` with papermill; return ``<output_dir>/<stem>.executed.ipynb``.
 
     ``output_dir`` (made absolute) is injected as the ``output_dir`` parameter. The executed
-    notebook is written under a temporary name and renamed at the end, also when a cell fails
-    (then :class:`NotebookError` carries the failing cell's error line).
+    notebook is written under a temporary name and published atomically at the end, also when a
+    cell fails (then :class:`NotebookError` carries the failing cell's error line). When the disk
+    fills (:class:`DiskFull`, exit 74) or the run is stopped by a signal (run/stop.py), nothing is
+    published: the previous run's notebook, summary and verdict are put back (run/publish.py).
+    Every process the run started has ended when this returns or raises.
     """
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
     nb = Path(notebook)
+    check_address_space()
     out_dir = Path(output_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     # One run per output folder: this process holds the lock and lends it to its kernel, so a
@@ -109,6 +113,63 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     lend_output_lock(out_dir)
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
+    previous = Previous(out_dir, final.name)
+    previous.save()
+
+    def undo() -> str:  # after a signal stopped every process of the run (run/stop.py)
+        running.unlink(missing_ok=True)
+        cleanup_temp_files(out_dir)
+        previous.restore()
+        release_output_lock(out_dir)
+        return f"nothing published; {out_dir} keeps the previous run's notebook and summary"
+
+    forget = on_stop(undo)
+    mark_run_start()
+    try:
+        executed = _execute(nb, running, out_dir, parameters, cwd, log_output, kernel_name, progress_bar)
+    except BaseException as exc:
+        stop_descendants()
+        if isinstance(exc, NotebookError) and exc.executed == final:
+            running.unlink(missing_ok=True)  # a cell failed: its notebook (and summary, if any) say why
+            previous.drop()
+        else:  # stopped, out of disk, the kernel died: the previous results stay
+            undo()
+        raise
+    finally:
+        forget()
+    stop_descendants(settle=2.0)  # the kernel's helpers (multiprocessing's resource tracker) end by themselves
+    previous.drop()
+    return executed
+
+
+#: Below this address-space limit (``ulimit -v``) the kernel cannot be relied on: measured on the
+#: tiny sample with two cores, 150 MB aborts in ZeroMQ, 600 MB leaves the kernel hung after a
+#: MemoryError in one of its threads (2 runs of 3), 800 MB kills it, 1000 MB runs. Refused up
+#: front, before anything is written (docs/reliability.md).
+MIN_ADDRESS_SPACE = 1 << 30
+
+
+def check_address_space() -> None:
+    """NeutrinoAEError (exit 2) when ``RLIMIT_AS`` is below :data:`MIN_ADDRESS_SPACE`. A limit above
+    it that is still too small fails in a cell, with one line (exit 1)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY and soft < MIN_ADDRESS_SPACE:
+        raise NeutrinoAEError(f"the address-space limit (ulimit -v) is {soft >> 20} MiB; a notebook run needs at "
+                              f"least {MIN_ADDRESS_SPACE >> 20} MiB (below it the kernel can hang or die); "
+                              "raise the limit")
+
+
+def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] | None,
+             cwd: str | os.PathLike[str] | None, log_output: bool, kernel_name: str | None,
+             progress_bar: bool | None) -> Path:
+    final = out_dir / f"{nb.stem}.executed.ipynb"
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
     params = {**(parameters or {}), "output_dir": str(out_dir)}
     if progress_bar is None:
         progress_bar = not log_output and sys.stderr.isatty()
@@ -117,12 +178,17 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
                                    log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar,
                                    extra_arguments=list(KERNEL_ARGUMENTS))
     except PapermillExecutionError as exc:
-        _publish(running, final)
+        if exc.ename in _DISK_FULL_NAMES:
+            raise DiskFull(_first_line(exc.evalue).removeprefix("disk full: ").rsplit(" (", 1)[0]) from None
+        # A cell failed: the run's own notebook says where (its kernel already set the previous
+        # summary and verdict aside, so nothing of an earlier run looks like this one's).
+        saved = _publish(running, final)
         # "[n]" is the In [n] label shown in the executed notebook (which includes papermill's
         # injected-parameters cell); fall back to the cell's position.
         cell = f"[{exc.exec_count}]" if exc.exec_count is not None else f"#{exc.cell_index + 1}"
-        err = NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} "
-                            f"(executed notebook: {final})", final)
+        where = f"executed notebook: {final}" if saved else "the executed notebook could not be saved"
+        err = NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} ({where})",
+                            final if saved else None)
         if exc.ename == NotebookInputError.__name__:
             err.exit_code = 2  # bad input (a parameter, a user path), not a failed run
         elif exc.ename == NotebookNetworkError.__name__:
@@ -130,35 +196,42 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
         raise err from None
     except NeutrinoAEError:
         raise
+    except OSError as exc:
+        if is_disk_full(exc):  # papermill saving the running notebook
+            raise DiskFull(exc.filename or running, exc.errno) from None
+        return _could_not_run(nb, running, final, exc)
     except Exception as exc:  # noqa: BLE001 - kernel start failures, dead kernels, bad notebook JSON
-        saved = _publish(running, final)
-        where = f" (executed notebook: {final})" if saved else ""
-        raise NotebookError(f"{nb.name}: could not run: {type(exc).__name__}: {_first_line(str(exc))}{where}",
-                            final if saved else None) from None
-    _verdict_on_top(running, out_dir)
-    _publish(running, final)
+        return _could_not_run(nb, running, final, exc)
+    publish_notebook(running, final, _verdict_cell(out_dir))
     return final
 
 
-def _verdict_on_top(executed: Path, out_dir: Path) -> None:
-    """Put the run's verdict (verdict.json) right under the notebook's title, so a reader sees whether
-    the run reproduces the paper before scrolling: the overall verdict with its scope (the synthetic
-    caveat) in one heading, the counts, and any claim that did not pass; the table of every claim is
-    the last cell's output (shown once)."""
+_DISK_FULL_NAMES = ("DiskFull", "NotebookDiskFull")
+
+
+def _could_not_run(nb: Path, running: Path, final: Path, exc: Exception) -> Path:
+    """The kernel could not start or died: no notebook is published (the previous run's stays)."""
+    running.unlink(missing_ok=True)
+    raise NotebookError(f"{nb.name}: could not run: {type(exc).__name__}: {_first_line(str(exc))}; "
+                        f"nothing published ({final.parent} keeps the previous run's results)") from None
+
+
+def _verdict_cell(out_dir: Path) -> Any:
+    """The run's verdict (verdict.json) as a cell for right under the notebook's title, so a reader sees
+    whether the run reproduces the paper before scrolling: the overall verdict with its scope (the
+    synthetic caveat) in one heading, the counts, and any claim that did not pass; the table of every
+    claim is the last cell's output (shown once)."""
     import nbformat
 
     from neutrino_ae.report.claims import PASS, VERDICT_NAME, counts_line, read_verdict, verdict_table
 
-    if not executed.is_file():
-        return
     try:
         found = read_verdict(out_dir)
-        if found is None:
-            return
-        doc, outcomes = found
-        nb = nbformat.read(executed, as_version=4)
     except (OSError, ValueError, TypeError):
-        return  # the executed notebook is still published as it is
+        return None  # the executed notebook is still published as it is
+    if found is None:
+        return None
+    doc, outcomes = found
     kind = {"sample": "SYNTHETIC sample data", "paper": "the paper's traces", "dynamic": "traces from this GPU"}.get(
         str(doc.get("bundle_kind")), "traces of unknown provenance")
     text = (f"## Verdict: {doc.get('overall')} · {kind}\n\n**{doc.get('scope')}.** "
@@ -167,16 +240,20 @@ def _verdict_on_top(executed: Path, out_dir: Path) -> None:
     others = [o for o in outcomes if o.status != PASS]
     if others:
         text += f"\n\nClaims that did not pass:\n\n{verdict_table(others)}"
-    at = next((i + 1 for i, c in enumerate(nb.cells) if c.get("id") == "intro"), 0)
-    nb.cells.insert(at, nbformat.v4.new_markdown_cell(text + "\n", id="verdict-top"))
-    nbformat.write(nb, executed)
+    return nbformat.v4.new_markdown_cell(text + "\n", id="verdict-top")
 
 
 def _publish(running: Path, final: Path) -> bool:
-    if running.is_file():
-        os.replace(running, final)
-        return True
-    return False
+    """Publish the notebook of a failed run if it reads back whole; a disk too full for it keeps the
+    previous one."""
+    if not running.is_file():
+        return False
+    try:
+        publish_notebook(running, final)
+    except (NeutrinoAEError, OSError):
+        running.unlink(missing_ok=True)
+        return False
+    return True
 
 
 def _first_line(text: str) -> str:
