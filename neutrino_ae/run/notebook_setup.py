@@ -3,6 +3,8 @@ one ``NotebookInputError`` line) and the output folder claimed for the run."""
 
 from __future__ import annotations
 
+import ast
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,27 @@ def flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def _list_text(value: Any) -> Any:
+    """A list written as text, as ``papermill -p sections '["dmat"]'`` passes it (papermill's ``-p``
+    keeps anything that is not a number or a bool as a string): ``'["dmat"]'``, ``"['dmat', 'max_mem']"``
+    and ``"(dmat, max_mem)"`` become the list they spell; anything else is returned unchanged."""
+    if not isinstance(value, str) or not value.strip().startswith(("[", "(")):
+        return value
+    text = value.strip()
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            parsed = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        return list(parsed) if isinstance(parsed, list | tuple) else value
+    inner = text[1:-1] if text[-1:] in ("]", ")") else text[1:]
+    return [v.strip().strip("'\"") for v in inner.split(",") if v.strip()]  # YAML-ish [dmat, max_mem]
+
+
 def section_names(value: Any) -> list[str]:
-    """The ``sections`` parameter (None: all; a list or a comma-separated string) as registered names."""
+    """The ``sections`` parameter (None: all; a list, a comma-separated string, or a list written as
+    text, ``'["dmat"]'``) as registered names."""
+    value = _list_text(value)
     check(value is None or isinstance(value, str) or (isinstance(value, list | tuple)
                                                         and all(isinstance(v, str) for v in value)),
           f"sections must be a list of section names or a comma-separated string, not {value!r}")
