@@ -1,4 +1,4 @@
-"""``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare.
+"""``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare | export perfetto.
 
 Exit codes: 0 success; 1 a notebook cell failed (``run``) or values moved (``compare``);
 2 bad input or usage (``error: <one line>`` on stderr, never a traceback); 130 interrupted.
@@ -13,9 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.cli_export import add_export as _add_export
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.report.layout import PAPER_TRACES, SAMPLE_TRACES
 from neutrino_ae.report.script import run_main
+
+log = logging.getLogger(__name__)
 
 
 def _add_sample(sub: Any) -> None:
@@ -85,9 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="neutrino-ae", description="Neutrino (OSDI'25) reproduction suite.",
                                      epilog="exit codes: 0 ok; 1 a notebook cell failed or compared values "
                                             "moved; 2 bad input")
+    add_verbosity_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_sample, _add_fetch, _add_run, _add_compare):
+    for add in (_add_sample, _add_fetch, _add_run, _add_compare, _add_export):
         add(sub)
+    for subparser in sub.choices.values():
+        add_verbosity_options(subparser, sub=True)  # -q/-v after the command too
     return parser
 
 
@@ -119,6 +126,7 @@ def default_output_dir(name: str) -> Path:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from neutrino_ae.logs import claim, quiet
     from neutrino_ae.run.papermill import find_notebook, parse_parameter, run_notebook
 
     params: dict[str, Any] = {name: parse_parameter(value) for name, value in args.parameter}
@@ -133,8 +141,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         output_dir = default_output_dir(args.name)
     notebook = find_notebook(args.name, args.notebook)
     if args.log_output:
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
-    executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel)
+        claim("papermill")  # its cell-output lines, at INFO, on the console
+    executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel,
+                            progress_bar=False if quiet() else None)
     print(executed)
     _print_outputs(Path(output_dir))
     return _verdict_status(Path(output_dir), args.report_only, args.allow_skip)
@@ -202,6 +211,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``neutrino-ae``; returns the exit code."""
     args = build_parser().parse_args(argv)
+    configure_from_args(args)
     # Each error carries its exit code: 1 for a failed notebook run, 2 for bad input.
     return run_main(lambda _: int(args.func(args)))
 

@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.logs import claim
 from neutrino_ae.report.section import Section
 
 #: The checkout holding the package and the section folders.
@@ -76,6 +77,7 @@ def _discover(roots: tuple[Path, ...]) -> tuple[Section, ...]:
             if section.name != folder.name:
                 raise NeutrinoAEError(f"{folder}/__init__.py: SECTION.name is {section.name!r}, not the folder name")
             found[section.name] = dataclasses.replace(section, package=folder.name, folder=folder.resolve())
+            claim(folder.name)  # its modules' logging.getLogger(__name__) reaches the console and run.log
     return tuple(sorted(found.values(), key=lambda s: (s.order, s.name)))
 
 

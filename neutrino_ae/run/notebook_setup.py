@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.logs import log_to_file
 from neutrino_ae.report import registry
 from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run.lock import hold_output_lock
@@ -71,13 +72,18 @@ def separate(output_dir: Path, trace_root: Path) -> None:
 
 
 def prepare_output(output_dir: Path) -> None:
-    """Lock the output folder for this run and drop a summary a previous run left: a new run's
-    results must never sit beside an old summary that looks complete."""
+    """Lock the output folder for this run, start its ``run.log`` (every level; the cells show only
+    warnings) and drop a summary a previous run left: a new run's results must never sit beside an
+    old summary that looks complete."""
     try:
         hold_output_lock(output_dir)
     except OSError as exc:
         raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     except NeutrinoAEError as exc:
         raise NotebookInputError(str(exc)) from None
+    try:
+        log_to_file(output_dir)
+    except OSError as exc:
+        raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     for name in ("summary.json", "summary.md"):
         (output_dir / name).unlink(missing_ok=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import os
 import re
 import sys
@@ -25,10 +26,12 @@ from typing import Any
 
 import neutrino_ae
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock
 
 NOTEBOOKS = ("static", "dynamic")
+log = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -104,6 +107,8 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     # second run fails here before it writes anything (not even its executed notebook).
     hold_output_lock(out_dir)
     lend_output_lock(out_dir)
+    log_to_file(out_dir)  # run.log: this process's lines; the kernel appends its sections' (and timings)
+    log.info("executing %s -> %s (parameters: %s)", nb.name, out_dir, parameters or "the notebook's defaults")
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
     params = {**(parameters or {}), "output_dir": str(out_dir)}
@@ -131,6 +136,7 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
                             final if saved else None) from None
     _verdict_on_top(running, out_dir)
     _publish(running, final)
+    log.info("executed notebook: %s", final)
     return final
 
 
