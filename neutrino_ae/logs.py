@@ -32,6 +32,7 @@ FILE_FORMAT = "%(asctime)s %(levelname)-7s %(processName)s %(name)s: %(message)s
 
 _console: logging.Handler | None = None
 _file: logging.FileHandler | None = None
+_quiet = False  # -q was given: no progress bars at all
 
 
 def claim(*names: str) -> None:
@@ -51,6 +52,22 @@ class _ConsoleFormatter(logging.Formatter):
         return text if record.levelno <= logging.INFO else f"{record.levelname.lower()}: {text}"
 
 
+class _ConsoleHandler(logging.StreamHandler):
+    """A stream handler that lets a running tqdm bar step aside: the line is printed above the bar
+    (``tqdm.write``), not through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        tqdm_module = sys.modules.get("tqdm")
+        if tqdm_module is None or not getattr(tqdm_module.tqdm, "_instances", None):
+            super().emit(record)
+            return
+        try:
+            tqdm_module.tqdm.write(self.format(record), file=self.stream)
+            self.flush()
+        except Exception:  # noqa: BLE001 - logging must never raise
+            self.handleError(record)
+
+
 def console_level(quiet: int = 0, verbose: int = 0) -> int:
     """The console level the ``-q``/``-v`` counts ask for (INFO without either)."""
     if quiet:
@@ -65,7 +82,7 @@ def configure_console(level: int = logging.INFO, stream: Any = None) -> logging.
     root = logging.getLogger()
     if _console is not None:
         root.removeHandler(_console)
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler = _ConsoleHandler(stream if stream is not None else sys.stderr)
     handler.setLevel(level)
     handler.setFormatter(_ConsoleFormatter("%(message)s"))
     root.addHandler(handler)
@@ -102,8 +119,9 @@ def log_file() -> Path | None:
 
 
 def quiet() -> bool:
-    """Whether the console was asked for warnings only (``-q``)."""
-    return _console is not None and _console.level > logging.INFO
+    """Whether the user asked for warnings only (``-q``): then no progress bar is drawn, not even a
+    download's (a notebook kernel's console also shows only warnings, but keeps the download bar)."""
+    return _quiet
 
 
 def progress_enabled() -> bool:
@@ -114,7 +132,8 @@ def progress_enabled() -> bool:
         return False  # -q: no progress, whatever the terminal
     if forced in ("0", "1"):
         return forced == "1"
-    return _console is not None and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    shows_info = _console is not None and _console.level <= logging.INFO
+    return shows_info and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
 
 
 def progress(iterable: Iterable[Any] | None = None, *, total: int | float | None = None, desc: str = "",
@@ -140,6 +159,20 @@ def add_verbosity_options(parser: argparse.ArgumentParser, *, sub: bool = False)
 
 def configure_from_args(args: argparse.Namespace) -> int:
     """Install the console handler the parsed ``-q``/``-v`` ask for; returns the level."""
+    global _quiet
     level = console_level(getattr(args, "quiet", 0), getattr(args, "verbose", 0))
     configure_console(level)
+    _quiet = level > logging.INFO
     return level
+
+
+def reset() -> None:
+    """Remove the handlers this module installed (tests; a long-lived process starting over)."""
+    global _console, _file, _quiet
+    root = logging.getLogger()
+    for handler in (_console, _file):
+        if handler is not None:
+            root.removeHandler(handler)
+            handler.close()
+    _console = _file = None
+    _quiet = False

@@ -153,7 +153,7 @@ def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     start = time.perf_counter()
-    log.info("generating the synthetic sample bundle (scale=%s, seed=%s) at %s", scale, seed, out)
+    log.info("generating the synthetic sample bundle (scale=%s, seed=%s)", scale, seed)
     try:
         built = build_into(tmp, cfg, seed, progress)
         write_manifest(tmp, SAMPLE, generator_version=GENERATOR_VERSION, scale=scale, seed=int(seed),
@@ -170,7 +170,7 @@ def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int
         with contextlib.suppress(OSError):
             shutil.rmtree(tmp)
         raise
-    log.info("sample bundle written in %.1f s: %s", time.perf_counter() - start, out)
+    log.info("sample bundle built in %.1f s", time.perf_counter() - start)
     return out
 
 
