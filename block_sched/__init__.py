@@ -64,5 +64,6 @@ SECTION = Section(
     # The paper's form is the artifact's line (the text) and the variants compared; the per-SM bars
     # and block timelines are files.
     notebook_show=("block_sched_compare.png",),
+    timelines=True,  # each trace's blocks per SM, for ui.perfetto.dev
     claims=CLAIMS,
 )
