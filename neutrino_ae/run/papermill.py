@@ -27,6 +27,7 @@ from typing import Any
 import neutrino_ae
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.logs import log_to_file
+from neutrino_ae.report.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock
 
@@ -45,20 +46,24 @@ class NotebookError(NeutrinoAEError):
         self.executed = executed
 
 
+#: The notebooks a wheel build ships inside the package (setup.py), for an install without a checkout.
+BUNDLED_NOTEBOOKS = Path(neutrino_ae.__file__).resolve().parent / "_notebooks"
+
+
 def package_repo_root() -> Path | None:
-    """The source checkout holding this package (editable install), if it is one."""
-    root = Path(neutrino_ae.__file__).resolve().parent.parent
-    return root if (root / "pyproject.toml").is_file() else None
+    """The source checkout holding this package (used in place or installed editable), if it is one."""
+    return checkout_root()
 
 
 def find_notebook(name: str, override: str | os.PathLike[str] | None = None) -> Path:
-    """``override`` if given, else ``<repo root>/<name>.ipynb``, else ``./<name>.ipynb``."""
+    """``override`` if given, else ``<repo root>/<name>.ipynb``, else ``./<name>.ipynb``, else the copy
+    shipped in the installed package."""
     if override is not None:
         path = Path(override)
         if not path.is_file():
             raise InputError(path, "notebook not found")
         return path.resolve()
-    candidates = [r / f"{name}.ipynb" for r in (package_repo_root(), Path.cwd()) if r is not None]
+    candidates = [r / f"{name}.ipynb" for r in (package_repo_root(), Path.cwd(), BUNDLED_NOTEBOOKS) if r is not None]
     for path in candidates:
         if path.is_file():
             return path.resolve()
@@ -68,7 +73,11 @@ def find_notebook(name: str, override: str | os.PathLike[str] | None = None) -> 
 def kernel_cwd(notebook: Path) -> Path:
     """Where the kernel runs: the repository root when known, else the notebook's folder."""
     root = package_repo_root()
-    return root if root is not None else notebook.parent
+    if root is not None:
+        return root
+    # The installed package's own copy runs where the user is (its default traces/ and results/
+    # folders are relative), never inside site-packages.
+    return Path.cwd() if notebook.resolve().parent == BUNDLED_NOTEBOOKS else notebook.parent
 
 
 def parse_parameter(text: str) -> Any:
