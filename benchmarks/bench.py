@@ -1,5 +1,6 @@
 """Benchmarks: every analysis timed against the raw-read limit of the same machine, in one run.
 
+    python -m benchmarks.bench --speed [--blocks ...] [--sample]   (issue 24: whole commands vs the artifact)
     python -m benchmarks.bench [--size-mb N] [--only block_sched,warp_sched,dmat,eventlog,static]
                                 [--repeat 3] [--json PATH] [--cache DIR] [--smoke]
 
@@ -270,6 +271,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--speed" in argv:  # issue 24's table: whole commands beside the artifact's (benchmarks/speed.py)
+        # In a process of its own that imports no numpy: a child's ru_maxrss starts at its parent's peak.
+        import subprocess
+
+        from benchmarks.measure import REPO_ROOT, child_env
+
+        return subprocess.call([sys.executable, "-m", "benchmarks.speed", *(a for a in argv if a != "--speed")],
+                               cwd=REPO_ROOT, env=child_env())
     parsed = parse_run_args(argv, build_parser(), {"--child": _child_main, "--generate": _generate_main},
                             expand_only)
     if isinstance(parsed, int):

@@ -10,17 +10,8 @@ import pandas as pd
 
 from neutrino_ae.sched import intervals as accel
 
+from .fast import BlockRecords, FifoPerSM, dense_sm, fifo_per_sm
 
-@dataclass
-class BlockRecords:
-    """First-warp record of every block, in linear block-index order."""
-
-    lstart: np.ndarray  # int64, cycles relative to the trace's earliest start
-    elapse: np.ndarray  # int64
-    smid: np.ndarray  # int64
-    grid_size: int
-    block_size: int
-    clock_origin: int  # the subtracted earliest lstart (raw clock64)
 
 @dataclass
 class TraceSched:
@@ -75,34 +66,12 @@ def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) ->
     return pd.DataFrame({"smid": sms, "blocks": blocks, "running_cycles": running, "scheduling_cycles": sched})
 
 def artifact_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
-    """:func:`artifact_metric` in numpy (the path without numba).
+    """:func:`artifact_metric` in numpy (the path without numba): :func:`.fast.fifo_per_sm` as a table."""
+    return _fifo_table(fifo_per_sm(lstart, elapse, smid))
 
-    Blocks of an SM enter its list in block-index order and every block is appended, so the list is
-    always ``seq[head:k]`` of the SM's index-ordered sequence ``seq``; the only state is ``head``. It
-    advances by at most one per visited block, which is inherently sequential within an SM, so we
-    step over the position ``k`` in the sequence and update all SMs at once: the loop runs
-    max(blocks per SM) times (about grid/SMs, e.g. 304 for the paper's 32768 blocks on 108 SMs),
-    each step a few numpy ops over the SMs, never one Python step per block.
-    """
-    lstart = np.asarray(lstart, dtype=np.int64)
-    elapse = np.asarray(elapse, dtype=np.int64)
-    smid = np.asarray(smid, dtype=np.int64)
-    n = lstart.size
-    order, sms, first, counts = _group_by_sm(smid, np.arange(n))
-    start = lstart[order]
-    end = start + elapse[order]
-    head = first.copy()  # absolute position of each SM's list head in the sorted arrays
-    sched = np.zeros(sms.size, dtype=np.int64)
-    for k in range(1, int(counts.max()) if n else 0):
-        act = np.flatnonzero(counts > k)
-        cur = first[act] + k
-        h = head[act]
-        # head < cur always holds for k >= 1 (one pop per step at most), so the list is never empty here.
-        pop = end[h] <= start[cur]
-        sched[act] += np.where(pop, start[cur] - end[h], 0)
-        head[act] = h + pop
-    running = np.add.reduceat(elapse[order], first) if n else np.zeros(0, np.int64)
-    return pd.DataFrame({"smid": sms, "blocks": counts, "running_cycles": running, "scheduling_cycles": sched})
+def _fifo_table(f: FifoPerSM) -> pd.DataFrame:
+    return pd.DataFrame({"smid": f.smid, "blocks": f.blocks, "running_cycles": f.running_cycles,
+                         "scheduling_cycles": f.scheduling_cycles})
 
 def slot_reuse_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """Per SM: peak resident blocks C and the slot-reuse scheduling total ``sum start_(i) - end_(i-C)``.
@@ -156,11 +125,8 @@ def slot_reuse_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.nda
     return pd.DataFrame({"smid": sms, "peak_resident": peak, "slot_reuse_cycles": total})
 
 def _dense_sm(smid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct SM ids (ascending) and each record's index into them; O(n) for ids below 2**20."""
-    if smid.min() >= 0 and smid.max() < (1 << 20):
-        present = np.bincount(smid) > 0
-        return np.flatnonzero(present), (np.cumsum(present) - 1)[smid]
-    return np.unique(smid, return_inverse=True)
+    """Distinct SM ids (ascending) and each record's index into them (:func:`.fast.dense_sm`)."""
+    return dense_sm(smid)
 
 def _slot_reuse_lexsort(lstart: np.ndarray, end: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """:func:`slot_reuse_metric` with lexsorts, for clock spans too wide to pack with the SM index."""
@@ -193,9 +159,19 @@ def artifact_line(grid_size: int, per_sm: pd.DataFrame) -> tuple[str, float, flo
     mean_sched = int(per_sm["scheduling_cycles"].sum()) / n if n else 0.0
     return f"No.block:{grid_size} Running:{int(mean_run)} Scheduling:{int(mean_sched)}(cycle)", mean_run, mean_sched
 
-def analyze_records(label: str, path: Path, rec: BlockRecords) -> TraceSched:
-    per_sm = artifact_metric(rec.lstart, rec.elapse, rec.smid)
-    reuse = slot_reuse_metric(rec.lstart, rec.elapse, rec.smid)
+def analyze_records(label: str, path: Path, rec: BlockRecords, fifo: FifoPerSM | None = None,
+                    compiled: bool | None = None) -> TraceSched:
+    """Both estimators per SM and the artifact's line. ``fifo``: the FIFO metric already computed (the
+    command line's first line); ``compiled``: whether the numba kernels may be used (default: the
+    :mod:`neutrino_ae.jit` rule by size; a one-shot command passes whether numba is loaded already,
+    as importing it costs more than numpy spends at a million blocks)."""
+    if compiled is None:
+        compiled = accel.use_numba(np.size(rec.lstart))
+    if fifo is not None:
+        per_sm = _fifo_table(fifo)
+    else:
+        per_sm = (artifact_metric if compiled else artifact_metric_numpy)(rec.lstart, rec.elapse, rec.smid)
+    reuse = (slot_reuse_metric if compiled else slot_reuse_metric_numpy)(rec.lstart, rec.elapse, rec.smid)
     if np.array_equal(per_sm["smid"].to_numpy(), reuse["smid"].to_numpy()):
         # Both tables list the same SMs in ascending order: columns line up without a merge's hashing.
         per_sm["peak_resident"] = reuse["peak_resident"].to_numpy()

@@ -1,21 +1,42 @@
-"""The block_sched command line (``python block_sched/block_sched.py <trace.bin | tracedir> ...``)."""
+"""The block_sched command line (``python block_sched/block_sched.py <trace.bin | tracedir> ...``).
+
+The artifact's line(s) come first, printed and flushed as soon as the numbers exist (:mod:`.fast`:
+numpy only); the figures, tables and results files follow, with pandas and matplotlib imported only
+then (:mod:`.pipeline`). With ``--json`` stdout is the JSON document alone.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from neutrino_ae.report.script import add_output_args, emit
 
-from . import pipeline
+from . import fast
+
+DESCRIPTION = "Block scheduling cost (paper Sec. 4.5) from ``block_sched`` traces."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=pipeline.__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=DESCRIPTION)
     parser.add_argument("traces", nargs="+", type=Path, help="block_sched result .bin files or trace directories")
     parser.add_argument("--section", type=int, default=0, help="section index of the block_sched probe (default 0)")
     add_output_args(parser, "results/block_sched")
     args = parser.parse_args(argv)
-    emit(pipeline.block_sched(args.traces, args.out, args.section), args.json)
+    first = fast.first_lines(args.traces, args.section)
+    if not args.json:
+        print("\n".join(f.line for f in first), flush=True)
+    from . import pipeline  # pandas, matplotlib: after the line is out
+
+    result = pipeline.block_sched(args.traces, args.out, args.section, first=first)
+    if args.json:
+        emit(result, True)
+    else:
+        # The summary without the lines printed above (they head it).
+        rest = result.text.split("\n")[len(first):]
+        if rest:
+            print("\n".join(rest))
+    sys.stdout.flush()
     return 0

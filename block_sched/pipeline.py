@@ -22,23 +22,21 @@ blocks are resident). It uses time order, so a late-listed block that finished e
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
-from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
-from neutrino_ae.formats.bintrace import BinTrace, open_trace
-from neutrino_ae.formats.level import Level
-from neutrino_ae.formats.records import BLOCK_SCHED
-from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
+from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.formats.bintrace import open_trace  # noqa: F401  (re-exported for callers)
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.report.summary import summary_row
-from neutrino_ae.sched import intervals as accel
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
     BlockRecords,
@@ -54,48 +52,13 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     slot_reuse_metric,
     slot_reuse_metric_numpy,
 )
+from .fast import FirstLine, first_lines, first_warp_records, resolve_traces  # noqa: F401  (re-exported)
 from .figures import _compare_figure, _figure, _per_sm_figure, _timeline_figure, pick_sms  # noqa: F401
 
 SECTION = "block_sched"
 PAPER_REF = "Sec. 4.5"
 #: The kick-the-tires run on the authors' A100 (the paper's own traces were lost; see paper-map).
 PAPER_LINE = {"grid_size": 32768, "mean_running_cycles": 602241, "mean_scheduling_cycles": 87713}
-
-
-def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
-    """A ``.bin`` trace, or every ``result/*.bin`` of a trace directory (time order, levels from probe.toml)."""
-    p = Path(path)
-    refuse_pickle(p, "Pass the raw trace .bin (or its trace directory) instead.")
-    if not p.exists():
-        raise InputError(p, "no such file or directory")
-    if p.is_dir():
-        td = TraceDir(p)
-        results = list(td.results())
-        if not results:
-            raise InputError(p, "trace directory has no result/*.bin trace")
-        return [(Path(r), td.open_result(r)) for r in results]
-    return [(p, open_trace(p))]
-
-
-def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
-    """Unit 0 of every block (the first warp, whatever the block size), first record of the unit."""
-    sec = trace.section(section)
-    if sec.level != Level.WARP or sec.size != 16:
-        raise TraceFormatError(trace.path, f"section {section} saves {sec.size} B per {sec.level.name.lower()}; a "
-                                           "block_sched/warp_sched trace saves 16 B per warp (wrong probe?)")
-    rec = trace.records(section, BLOCK_SCHED)
-    if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
-        raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")
-    words = accel.record_words(rec, items=rec.shape[0])
-    if words is not None:
-        lstart, elapse, smid = accel.split_records_kernel(words[:, 0, 0:2])
-    else:
-        first = np.asarray(rec[:, 0, 0])
-        lstart, elapse, smid = first["lstart"], first["elapse"].astype(np.int64), first["smid"].astype(np.int64)
-    origin = int(lstart.min())
-    # Subtracting the earliest clock keeps exact integer arithmetic in int64.
-    rel = (lstart - np.uint64(origin)).astype(np.int64)
-    return BlockRecords(rel, elapse, smid, trace.header.grid_size, trace.header.block_size, origin)
 
 
 def trace_label(path: Path, used: set[str], bundle: Bundle) -> str:
@@ -151,20 +114,28 @@ def trace_truth(t: TraceSched, bundle: Bundle) -> dict | None:
 
 
 def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
-                section: int = 0, bundle: Bundle | None = None) -> SectionResult:
+                section: int = 0, bundle: Bundle | None = None,
+                first: Sequence[FirstLine] | None = None) -> SectionResult:
     """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results.
-    ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path."""
+    ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path.
+    ``first``: what :func:`.fast.first_lines` computed of the same ``paths`` (the command line prints
+    the lines first); then numba is used only if it is loaded already."""
     if not paths:
         raise InputError(None, "no block_sched trace given")
     out = Path(out_dir)
     used: set[str] = set()
     traces: list[TraceSched] = []
     owners: list[Bundle] = []  # the bundle of each trace
-    for p in paths:
-        for bin_path, trace in resolve_traces(p):
-            owners.append(bundle or bundle_of(bin_path))
-            rec = first_warp_records(trace, section)
-            traces.append(analyze_records(trace_label(bin_path, used, owners[-1]), bin_path, rec))
+    if first is None:
+        found = [(bin_path, first_warp_records(trace, section), None) for p in paths
+                 for bin_path, trace in resolve_traces(p)]
+        compiled = None
+    else:
+        found = [(f.path, f.records, f.fifo) for f in first]
+        compiled = "numba" in sys.modules
+    for bin_path, rec, fifo in found:
+        owners.append(bundle or bundle_of(bin_path))
+        traces.append(analyze_records(trace_label(bin_path, used, owners[-1]), bin_path, rec, fifo, compiled))
     synthetic = any(b.synthetic for b in owners)
     dirs = {t.label: trace_dir_of(t, b) for t, b in zip(traces, owners, strict=True)}
 
@@ -184,12 +155,16 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     per_sm = pd.concat([t.per_sm for t in traces], ignore_index=True)
 
     truths = [trace_truth(t, b) for t, b in zip(traces, owners, strict=True)]
-    files: dict[str, Path] = {}
-    for stem, fig in [("block_sched_per_sm", _per_sm_figure(traces, synthetic)),
-                      ("block_sched_timeline", _timeline_figure(traces[0], synthetic)),
-                      *([("block_sched_compare", _compare_figure(traces, truths, synthetic))]
-                        if len(traces) > 1 else [])]:
-        files.update(save_figure_files(fig, out, stem))
+    jobs = [("block_sched_per_sm", lambda: _per_sm_figure(traces, synthetic)),
+            ("block_sched_timeline", lambda: _timeline_figure(traces[0], synthetic)),
+            *([("block_sched_compare", lambda: _compare_figure(traces, truths, synthetic))] if len(traces) > 1 else [])]
+    # A command line draws the timeline in a forked process while this one draws the rest and writes the
+    # results (the figures are most of its time after the line); the notebook's runner draws in turn.
+    timeline = _fork_figure(jobs[1], out) if first is not None else None
+    drawn: dict[str, dict[str, Path]] = {}
+    for stem, build in jobs:
+        if stem != jobs[1][0] or timeline is None:
+            drawn[stem] = save_figure_files(build(), out, stem)
 
     # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
     # estimators (artifact FIFO and slot reuse) estimate that same quantity.
@@ -225,8 +200,11 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
         "trace_dirs": list(dict.fromkeys(dirs.values())),
         "summary": summary,
     }
-    files.update(write_results(out, SECTION, data, input_path=traces[0].path, bundle=owners[0],
-                               tables={"block_sched_compare": compare, "block_sched_per_sm": per_sm}))
+    written = write_results(out, SECTION, data, input_path=traces[0].path, bundle=owners[0],
+                            tables={"block_sched_compare": compare, "block_sched_per_sm": per_sm})
+    if timeline is not None:
+        drawn[jobs[1][0]] = _join_figure(timeline)
+    files = {**{k: v for stem, _ in jobs for k, v in drawn[stem].items()}, **written}
     lines = [t.line for t in traces]
     extra = [f"  {t.label}: scheduling/running {t.mean_scheduling / t.mean_running:.1%} (artifact), "
              f"slot-reuse estimator {t.mean_slot_reuse:,.0f} cycles/SM over {len(t.per_sm)} SMs"
@@ -243,6 +221,8 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
 def find_bundle_traces(root: str | os.PathLike[str]) -> list[Path]:
     """In a bundle's ``block_sched/`` folder: the newest raw trace dir, then the newest of each
     ``variants/<name>/`` (newest by the time in the folder's name: neutrino_ae/formats/tracedir.py)."""
+    from neutrino_ae.formats.tracedir import find_trace_dirs  # event.log and probe.toml readers: a bundle's need
+
     base = Path(root)
     if (base / "block_sched").is_dir():
         base = base / "block_sched"
@@ -273,3 +253,39 @@ def analyze_bundle(bundle: Bundle, out_dir: str | os.PathLike[str]) -> SectionRe
     """The section entry point: Sec. 4.5 from the run's bundle."""
     return block_sched(find_bundle_traces(bundle.path("block_sched")), out_dir, bundle=bundle)
 
+
+def _fork_figure(job: tuple[str, Callable[[], Any]], out: Path) -> tuple[int, int] | None:
+    """Draw and save one figure in a forked child; (pid, read end of its pipe), or None where processes
+    cannot fork (``NEUTRINO_AE_NO_FORK=1`` also says no): then the caller draws it itself."""
+    if not hasattr(os, "fork") or os.environ.get("NEUTRINO_AE_NO_FORK", "").strip() not in ("", "0"):
+        return None
+    stem, build = job
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(w)
+        return pid, r
+    os.close(r)
+    code = 0
+    try:
+        doc = {"files": {k: str(v) for k, v in save_figure_files(build(), out, stem).items()}}
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it as one line
+        doc, code = {"error": f"{stem}: {exc}" if str(exc) else f"{stem}: {type(exc).__name__}"}, 1
+    with os.fdopen(w, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    os._exit(code)
+
+
+def _join_figure(job: tuple[int, int]) -> dict[str, Path]:
+    """The forked figure's files, once its process has ended; its failure as our error."""
+    pid, r = job
+    with os.fdopen(r, encoding="utf-8") as fh:
+        text = fh.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = {"error": f"the figure process ended with status {os.waitstatus_to_exitcode(status)}"}
+    if "error" in doc:
+        raise NeutrinoAEError(f"drawing a figure failed: {doc['error']}")
+    return {k: Path(v) for k, v in doc["files"].items()}

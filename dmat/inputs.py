@@ -22,6 +22,7 @@ from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_stream
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
+from neutrino_ae.report.paths import missing_reason
 
 from .analysis import UNNAMED, TensorRange, attribute_pages, ranges_from_tensor_trace, tensor_ranges
 
@@ -173,7 +174,7 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
     p = Path(path)
     refuse_pickle(p, "Pass the .dmat or the raw .bin trace instead.")
     if not p.exists():
-        raise InputError(p, "no such file or directory")
+        raise InputError(p, missing_reason(p, "no such file or directory"))
     name = figure_name(p)
     if p.is_dir():
         if not is_trace_dir(p):

@@ -166,8 +166,10 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
         summary += [
             summary_row(SECTION, f"{tkey}.accesses", int(plot.accesses_per_label[i]), "accesses", ref, bundle.kind,
                         tensor_truth[i] if tensor_truth[i] != "" else None),
-            summary_row(SECTION, f"{tkey}.first_clock", plot.first_clock_per_label[i], "cycles", ref, bundle.kind),
-            summary_row(SECTION, f"{tkey}.last_clock", plot.last_clock_per_label[i], "cycles", ref, bundle.kind),
+            summary_row(SECTION, f"{tkey}.first_clock", _cycles(plot.first_clock_per_label[i]), "cycles", ref,
+                        bundle.kind),
+            summary_row(SECTION, f"{tkey}.last_clock", _cycles(plot.last_clock_per_label[i]), "cycles", ref,
+                        bundle.kind),
         ]
     data["summary"] = summary
     files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source, bundle=bundle,
@@ -185,6 +187,11 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     result = SectionResult(SECTION, data, files, {f"dmat_{inp.name}_tensors": tensors}, summary, text)
     result.plot = plot  # type: ignore[attr-defined]  # the binned arrays, for tests and notebooks
     return result
+
+
+def _cycles(clock: float) -> int | None:
+    """A tensor's first or last clock (NaN: the tensor was never accessed) as the integer it is."""
+    return None if np.isnan(clock) else int(clock)
 
 
 def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],

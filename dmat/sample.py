@@ -1,8 +1,9 @@
 """``dmat/``: Fig. 1 / Fig. 10a-c. Raw dmat traces (small scales) and the sparsified ``.dmat`` files.
 
-At ``paper`` scale the raw traces would be several GB each, so chunks of blocks are streamed from the
-model straight into :func:`neutrino_ae.formats.dmat_sparsify.sparsify` and no ``result/*.bin`` is written
-(the trace dir keeps probe.toml, event.log, tensor.trace and kernel/ for tensor naming).
+At ``paper`` scale the raw traces would be several GB each, so no ``result/*.bin`` is written (the
+trace dir keeps probe.toml, event.log, tensor.trace and kernel/ for tensor naming): the model is
+evaluated per warp and streamed into the ``.dmat`` in bounded memory (:mod:`.sample_stream`), which
+gives the same file as sparsifying the per-thread records.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace
 from neutrino_ae.formats.bintrace_write import SectionSpec, TraceWriter
-from neutrino_ae.formats.dmat import page_of, write_dmat
+from neutrino_ae.formats.dmat import DmatData, page_of, write_dmat
 from neutrino_ae.formats.dmat_sparsify import sparsify
 from neutrino_ae.formats.eventlog_write import EventLogWriter
 from neutrino_ae.formats.level import Level
@@ -40,6 +41,7 @@ from .sample_model import (
     generate_chunks,
     iteration_cycles,
 )
+from .sample_stream import StreamedDmat, write_model_dmat
 
 #: This section's sample parameters by scale: the q/k/v shape, and whether raw traces are written
 #: (at ``paper`` scale they would be GBs, so the model streams straight into the sparsifier).
@@ -123,26 +125,22 @@ def _write_one(root: Path, fig: str, params: DmatParams, device: Device, rng: np
     write_trace_dir(trace_dir, [probe], ev, [KernelBuild(k.name, len(_params_line(lay)), k.regs, regs_probed)])
     write_tensor_trace(trace_dir / "tensor.trace", _tensor_trace(fig, lay, int(seconds * 1e9) - 2_000_000))
 
-    n_chunks = -(-lay.blocks // params.blocks_per_chunk)
-    chunks = generate_chunks(lay, device, rng, params.blocks_per_chunk)
+    dmat_path = root / "dmat" / f"{fig}.dmat"
     if params.write_raw:
+        n_chunks = -(-lay.blocks // params.blocks_per_chunk)
+        chunks = generate_chunks(lay, device, rng, params.blocks_per_chunk)
         out = result_path(trace_dir, seconds)
         with TraceWriter(out, header, [SectionSpec(Level.THREAD, nrec * 16)], layout="v1") as w:
             for c in bar(chunks, n_chunks, f"dmat {fig} raw"):
                 w.write(c)
         trace = open_trace(out, levels=["thread"])
         data = sparsify(c for _, c in trace.iter_chunks(0, DMAT, chunk_bytes=16 << 20))
+        write_dmat(dmat_path, data)
+        summary = _summary(lay, data)
     else:
-        data = sparsify(bar(chunks, n_chunks, f"dmat {fig}"))
-    write_dmat(root / "dmat" / f"{fig}.dmat", data)
-
-    pages = page_of(data.pair_page)
-    per_tensor = {}
-    for name in TENSORS:
-        lo = lay.ptrs[name]
-        hi = lo + (s.tensor_bytes if name != "lse" else s.lse_bytes)
-        sel = (pages >= lo - (lo & 0xFFFF)) & (pages < hi)
-        per_tensor[name] = int(data.pair_count[sel].sum(dtype=np.uint64))
+        # No raw trace: the same records, evaluated per warp and streamed into the .dmat (sample_stream.py).
+        dmat_path.parent.mkdir(parents=True, exist_ok=True)
+        summary = write_model_dmat(dmat_path, lay, device, rng, params.blocks_per_chunk, bar, f"dmat {fig}")
     return {
         "kernel": k.name,
         "keyword": k.keyword,
@@ -159,14 +157,28 @@ def _write_one(root: Path, fig: str, params: DmatParams, device: Device, rng: np
         "tensor_bytes": {n: (s.tensor_bytes if n != "lse" else s.lse_bytes) for n in TENSORS},
         "lse_arg_name": k.lse_name,
         "expected_accesses": expected_accesses(lay),
-        "accesses_in_dmat": per_tensor,
-        "num_pages": int(data.pages.size),
-        "num_clocks": int(data.clocks.size),
-        "max_clock": int(data.clocks.max()) if data.clocks.size else 0,
+        "accesses_in_dmat": summary.accesses_by_tensor,
+        "num_pages": int(summary.pages.size),
+        "num_clocks": summary.num_clocks,
+        "max_clock": summary.max_clock,
         "raw_trace": (trace_dir / "result" / f"{seconds:.6f}.bin").relative_to(root).as_posix()
         if params.write_raw else None,
         "dmat": f"dmat/{fig}.dmat",
     }
+
+
+def _summary(lay: AttnLayout, data: DmatData) -> StreamedDmat:
+    """What the ground truth says of a sparsified ``.dmat`` (as :func:`write_model_dmat` returns it)."""
+    pages = page_of(data.pair_page)
+    s = lay.shape
+    per_tensor = {}
+    for name in TENSORS:
+        lo = lay.ptrs[name]
+        hi = lo + (s.tensor_bytes if name != "lse" else s.lse_bytes)
+        sel = (pages >= lo - (lo & 0xFFFF)) & (pages < hi)
+        per_tensor[name] = int(data.pair_count[sel].sum(dtype=np.uint64))
+    return StreamedDmat(data.pages, int(data.clocks.size), int(data.clocks.max()) if data.clocks.size else 0,
+                        per_tensor, data.unfilled)
 
 
 def _build(root: Path, device: Device, params: DmatParams, rngs: dict[str, np.random.Generator],

@@ -244,6 +244,60 @@ def generate_chunks(layout: AttnLayout, device: Device, rng: np.random.Generator
         yield out
 
 
+def draw_block_factors(layout: AttnLayout, rng: np.random.Generator,
+                       blocks_per_chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every block's speed factor and its warps' skews, drawn chunk by chunk exactly as
+    :func:`generate_chunks` draws them (same ``rng`` calls in the same order, so the same values)."""
+    k = layout.kernel
+    speeds, skews = [], []
+    for first in range(0, layout.blocks, blocks_per_chunk):
+        nb = min(first + blocks_per_chunk, layout.blocks) - first
+        speeds.append(gamma(rng, 1.0, k.block_cv, nb))
+        skews.append(rng.integers(0, k.warp_skew_cycles + 1, (nb, k.warps)))
+    return np.concatenate(speeds), np.concatenate(skews)
+
+
+@dataclass(frozen=True)
+class WarpAccesses:
+    """The records of some blocks, one item per (block, warp, slot): the 32 lanes of a warp share the
+    clock and touch consecutive addresses, ``stride`` bytes apart from ``addr0`` (the first filled lane);
+    ``filled`` lanes (the first ones) hold an access, the others keep the zero fill."""
+
+    clock: np.ndarray  # int64 (nb, warps, nrec)
+    addr0: np.ndarray  # uint64 (nb, warps, nrec)
+    stride: np.ndarray  # int64 (nrec,): 16 (vector loads/stores) or 4 (lse)
+    filled: np.ndarray  # int64 (warps, nrec): filled lanes of the warp's slot
+
+
+def warp_accesses(layout: AttnLayout, device: Device, speed: np.ndarray, skew: np.ndarray,
+                  ids: np.ndarray) -> WarpAccesses:
+    """The records :func:`generate_chunks` yields for blocks ``ids`` (with their ``speed`` and ``skew``
+    from :func:`draw_block_factors`), aggregated per warp: the same clocks (the same floating-point
+    operations in the same order) and addresses, 32 times fewer items."""
+    k, s = layout.kernel, layout.shape
+    t = build_template(k, s)
+    it_cycles = iteration_cycles(k, s, device)
+    threads = k.threads
+    row = s.head_dim * 2
+    head_bytes = s.seq * row
+    base = np.array([layout.ptrs[n] for n in TENSORS], dtype=np.uint64)
+    lane0 = np.arange(k.warps, dtype=np.int64) * 32  # first lane of each warp
+    is_lse = t.tensor == _L
+    is_kv = (t.tensor == _K) | (t.tensor == _V)
+    within = np.where(is_lse[None, :], lane0[:, None] * 4, (t.load[None, :] * threads + lane0[:, None]) * 16)
+    spacing = t.load * k.issue_spacing_cycles
+    filled = np.where(is_lse[None, :], np.clip(k.block_m - lane0, 0, 32)[:, None], 32)
+    m, bh = block_coords(k, s, ids)
+    clock = (k.prologue_cycles + t.iters[None, :] * it_cycles * speed[:, None] + t.fixed[None, :]
+             + spacing[None, :])  # (nb, nrec)
+    clock = np.rint(clock[:, None, :] + skew[:, :, None]).astype(np.int64)
+    np.maximum(clock, 0, out=clock)
+    tile_row = np.where(is_kv[None, :], t.tile[None, :] * k.block_n, (m * k.block_m)[:, None])
+    off = np.where(is_lse[None, :], bh[:, None] * s.seq * 4 + tile_row * 4, bh[:, None] * head_bytes + tile_row * row)
+    addr0 = base[t.tensor][None, None, :] + (off[:, None, :] + within[None, :, :]).astype(np.uint64)
+    return WarpAccesses(clock, addr0, np.where(is_lse, 4, 16).astype(np.int64), filled.astype(np.int64))
+
+
 def expected_accesses(layout: AttnLayout) -> dict[str, int]:
     """Number of recorded accesses per tensor implied by shapes and tiles (no simulation)."""
     k, s = layout.kernel, layout.shape

@@ -25,6 +25,7 @@ from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.inputs import MiB, check_input
 from neutrino_ae.report import style
+from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.summary import summary_row
 
@@ -122,7 +123,7 @@ def resolve_inputs(paths: Sequence[str | Path]) -> tuple[list[tuple[str, Path]],
         elif p.exists() or p.suffix == ".csv":
             found.append((p.stem, p))
         else:
-            raise InputError(p, "no such folder or CSV file")
+            raise InputError(p, missing_reason(p, "no such folder or CSV file"))
     return found, missing
 
 

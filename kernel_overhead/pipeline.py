@@ -40,6 +40,7 @@ from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS, read_kernel_info, read_register_usage
 from neutrino_ae.formats.tracedir import trace_dir_order_key
 from neutrino_ae.report import style
+from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.report.results import SectionResult, write_results
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -185,7 +186,8 @@ def discover(root: str | Path, groups: Sequence[str] | None = None) -> tuple[lis
     """
     root = Path(root)
     if not root.is_dir():
-        raise InputError(root, "no such folder (expected kernel_overhead/ or one of its group folders)")
+        raise InputError(root, missing_reason(root, "no such folder (expected kernel_overhead/ or one of its group "
+                                                    "folders)"))
     present = [g for g in GROUPS if (root / g).is_dir()]
     problems: list[str] = []
     if present or groups:

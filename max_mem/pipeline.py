@@ -38,6 +38,7 @@ from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.inputs import MiB, read_text_input
 from neutrino_ae.formats.tracedir import trace_dir_order_key
 from neutrino_ae.report import style
+from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.summary import summary_row
 
@@ -171,7 +172,7 @@ def discover(root: str | Path) -> tuple[list[tuple[str, str, Path]], dict[str, l
     """``(model, probe, folder)`` runs under ``root``, and models that have no probe folder at all."""
     root = Path(root)
     if not root.is_dir():
-        raise InputError(root, "no such folder (expected max_mem/<model>/<probe>/<sub>/)")
+        raise InputError(root, missing_reason(root, "no such folder (expected max_mem/<model>/<probe>/<sub>/)"))
     runs, empty = [], {}
     for model in _order([p.name for p in _subdirs(root)], MODEL_ORDER):
         probes = _order([p.name for p in _subdirs(root / model)], PROBE_ORDER)

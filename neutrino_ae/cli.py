@@ -1,22 +1,27 @@
 """``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare | export perfetto.
 
-Exit codes: 0 success; 1 a notebook cell failed (``run``) or values moved (``compare``);
-2 bad input or usage (``error: <one line>`` on stderr, never a traceback); 130 interrupted.
+Exit codes (``neutrino_ae.errors.EXIT_CODES``, listed by every ``--help``): 0 success; 1 a claim
+DIFFERS, a notebook cell failed (``run``) or values moved (``compare``); 2 bad input or usage
+(``error: <one line>`` on stderr, never a traceback); 3 no GPU; 4 network or server failure;
+130 interrupted; 143 terminated.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from neutrino_ae.cli_export import add_export as _add_export
-from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.errors import NeutrinoAEError, exit_codes_text
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
-from neutrino_ae.report.layout import PAPER_TRACES, SAMPLE_TRACES
+from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
+from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.script import run_main
 
 log = logging.getLogger(__name__)
@@ -77,7 +82,10 @@ def _add_run(sub: Any) -> None:
 def _add_compare(sub: Any) -> None:
     p = sub.add_parser("compare", help="diff two runs' summary.json",
                        description="Compare two summary.json files (or run directories holding them). "
-                                   "Exit 1 when a value moved beyond the tolerance or is missing on one side.")
+                                   "Exit 1 when a value moved beyond the tolerance or is missing on one side. "
+                                   "Integers are compared and shown exactly. A summary.json over "
+                                   f"{MAX_SUMMARY_BYTES // 2**20} MiB is refused unread (exit 2); a run's "
+                                   "is under 1 MiB.")
     p.add_argument("run_a", metavar="RUN_A")
     p.add_argument("run_b", metavar="RUN_B")
     p.add_argument("--rtol", type=float, default=0.1, help="relative tolerance (default: 0.1)")
@@ -85,16 +93,30 @@ def _add_compare(sub: Any) -> None:
     p.set_defaults(func=_cmd_compare)
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, except that the exit-code list keeps one line per code (continuations indented)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if not text.startswith("exit codes:"):
+            return super()._fill_text(text, width, indent)
+        head, *codes = text.splitlines()
+        lines = [indent + head]
+        for line in codes:
+            lines += textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent + " " * 7)
+        return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    # One epilog for every command: the whole list of exit codes (neutrino_ae.errors.EXIT_CODES).
     parser = argparse.ArgumentParser(prog="neutrino-ae", description="Neutrino (OSDI'25) reproduction suite.",
-                                     epilog="exit codes: 0 ok; 1 a notebook cell failed or compared values "
-                                            "moved; 2 bad input")
+                                     epilog=exit_codes_text(), formatter_class=_HelpFormatter)
     add_verbosity_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_sample, _add_fetch, _add_run, _add_compare, _add_export):
         add(sub)
-    for subparser in sub.choices.values():
-        add_verbosity_options(subparser, sub=True)  # -q/-v after the command too
+    for p in sub.choices.values():
+        p.epilog, p.formatter_class = exit_codes_text(), _HelpFormatter
+        add_verbosity_options(p, sub=True)  # -q/-v after the command too
     return parser
 
 
@@ -102,6 +124,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     from neutrino_ae.bundle.fetch import ensure_sample_bundle
     from neutrino_ae.sample import generate_bundle
 
+    output_folder(args.out, "--out")
     root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force, generator=generate_bundle)
     print(root)
     return 0
@@ -110,6 +133,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
 def _cmd_fetch(args: argparse.Namespace) -> int:
     from neutrino_ae.bundle.fetch import fetch_paper_bundle
 
+    output_folder(args.trace_root, "--trace-root")
     root = fetch_paper_bundle(args.trace_root, url=args.url, sha256=args.sha256, force=args.force,
                               keep_zip=args.keep_zip)
     print(root)
@@ -135,10 +159,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.trace_root is not None:
         params["trace_root"] = args.trace_root
     if isinstance(params.get("trace_root"), str):
-        params["trace_root"] = str(Path(params["trace_root"]).resolve())
+        trace_opt = "--trace-root" if args.trace_root is not None else "-p trace_root"
+        params["trace_root"] = str(user_path(params["trace_root"], trace_opt, kind="dir").resolve())
     output_dir = args.output_dir or params.pop("output_dir", None)
     if output_dir is None:
         output_dir = default_output_dir(args.name)
+    elif isinstance(output_dir, str | os.PathLike):
+        output_folder(output_dir, "--output-dir" if args.output_dir else "-p output_dir")
+    if args.notebook is not None:
+        user_path(args.notebook, "--notebook", kind="file")
     notebook = find_notebook(args.name, args.notebook)
     if args.log_output:
         claim("papermill")  # its cell-output lines, at INFO, on the console
@@ -164,9 +193,13 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
     found = read_verdict(output_dir)
     if found is None:
         return 0
+    from neutrino_ae.run.verdict import verdict_header
+
     doc, outcomes = found
     overall = doc.get("overall")
-    # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED.
+    # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED,
+    # under the header naming the bundle (its digest) and the run.
+    print("\n" + "\n".join(verdict_header(doc)))
     print(f"\n{verdict_text(outcomes)}\n")
     read = trace_dirs_lines(doc["trace_dirs"]) if isinstance(doc.get("trace_dirs"), dict) else []
     if read:
@@ -203,6 +236,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     if args.rtol < 0 or args.atol < 0:
         raise NeutrinoAEError("--rtol and --atol must be >= 0")
+    for value, name in ((args.run_a, "RUN_A"), (args.run_b, "RUN_B")):
+        user_path(value, name)  # a missing one: resolve_summary says what is missing
     code, text = report(args.run_a, args.run_b, rtol=args.rtol, atol=args.atol)
     print(text)
     return code

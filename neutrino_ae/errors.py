@@ -32,6 +32,14 @@ class BundleError(InputError):
     """A trace bundle cannot be fetched, verified or extracted."""
 
 
+class NetworkError(BundleError):
+    """The network or the server failed a download: no connection, no answer, server errors (5xx) or
+    a misbehaving server, until the retries and deadlines ran out. Not bad input: the same command
+    may work later (a partial download is kept and resumes)."""
+
+    exit_code = 4
+
+
 class EnvironmentProblem(NeutrinoAEError):
     """Something the GPU workloads need (PyTorch, Triton, libcuda) is missing."""
 
@@ -54,3 +62,23 @@ def refuse_pickle(path: str | os.PathLike[str], instead: str) -> None:
 
 class UsageError(NeutrinoAEError, ValueError):
     """A bad argument value (a tolerance that is NaN, say); a ValueError too, for library callers."""
+
+
+#: Every exit code of the command lines (``neutrino-ae``, the per-figure scripts), for ``--help``
+#: and the README's section on the command line.
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (0, "success: the run's claims PASS (or are SKIPPED), compare found nothing moved"),
+    (1, "a claim DIFFERS (run; --report-only exits 0), a notebook cell failed, a dynamic run "
+        "collected nothing (--allow-skip exits 0), compare: a value moved or is missing on one side"),
+    (2, "bad input or usage: an option, a path, a file, a parameter (one 'error:' line names it)"),
+    (3, "no CUDA GPU visible (the GPU workloads' scripts)"),
+    (4, "network or server failure: a download could not connect, got no answer, or kept failing "
+        "(HTTP 5xx) after its retries; run again later, it resumes"),
+    (130, "interrupted (Ctrl-C, SIGINT)"),
+    (143, "terminated (SIGTERM)"),
+)
+
+
+def exit_codes_text(indent: str = "  ") -> str:
+    """:data:`EXIT_CODES` as the lines of a ``--help`` epilog."""
+    return "exit codes:\n" + "\n".join(f"{indent}{code:<4} {what}" for code, what in EXIT_CODES)

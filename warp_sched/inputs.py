@@ -28,6 +28,7 @@ from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
+from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.sched import intervals as accel
 
 from .analysis import WarpRecords, align_clocks
@@ -87,7 +88,7 @@ def records_from_table(path: str | os.PathLike[str], align: str = "sm") -> WarpR
     p = Path(path)
     refuse_pickle(p, PICKLE_INSTEAD)
     if not p.is_file():
-        raise InputError(p, "no such file")
+        raise InputError(p, missing_reason(p, "no such file"))
     if p.suffix.lower() == ".npz":
         try:
             with np.load(p, allow_pickle=False) as z:
@@ -129,7 +130,7 @@ def load_warp_records(path: str | os.PathLike[str], section: int = 0, align: str
     if p.suffix.lower() in (".npz", ".csv"):
         return records_from_table(p, align)
     if not p.exists():
-        raise InputError(p, "no such file or directory")
+        raise InputError(p, missing_reason(p, "no such file or directory"))
     return records_from_trace(open_trace(p), section, align)
 
 
@@ -153,6 +154,8 @@ def find_inputs(root: str | os.PathLike[str]) -> tuple[dict[str, Path], dict[str
     dict says why, and the caller still draws Fig. 13a/b.
     """
     base = Path(root)
+    if not base.is_dir():
+        raise InputError(base, missing_reason(base, "no such folder (expected the bundle's warp_sched layout)"))
     if (base / "warp_sched").is_dir():
         base = base / "warp_sched"
     found: dict[str, Path] = {}

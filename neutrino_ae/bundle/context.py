@@ -14,6 +14,10 @@ What a bundle is (kind, how the kind is known, ground truth, digests) is decided
   (``kind_from = "layout"``: synthetic data never loses its label);
 * otherwise the kind is ``unknown`` (``kind_from = "none"``) and figures and results say that the
   data's provenance is unverified.
+
+:func:`open_bundle` also checks that the bundle is what its ``bundle.json`` says (every recorded file
+unchanged, none added, a paper archive matching its pin: ``bundle/trust.py``) and refuses it with
+one ``BundleError`` line otherwise; ``Bundle.identity`` is the digest and header line a verdict shows.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from neutrino_ae.bundle.manifest import (
     read_manifest,
     sample_layout_root,
 )
+from neutrino_ae.bundle.trust import Identity, identity, verify_bundle
 
 #: How a bundle's kind is known.
 FROM_MANIFEST, FROM_LAYOUT, FROM_NOTHING = "manifest", "layout", "none"
@@ -68,6 +73,12 @@ class Bundle:
         """sha256 and size of every file, keyed by bundle-relative POSIX path (empty when not recorded)."""
         files = self.manifest.get("files")
         return dict(files) if isinstance(files, dict) else {}
+
+    @property
+    def identity(self) -> Identity:
+        """The bundle's digest (the paper archive's sha256, else one over the recorded file digests) and
+        the line that names it in a verdict header (``bundle: paper, sha256 ..., not pinned in the repo``)."""
+        return identity(self.kind, self.manifest)
 
     @property
     def generator(self) -> dict[str, Any] | None:
@@ -160,11 +171,15 @@ def _kind(manifest_root: Path | None, manifest: Mapping[str, Any], layout_root: 
     return UNKNOWN, FROM_NOTHING
 
 
-def open_bundle(root: str | os.PathLike[str]) -> Bundle:
-    """The bundle a run reads at ``root``: its ``bundle.json`` (at or above ``root``) read once."""
+def open_bundle(root: str | os.PathLike[str], verify: bool = True) -> Bundle:
+    """The bundle a run reads at ``root``: its ``bundle.json`` (at or above ``root``) read once and,
+    unless ``verify`` is False, its files checked against it (``bundle/trust.py``: a changed, missing
+    or added file, or a paper archive that does not match its pin, raises one ``BundleError`` line)."""
     root = Path(root)
     manifest_root = find_bundle_root(root)
     manifest = _manifest_of(manifest_root) if manifest_root is not None else {}
+    if verify and manifest_root is not None and manifest:
+        verify_bundle(manifest_root, manifest)
     kind, kind_from = _kind(manifest_root, manifest, sample_layout_root(root))
     return Bundle(root, kind, kind_from, manifest_root, manifest)
 

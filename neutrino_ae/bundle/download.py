@@ -52,7 +52,7 @@ from neutrino_ae.bundle.download_limits import (
 from neutrino_ae.bundle.download_resume import Part, sha256_of
 from neutrino_ae.bundle.download_transport import Retryable, attempt, note
 from neutrino_ae.bundle.leftovers import clean_stale_temp
-from neutrino_ae.errors import BundleError
+from neutrino_ae.errors import BundleError, NetworkError
 
 # Default of ``answer_deadline_s``: limits.ANSWER_DEADLINE_S as it is when called, not when imported
 # (tests shorten it); None stays "no answer deadline".
@@ -135,12 +135,12 @@ def download_with_digest(url: str, dest: str | os.PathLike[str], sha256: str | N
                 limit = min(retries, CONNECT_RETRIES) if exc.connect else retries
                 if failures > limit:
                     what = "could not connect" if exc.connect else "download kept failing"
-                    raise BundleError(url, f"{what} after {failures} attempts ({exc})") from None
+                    raise NetworkError(url, f"{what} after {failures} attempts ({exc})") from None
                 # Progress resets the count above, so a server that drips a little and drops
                 # again would be retried forever; the total number of attempts is bounded too.
                 if attempts >= max_attempts:
                     of = f" of {part.total}" if part.total is not None else ""
-                    raise BundleError(url, f"gave up after {attempts} attempts ({size}{of} bytes; last: {exc}); "
+                    raise NetworkError(url, f"gave up after {attempts} attempts ({size}{of} bytes; last: {exc}); "
                                            "the partial download is kept and resumes on the next run") from None
                 # An unreachable host is usually "offline": keep those waits short.
                 base = min(backoff, CONNECT_BACKOFF_S) if exc.connect else backoff

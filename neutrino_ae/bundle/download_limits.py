@@ -12,7 +12,7 @@ from pathlib import Path
 from neutrino_ae.bundle import disk
 from neutrino_ae.bundle.disk import CHUNK, DISK_SLACK, human
 from neutrino_ae.bundle.download_resume import Part
-from neutrino_ae.errors import BundleError
+from neutrino_ae.errors import BundleError, NetworkError
 
 # Retries: a host that cannot be reached at all gets CONNECT_RETRIES quick ones (backoff from
 # CONNECT_BACKOFF_S); every backoff doubles up to MAX_BACKOFF_S.
@@ -60,12 +60,12 @@ class Budget:
         if left is not None and left <= 0:
             raise self.expired(url, part)
 
-    def expired(self, url: str, part: Part) -> BundleError:
+    def expired(self, url: str, part: Part) -> NetworkError:
         if self.waiting_for_answer():
-            return BundleError(url, f"no answer within {self.answer_deadline_s:g} s (the host accepts connections "
+            return NetworkError(url, f"no answer within {self.answer_deadline_s:g} s (the host accepts connections "
                                     "but sends nothing back); check the URL and the network, or try again later")
         of = f" of {part.total}" if part.total is not None else ""
-        return BundleError(url, f"not finished within {self.deadline_s:g} s ({part.size}{of} bytes so far; "
+        return NetworkError(url, f"not finished within {self.deadline_s:g} s ({part.size}{of} bytes so far; "
                                 "the server is too slow or stalls); the partial download is kept and "
                                 "resumes on the next run")
 

@@ -19,7 +19,7 @@ from typing import Any
 from neutrino_ae.bundle import download_limits as limits
 from neutrino_ae.bundle.disk import CHUNK, check_disk, human
 from neutrino_ae.bundle.download_resume import Part, content_range_start, content_range_total, hash_into, sha256_of
-from neutrino_ae.errors import BundleError
+from neutrino_ae.errors import BundleError, NetworkError
 from neutrino_ae.logs import quiet
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,11 @@ def attempt(session: Any, url: str, part: Part, timeout: Any, progress: bool, bu
         raise Retryable(_short(exc), connect=_is_unreachable(exc)) from None
     except requests.exceptions.Timeout as exc:
         raise Retryable(_short(exc)) from None
+    except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema, requests.exceptions.MissingSchema,
+            requests.exceptions.URLRequired) as exc:
+        raise BundleError(url, f"request failed: {_short(exc)}") from None  # the URL: bad input
     except requests.exceptions.RequestException as exc:
-        raise BundleError(url, f"request failed: {_short(exc)}") from None
+        raise NetworkError(url, f"request failed: {_short(exc)}") from None
     budget.answered = True
 
     with resp:
@@ -97,7 +100,7 @@ def attempt(session: Any, url: str, part: Part, timeout: Any, progress: bool, bu
                 # keeps the .part growing, and the retry budget resetting, forever.
                 announced = part.total
                 part.discard()
-                raise BundleError(url, f"the server first announced {announced} bytes and now {total}; the "
+                raise NetworkError(url, f"the server first announced {announced} bytes and now {total}; the "
                                        "file changed during the download or the server misbehaves; the "
                                        "partial download was deleted, run again")
             if have == 0:  # a 206 to a request without Range: this answer starts the record
@@ -118,7 +121,7 @@ def attempt(session: Any, url: str, part: Part, timeout: Any, progress: bool, bu
             part.etag, part.last_modified, part.total = etag, resp.headers.get("Last-Modified"), total
             mode = "wb"
         else:
-            raise BundleError(url, f"unexpected HTTP {status} {resp.reason or ''}".rstrip())
+            raise NetworkError(url, f"unexpected HTTP {status} {resp.reason or ''}".rstrip())
 
         if total is not None and total > budget.max_bytes:
             raise BundleError(url, f"the server announces {total} bytes, more than the limit of "
@@ -194,7 +197,7 @@ def attempt(session: Any, url: str, part: Part, timeout: Any, progress: bool, bu
             part.discard()
             what = (f"the {total} bytes it announced" if total is not None
                     else f"the limit of {budget.max_bytes} bytes ({human(budget.max_bytes)})")
-            raise BundleError(url, f"the server sent more than {what}; the partial download was deleted")
+            raise NetworkError(url, f"the server sent more than {what}; the partial download was deleted")
         if total is not None and received != total:
             raise Retryable(f"connection closed after {received} of {total} bytes")
         return hasher.hexdigest()

@@ -41,7 +41,8 @@ from neutrino_ae.bundle.manifest import (
     sample_layout_root,
     write_manifest,
 )
-from neutrino_ae.errors import BundleError
+from neutrino_ae.bundle.trust import ARCHIVE_PATH, pinned_digest
+from neutrino_ae.errors import BundleError, NetworkError
 
 __all__ = [
     "ARCHIVE_NAME", "DOWNLOAD_DEADLINE_S", "DOWNLOAD_DIR", "MAX_ATTEMPTS", "MAX_DOWNLOAD_BYTES",
@@ -51,8 +52,7 @@ __all__ = [
 ]
 
 PAPER_BUNDLE_URL = "https://pub-eef24bf0aa5b4950860ea28dfbe39d8c.r2.dev/trace.zip"
-DOWNLOAD_DIR = ".download"  # hidden, so bundle.file_digests() leaves the archive out
-ARCHIVE_NAME = "trace.zip"
+DOWNLOAD_DIR, ARCHIVE_NAME = ARCHIVE_PATH.parts  # hidden, so bundle.file_digests() leaves the archive out
 
 SAMPLE_HINT = (
     'to run offline on synthetic data use bundle="sample" (notebook parameter `-p bundle sample`, '
@@ -92,8 +92,11 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     """Download and extract the paper's bundle into ``trace_root``; write its ``bundle.json``.
 
     Idempotent: a ``trace_root`` whose manifest says ``paper`` is returned as is (an explicit
-    ``sha256`` must match the recorded one), as is a ``trace.zip`` extracted by hand (paper
-    layout, no manifest). ``force`` downloads and extracts again, replacing the section folders.
+    ``sha256``, else the digest pinned in ``bundle/trust.py``, must match the recorded one), as is a
+    ``trace.zip`` extracted by hand (paper layout, no manifest). The archive's sha256 and size are
+    recorded in ``bundle.json`` (``sha256``, ``archive_bytes``); without a given or pinned digest
+    the first download is trusted (``trust_on_first_use``). ``force`` downloads and extracts again,
+    replacing the section folders.
     The archive is downloaded to ``trace_root/.download/trace.zip`` and deleted after a
     successful extraction unless ``keep_zip``. It is validated (:func:`validate_zip`) before
     its digest is recorded. ``max_bytes``, ``max_attempts`` and ``deadline_s`` bound the
@@ -103,6 +106,12 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     root = Path(trace_root)
     _require_folder(root)
     expected = normalise_digest(sha256, url)
+    pin = pinned_digest()
+    if pin is not None and expected is not None and expected != pin:
+        raise BundleError(url, f"the sha256 given ({expected}) is not the published digest {pin} pinned in "
+                               "neutrino_ae/bundle/trust.py")
+    from_pin = expected is None and pin is not None
+    expected = expected or pin
     clean_stale_temp(root, tmp_of=(MANIFEST,))
     manifest = read_manifest(root)
     archive = root / DOWNLOAD_DIR / ARCHIVE_NAME
@@ -113,9 +122,10 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
                                                "or choose another empty folder")
         recorded = manifest.get("sha256")
         if expected is not None and recorded and recorded != expected:
+            which = " (the published digest pinned in neutrino_ae/bundle/trust.py)" if from_pin else ""
             raise BundleError(root / MANIFEST, f"was fetched from an archive with sha256 {recorded}, "
-                                               f"not {expected}; to fetch again run `neutrino-ae fetch --force "
-                                               f"--trace-root {root}` (force=True from Python)")
+                                               f"not {expected}{which}; to fetch again run `neutrino-ae fetch "
+                                               f"--force --trace-root {root}` (force=True from Python)")
         return root
     if manifest is None and not force and has_paper_layout(root):
         if sample_layout_root(root) is not None:
@@ -145,8 +155,9 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
                                            max_attempts=max_attempts, deadline_s=deadline_s,
                                            validate=lambda path: validate_zip(path, limits))
     note(progress, f"extracting {archive} into {root}")
+    archive_bytes = archive.stat().st_size
     extract_zip(archive, root, overwrite=force, limits=limits)
-    write_manifest(root, PAPER, url=url, sha256=digest,
+    write_manifest(root, PAPER, url=url, sha256=digest, archive_bytes=archive_bytes,
                    fetched_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                    trust_on_first_use=expected is None)
     if not keep_zip:
@@ -234,5 +245,7 @@ def ensure_bundle(trace_root: str | os.PathLike[str], bundle: str = "auto", url:
     try:
         return fetch_paper_bundle(root, url=url, sha256=sha256, force=force, progress=progress)
     except BundleError as exc:
-        raise BundleError(None, f"no trace bundle under {root} and the paper bundle could not be fetched "
-                                f"({exc}); {SAMPLE_HINT}") from None
+        # A network failure stays one (exit 4): the same command may work later.
+        raise (NetworkError if isinstance(exc, NetworkError) else BundleError)(
+            None, f"no trace bundle under {root} and the paper bundle could not be fetched ({exc}); "
+                  f"{SAMPLE_HINT}") from None

@@ -26,6 +26,10 @@ PAPER = "paper"
 DYNAMIC = "dynamic"  # traces collected by dynamic.ipynb on this machine
 UNKNOWN = "unknown"
 FORMAT_VERSION = 1
+#: Which files were last found equal to their digest in ``bundle.json``, and in what state (size,
+#: mtime, ctime in ns, inode): a file still in that state is not hashed again (``bundle/trust.py``).
+#: Hidden, so it is no file of the bundle's own.
+VERIFIED = ".bundle-verified.json"
 
 
 def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
@@ -36,22 +40,55 @@ def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def file_digests(root: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """sha256 and size of every regular file under ``root`` except the manifest, keyed by POSIX path."""
+def stat_stamp(st: os.stat_result) -> list[int]:
+    """A file's state as the verification cache keys it: size, mtime and ctime (ns), inode. Any write
+    changes the ctime, which nobody can set back: a same-size edit with its mtime restored is seen."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def file_digests(root: str | os.PathLike[str],
+                 stamps: dict[str, list[Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """sha256 and size of every regular file under ``root`` except the manifest, keyed by POSIX path.
+    ``stamps`` (if given) receives each file's :func:`stat_stamp` plus its sha256, for :data:`VERIFIED`."""
     root = Path(root)
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(root).as_posix()
         if rel == MANIFEST or "/." in f"/{rel}":
             continue
-        out[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+        before = stat_stamp(path.stat())
+        digest = sha256_file(path)
+        after = stat_stamp(path.stat())
+        out[rel] = {"sha256": digest, "bytes": after[0]}
+        if stamps is not None and before == after:
+            stamps[rel] = [*after, digest]
     return out
 
 
 def write_manifest(root: str | os.PathLike[str], kind: str, **fields: Any) -> Path:
-    """Write ``root/bundle.json`` (atomically) with ``kind``, ``fields`` and the file digests."""
-    manifest = {"kind": kind, "format_version": FORMAT_VERSION, **fields, "files": file_digests(root)}
-    return write_json(Path(root) / MANIFEST, manifest)
+    """Write ``root/bundle.json`` (atomically) with ``kind``, ``fields`` and the file digests; the
+    verification cache (:data:`VERIFIED`) starts with the files just hashed."""
+    stamps: dict[str, list[Any]] = {}
+    manifest = {"kind": kind, "format_version": FORMAT_VERSION, **fields, "files": file_digests(root, stamps)}
+    path = write_json(Path(root) / MANIFEST, manifest)
+    write_verified(root, stamps)
+    return path
+
+
+def read_verified(root: str | os.PathLike[str]) -> dict[str, list[Any]]:
+    """The verification cache of the bundle at ``root`` (empty when absent or unreadable)."""
+    try:
+        doc = json.loads((Path(root) / VERIFIED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = doc.get("files") if isinstance(doc, dict) and doc.get("version") == 1 else None
+    return {k: v for k, v in files.items() if isinstance(v, list) and len(v) == 5} if isinstance(files, dict) else {}
+
+
+def write_verified(root: str | os.PathLike[str], stamps: dict[str, list[Any]]) -> None:
+    """Replace the verification cache; a read-only bundle keeps none (every run then hashes)."""
+    with contextlib.suppress(OSError):
+        write_json(Path(root) / VERIFIED, {"version": 1, "files": stamps})
 
 
 def write_dynamic_manifest(root: str | os.PathLike[str], **fields: Any) -> Path:
@@ -110,16 +147,11 @@ def sample_layout_root(path: str | os.PathLike[str]) -> Path | None:
 
 
 def verify_manifest(root: str | os.PathLike[str]) -> list[str]:
-    """Problems found comparing files on disk with the manifest (empty list = intact)."""
+    """Problems found comparing files on disk with the manifest (empty list = intact), each
+    ``"<path>: <problem>"``; what every run checks (:func:`neutrino_ae.bundle.trust.verify_bundle`)."""
+    from neutrino_ae.bundle.trust import file_problems  # trust.py reads this module
+
     manifest = read_manifest(root)
     if manifest is None:
         return [f"{Path(root) / MANIFEST}: missing"]
-    problems = []
-    recorded = manifest.get("files", {})
-    for rel, meta in recorded.items():
-        path = Path(root) / rel
-        if not path.is_file():
-            problems.append(f"{path}: listed in the manifest but missing")
-        elif path.stat().st_size != meta.get("bytes") or sha256_file(path) != meta.get("sha256"):
-            problems.append(f"{path}: content differs from the manifest (sha256 mismatch)")
-    return problems
+    return [str(problem) for problem in file_problems(Path(root), manifest, use_cache=False)]

@@ -39,7 +39,6 @@ import numpy as np
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats.inputs import check_input
 from neutrino_ae.formats.level import Level
-from neutrino_ae.formats.probe import read_probe_toml
 
 HEADER_DTYPE = np.dtype(
     [
@@ -363,6 +362,8 @@ def _levels_beside(path: Path, nprobes: int) -> list[Level] | None:
     probe_toml = path.parent.parent / "probe.toml"
     if path.parent.name != "result" or not probe_toml.is_file():
         return None
+    from neutrino_ae.formats.probe import read_probe_toml  # only for a trace dir: a loose .bin needs no toml
+
     try:
         found = read_probe_toml(probe_toml).levels
     except InputError:

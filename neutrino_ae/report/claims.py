@@ -159,6 +159,8 @@ class Outcome:
     kind: str = SHAPE  # shape | truth | published
     tolerance: str = ""  # how close counts as the expected value ("exact", "±2 %"; shape claims say so)
     why: str = ""  # why that tolerance
+    run_id: str = ""  # the run that judged it (run/verdict.py)
+    bundle_digest: str = ""  # the bundle it was judged on (bundle/trust.py Identity.digest)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -343,37 +345,46 @@ def verdict(claims_by_section: Mapping[str, Iterable[AnyClaim]], rows: Iterable[
 
 
 def verdict_table(outcomes: Iterable[Outcome]) -> str:
-    """The verdict as a Markdown table: claim | kind | expected | obtained | tolerance | verdict."""
-    lines = ["| section | claim | kind | expected | obtained | tolerance | verdict |",
-             "|---|---|---|---|---|---|---|"]
+    """The verdict as a Markdown table: claim | kind | expected | obtained | tolerance | verdict | run | bundle."""
+    lines = ["| section | claim | kind | expected | obtained | tolerance | verdict | run | bundle |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for o in outcomes:
         why = f" ({o.reason})" if o.reason else ""
         cell = lambda s: str(s).replace("|", "\\|")  # noqa: E731
         tol = cell(o.tolerance) + (f"; {cell(o.why)}" if o.why else "")
         lines.append(f"| {o.section} | {cell(o.text)} [{cell(o.source)}] | {o.kind} | `{cell(o.expected)}` "
-                     f"| {cell(o.obtained)} | {tol} | **{o.status}**{cell(why)} |")
+                     f"| {cell(o.obtained)} | {tol} | **{o.status}**{cell(why)} | {cell(o.run_id)} "
+                     f"| {short_digest(o.bundle_digest)} |")
     return "\n".join(lines)
+
+
+def short_digest(digest: str) -> str:
+    """A bundle digest as a table shows it (its first 12 hex digits; the JSON has all 64)."""
+    return digest[:12] if digest else "none"
 
 
 def verdict_text(outcomes: Iterable[Outcome], width: int = 60) -> str:
     """The verdict as a plain-text table for a terminal: verdict | claim | expected | obtained |
-    tolerance, the reason of a DIFFERS or SKIPPED under its row."""
+    tolerance | run | bundle, the reason of a DIFFERS or SKIPPED under its row."""
     def cut(text: str, n: int) -> str:
         text = " ".join(str(text).split())
         return text if len(text) <= n else text[:n - 3] + "..."
 
     rows = [(o.status, f"{o.section}/{o.claim}", cut(o.expected, width), cut(o.obtained, width),
-             cut(o.tolerance if o.kind != SHAPE else "shape", 24), o.reason)
+             cut(o.tolerance if o.kind != SHAPE else "shape", 24), o.run_id or "none",
+             short_digest(o.bundle_digest), o.reason)
             for o in outcomes]
-    head = ("verdict", "claim", "expected", "obtained", "tolerance")
-    widths = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(5)]
+    head = ("verdict", "claim", "expected", "obtained", "tolerance", "run", "bundle")
+    widths = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(7)]
     line = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])]
     for r in rows:
-        out.append(line(r[:5]))
-        if r[5]:
-            out.append(" " * (widths[0] + 2) + cut(f"reason: {r[5]}", 2 * width))
+        out.append(line(r[:7]))
+        if r[7]:
+            out.append(" " * (widths[0] + 2) + cut(f"reason: {r[7]}", 2 * width))
     return "\n".join(out)
+
+
 def trace_dirs_lines(trace_dirs: Mapping[str, Iterable[str]]) -> list[str]:
     """``<section>: <dir>, <dir>`` per section: the trace directories its numbers came from (``verdict.json``
     ``trace_dirs``; where a folder holds several collections, the newest by the time in its name)."""
@@ -396,4 +407,5 @@ def read_verdict(out_dir: Path) -> tuple[dict[str, Any], list[Outcome]] | None:
     if not path.is_file():
         return None
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return doc, [Outcome(**c) for c in doc.get("claims", [])]
+    fields = set(Outcome.__dataclass_fields__)
+    return doc, [Outcome(**{k: v for k, v in c.items() if k in fields}) for c in doc.get("claims", [])]

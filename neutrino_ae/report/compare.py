@@ -1,11 +1,16 @@
 """Diff two runs' ``summary.json`` (schema: :mod:`neutrino_ae.report.summary`).
 
 A value *moved* when ``|b - a| > atol + rtol * max(|a|, |b|)`` (symmetric, so swapping the runs
-gives the same verdict). A row present in one run only, or a number in one and null in the
-other, also counts. Two nulls are equal. NaN and +/-inf (not valid in a summary we write, but a
-hand-edited or foreign file may hold them) count as moved unless both runs hold the very same
-non-finite value: the tolerance rule alone would call them unchanged, because every comparison
-with NaN is false and ``inf <= rtol * inf``.
+gives the same verdict), decided exactly: integers are compared as integers and the rule is worked
+out in rational arithmetic, so ``2**53 + 1`` and ``2**53`` differ (as floats they are one number),
+and integers are printed whole. A summary.json over
+:data:`~neutrino_ae.report.layout.MAX_SUMMARY_BYTES` is refused before it is read.
+
+A row present in one run only, or a number in one and null in the other, also counts. Two nulls
+are equal. NaN and +/-inf (not valid in a summary we write, but a hand-edited or foreign file may
+hold them) count as moved unless both runs hold the very same non-finite value: the tolerance rule
+alone would call them unchanged, because every comparison with NaN is false and
+``inf <= rtol * inf``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +32,8 @@ OK, MOVED, ONLY_A, ONLY_B = "ok", "moved", "only in A", "only in B"
 class Diff:
     section: str
     key: str
-    a: float | None
-    b: float | None
+    a: int | float | None
+    b: int | float | None
     unit: str | None
     status: str
 
@@ -39,7 +45,10 @@ class Diff:
             return 0.0 if _same(self.a, self.b) else math.nan
         if self.a == 0:
             return 0.0 if self.b == 0 else math.inf
-        return (self.b - self.a) / abs(self.a)
+        try:
+            return (self.b - self.a) / abs(self.a)
+        except OverflowError:  # two integers whose ratio is beyond a float
+            return math.copysign(math.inf, self.b - self.a)
 
 
 @dataclass(frozen=True)
@@ -52,13 +61,15 @@ class Comparison:
         return [d for d in self.diffs if d.status != OK]
 
 
-def moved(a: float | None, b: float | None, rtol: float, atol: float) -> bool:
+def moved(a: int | float | None, b: int | float | None, rtol: float, atol: float) -> bool:
     if a is None or b is None:
         return (a is None) != (b is None)
     if not (math.isfinite(a) and math.isfinite(b)):
         # The rule below cannot see these (NaN > x is False, inf - inf is NaN), so decide here.
         return not _same(a, b)
-    return abs(b - a) > atol + rtol * max(abs(a), abs(b))
+    # Exact: every finite float and every int is a rational number, so nothing is rounded away.
+    fa, fb = Fraction(a), Fraction(b)
+    return abs(fb - fa) > Fraction(atol) + Fraction(rtol) * max(abs(fa), abs(fb))
 
 
 def _same(a: float, b: float) -> bool:
@@ -90,8 +101,11 @@ def compare_summaries(a: str | os.PathLike[str], b: str | os.PathLike[str], rtol
     return Comparison(diffs, (_kind(doc_a), _kind(doc_b)))
 
 
-def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[float | None, Any]]]:
-    """The validated summary and its rows as ``{(section, key): (value as float, unit)}``.
+Number = int | float | None
+
+
+def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[Number, Any]]]:
+    """The validated summary and its rows as ``{(section, key): (value, unit)}`` (integers kept).
 
     Hostile input must end in one line naming the file, not a traceback: json raises
     RecursionError on deep nesting and ValueError for integers over 4300 digits, and a shorter
@@ -107,14 +121,14 @@ def _load(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[tuple[str,
         raise InputError(p, f"holds a number too large to compare ({str(exc).split(':')[0]})") from None
 
 
-def _index(doc: dict[str, Any], path: Path) -> dict[tuple[str, str], tuple[float | None, Any]]:
-    rows: dict[tuple[str, str], tuple[float | None, Any]] = {}
+def _index(doc: dict[str, Any], path: Path) -> dict[tuple[str, str], tuple[Number, Any]]:
+    rows: dict[tuple[str, str], tuple[Number, Any]] = {}
     for i, r in enumerate(doc["results"]):
         ident = (str(r["section"]), str(r["key"]))
         value = r["value"]
         if value is not None:
             try:
-                value = float(value)  # json gives ints unbounded; the tolerance rule needs floats
+                float(value)  # json gives ints unbounded; the change in percent needs a float's range
             except OverflowError:
                 raise InputError(path, f"results[{i}] ({ident[0][:60]}/{ident[1][:60]}): value with "
                                        f"{len(str(abs(value)))} digits is too large for a float") from None
@@ -131,8 +145,14 @@ def _kind(doc: dict[str, Any]) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.6g}"
+def _fmt(v: Number, exact: bool = False) -> str:
+    """A value as the table shows it: integers whole; floats to 6 significant digits, or all their
+    digits (``exact``) where 6 would show two different values alike."""
+    if v is None:
+        return "-"
+    if isinstance(v, int):
+        return str(v)
+    return repr(v) if exact else f"{v:.6g}"
 
 
 def format_table(diffs: list[Diff]) -> str:
@@ -142,7 +162,10 @@ def format_table(diffs: list[Diff]) -> str:
     for d in diffs:
         rel = d.rel_change
         change = "-" if rel is None else (f"{rel}" if not math.isfinite(rel) else f"{rel:+.1%}")
-        rows.append((f"{d.section}/{d.key}", _fmt(d.a), _fmt(d.b), change, d.unit or "", d.status))
+        a, b = _fmt(d.a), _fmt(d.b)
+        if a == b and d.status == MOVED:
+            a, b = _fmt(d.a, exact=True), _fmt(d.b, exact=True)
+        rows.append((f"{d.section}/{d.key}", a, b, change, d.unit or "", d.status))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))

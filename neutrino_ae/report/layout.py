@@ -20,6 +20,11 @@ RECORD = "section-run.json"
 
 CLI_RESULTS = Path("results") / "cli"
 
+#: The largest ``summary.json`` that ``compare`` (and every reader of a summary) reads: a run's has one
+#: row per headline number (about 300 rows, 75 KB), so this is ~200 times that; a larger file is refused
+#: in one line before it is read, rather than loaded whole into memory.
+MAX_SUMMARY_BYTES = 16 * 2**20
+
 
 def notebook_results(name: str) -> str:
     """The default output folder of notebook ``name`` (``static`` -> ``results/static/``)."""

@@ -44,6 +44,7 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
             doc.setdefault("provenance_warning", doc["provenance"]["warning"])
     doc.setdefault("generated_at", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
     for name, df in (tables or {}).items():
+        df = integer_columns(df)
         csv_path = out / f"{name}.csv"
         with atomic_open(csv_path, "w", encoding="utf-8", newline="") as fh:
             df.to_csv(fh, index=False)
@@ -56,9 +57,26 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
     return written
 
 
+def integer_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each float column that holds missing values and otherwise only whole numbers as
+    pandas' nullable integers: pandas widens a column of counts to floats as soon as one cell is
+    missing (``168`` becomes ``168.0``); the files must show the counts as the analysis made them."""
+    fix = {}
+    for col in df.columns:
+        values = df[col]
+        if values.dtype.kind != "f" or not values.isna().any():
+            continue
+        present = values.dropna()
+        if len(present) and bool(((present % 1) == 0).all()) and bool((present.abs() < 2**53).all()):
+            fix[col] = "Int64"
+    return df.astype(fix) if fix else df
+
+
 def dataframe_to_markdown(df: pd.DataFrame, floatfmt: str = ".3g") -> str:
     """A GitHub-flavoured Markdown table (no ``tabulate`` dependency)."""
     def cell(v: Any) -> str:
+        if v is pd.NA or v is None:
+            return ""
         if isinstance(v, float):
             return "" if pd.isna(v) else format(v, floatfmt)
         return str(v).replace("|", "\\|")

@@ -113,3 +113,8 @@ class NotebookInputError(NotebookStop):
     """A :class:`NotebookStop` for bad input: a notebook parameter, a path the user gave (a file
     where a folder belongs, a folder below a file), a bundle that cannot be had. ``neutrino-ae
     run`` exits 2 for it, like every command line for bad input; a run that fails later exits 1."""
+
+
+class NotebookNetworkError(NotebookInputError):
+    """The bundle could not be downloaded for the network or the server (a
+    :class:`~neutrino_ae.errors.NetworkError`): ``neutrino-ae run`` exits 4 for it, as ``fetch`` does."""

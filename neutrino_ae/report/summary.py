@@ -10,7 +10,7 @@ Schema (single source of truth; ``SCHEMA`` names its version)::
         {"section": "block_sched",            # paper section folder
          "key": "mean_scheduling_cycles",     # unique within the section
          "paper_ref": "Sec. 4.5",            # where the number appears in the paper, or null
-         "value": 87713.0,                    # a finite number, or null when it could not be computed
+         "value": 87713,                      # a finite number (an integer for a count), or null
          "unit": "cycles",                    # or null
          "bundle_kind": "paper",              # "paper" | "sample" | "dynamic" (fresh traces) | "unknown"
          "ground_truth": null},               # the sample generator's injected value, or null
@@ -37,6 +37,7 @@ import pandas as pd
 from neutrino_ae.atomic import write_json
 from neutrino_ae.bundle.manifest import UNKNOWN
 from neutrino_ae.errors import InputError
+from neutrino_ae.report.layout import MAX_SUMMARY_BYTES
 from neutrino_ae.report.results import SectionResult
 
 SCHEMA = "neutrino-ae-summary/1"
@@ -50,17 +51,22 @@ _REQUIRED = ("section", "key", "value")
 def summary_row(section: str, key: str, value: float | None, unit: str | None = None,
                 paper_ref: str | None = None, bundle_kind: str = "unknown",
                 ground_truth: float | None = None) -> dict[str, Any]:
-    """One ``results`` row with every field present, numbers coerced to float or None."""
-    return {"section": section, "key": key, "paper_ref": paper_ref, "value": _number(value, "value"),
-            "unit": unit, "bundle_kind": bundle_kind, "ground_truth": _number(ground_truth, "ground_truth")}
+    """One ``results`` row with every field present. Integers (numpy's too) stay integers, exactly,
+    other numbers become floats, NaN and infinities None; the ground truth of an integer value is an
+    integer when it is a whole number (the sample model may compute a count as a float)."""
+    number, truth = _number(value, "value"), _number(ground_truth, "ground_truth")
+    if isinstance(number, int) and isinstance(truth, float) and truth.is_integer():
+        truth = int(truth)
+    return {"section": section, "key": key, "paper_ref": paper_ref, "value": number,
+            "unit": unit, "bundle_kind": bundle_kind, "ground_truth": truth}
 
 
 def write_summary(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], **meta: Any) -> Path:
     """Validate ``rows`` and write ``path`` (a file, or a directory to hold ``summary.json``) atomically.
 
-    Missing optional fields default to None (``bundle_kind`` to ``"unknown"``); numpy scalars
-    become floats; non-finite numbers become None. Raises ValueError on a missing section/key
-    or a duplicate ``(section, key)``.
+    Missing optional fields default to None (``bundle_kind`` to ``"unknown"``); integers (numpy's
+    too) stay integers, other numbers become floats; non-finite numbers become None. Raises
+    ValueError on a missing section/key or a duplicate ``(section, key)``.
     """
     out = Path(path)
     if out.is_dir():
@@ -101,11 +107,18 @@ def read_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load and validate a summary (file or run directory); raises InputError naming the file."""
     p = resolve_summary(path)
     try:
+        size = p.stat().st_size
+        if size > MAX_SUMMARY_BYTES:
+            raise InputError(p, f"is {size / 2**20:,.1f} MiB, more than the {MAX_SUMMARY_BYTES // 2**20} MiB a "
+                                "summary.json may have (a run's holds one row per headline number, under "
+                                "1 MiB); not read")
         doc = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(p, f"is not valid JSON ({exc})") from None
     except OSError as exc:
         raise InputError(p, f"cannot read: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise InputError(p, f"not enough memory to read its {size / 2**20:,.1f} MiB") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise InputError(p, "has no 'results' list; not a summary.json")
     schema = doc.get("schema", SCHEMA)
@@ -125,13 +138,15 @@ def read_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
     return doc
 
 
-def _number(value: Any, what: str) -> float | None:
+def _number(value: Any, what: str) -> int | float | None:
     if value is None:
         return None
     if hasattr(value, "item") and not isinstance(value, int | float):
-        value = value.item()  # numpy scalar
+        value = value.item()  # numpy scalar: numpy's integers become ints, its floats floats
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"summary {what} must be a number or None, got {value!r}")
+    if isinstance(value, int):
+        return int(value)  # a count stays a count: JSON holds it exactly, whatever its size
     value = float(value)
     return value if math.isfinite(value) else None
 
@@ -174,7 +189,9 @@ def format_number(value: Any) -> str:
         return ""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    if float(value).is_integer() and abs(value) < 1e15:
+    if isinstance(value, int):
+        return f"{value:,}"  # exact, whatever its size
+    if value.is_integer() and abs(value) < 1e15:
         return f"{int(value):,}"
     return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
 

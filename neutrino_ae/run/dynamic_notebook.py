@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.bundle.context import open_bundle
+from neutrino_ae.bundle.manifest import DYNAMIC
+from neutrino_ae.bundle.trust import identity
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES
@@ -21,7 +23,7 @@ from neutrino_ae.report.summary import summary_rows, write_summary
 from neutrino_ae.run.display import link, markdown, show
 from neutrino_ae.run.notebook_setup import check, flag, prepare_output, section_names, separate
 from neutrino_ae.run.runner import collect_section, run_section
-from neutrino_ae.run.verdict import trace_dirs_read, write_verdict
+from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
 
 
 class DynamicNotebook:
@@ -49,7 +51,8 @@ class DynamicNotebook:
         self.trace_root = Path(trace_root)
         self.out_root = Path(output_dir)
         separate(self.out_root, self.trace_root)
-        prepare_output(self.out_root)
+        # Collected traces carry no digests: a partial run's verdict says which sections it covers.
+        self.verdict_run = VerdictRun.begin("dynamic", identity(DYNAMIC, {}), prepare_output(self.out_root))
         self.env_report = envcheck.run_checks(neutrino=neutrino)
         print(self.env_report.table())
         self.blocker = None if collect else "collect=False"
@@ -157,7 +160,7 @@ class DynamicNotebook:
         gpu = [f"{g.name} (sm_{g.compute_cap.replace('.', '')}, {g.sm_count} SMs)" for g in self.env_report.gpus]
         path = write_summary(self.out_root / "summary.json", rows, notebook="dynamic", bundle_kind="dynamic",
                              trace_root=str(self.trace_root.resolve()), gpu=gpu, collected=self.blocker is None,
-                             sections=self.selected, problems=self.problems)
+                             sections=self.selected, problems=self.problems, run_id=self.verdict_run.run_id)
         print(f"wrote {path} ({len(rows)} rows)")
         if rows:
             markdown(f"{len(rows)} numbers from {len(self.results)} section(s): [summary.json]({link(path)})")
@@ -165,5 +168,5 @@ class DynamicNotebook:
             print(f"problem: {p}")
         skipped = {n: "no traces collected or analysed" for n in self.selected if n not in self.results}
         write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results,
-                      trace_dirs=trace_dirs_read(self.results))
+                      trace_dirs=trace_dirs_read(self.results), run=self.verdict_run)
         self.summary_path = path

@@ -20,18 +20,18 @@ from typing import Any
 from neutrino_ae.atomic import write_text
 from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.context import open_bundle
-from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.errors import NetworkError, NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.layout import STATIC_RESULTS, default_trace_root
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.script import os_error_line
-from neutrino_ae.report.section import NotebookInputError, NotebookStop
+from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop
 from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.run.ahead import Ahead, default_workers
 from neutrino_ae.run.display import link, markdown, show
 from neutrino_ae.run.notebook_setup import check, check_count, flag, prepare_output, section_names, separate
 from neutrino_ae.run.runner import run_section
-from neutrino_ae.run.verdict import trace_dirs_read, write_verdict
+from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
 from neutrino_ae.sample import generate_bundle
 
 
@@ -58,7 +58,7 @@ class StaticNotebook:
         self.out_root = Path(output_dir)
         trace_root = default_trace_root(bundle) if not str(trace_root).strip() else trace_root
         separate(self.out_root, Path(trace_root))
-        prepare_output(self.out_root)
+        previous_verdict = prepare_output(self.out_root)
         try:
             # The sample's generator prints a line per section; a download keeps its progress bar.
             self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
@@ -69,9 +69,14 @@ class StaticNotebook:
             message = f"trace_root {os_error_line(exc)}" if isinstance(exc, OSError) else str(exc)
             if 'bundle="sample"' not in message and bundle != "sample":
                 message += f"; {fetch.SAMPLE_HINT}"
-            raise NotebookInputError(message) from None
-        self.bundle = open_bundle(self.bundle_root)  # read once: every section and the report use it
+            stop = NotebookNetworkError if isinstance(exc, NetworkError) else NotebookInputError  # exit 4 / 2
+            raise stop(message) from None
+        try:  # read once (every section and the report use it) and checked against its digests
+            self.bundle = open_bundle(self.bundle_root)
+        except NeutrinoAEError as exc:
+            raise NotebookInputError(str(exc)) from None
         self.kind = self.bundle.kind
+        self.verdict_run = VerdictRun.begin("static", self.bundle.identity, previous_verdict)
         self.results: dict[str, SectionResult] = {}
         self.failed: dict[str, str] = {}
         self.summary_path: Path | None = None
@@ -81,6 +86,7 @@ class StaticNotebook:
     def _print_header(self) -> None:
         manifest = self.bundle.manifest
         print(f"bundle: {self.kind} at {Path(self.bundle_root).resolve()}")
+        print(f"{self.verdict_run.identity.line}\nrun: {self.verdict_run.run_id}")
         if self.kind == "sample":
             print("=" * 100)
             print("WARNING: SYNTHETIC DATA. This is the sample bundle made by an execution model "
@@ -91,8 +97,7 @@ class StaticNotebook:
             print("WARNING: no bundle.json in this trace root: the data's provenance is unknown (it may be synthetic); "
                   "figures and results files carry that warning.")
         elif self.kind == "paper":
-            print(f"paper traces from {manifest.get('url', 'a hand-extracted trace.zip')} "
-                  f"(sha256 {manifest.get('sha256', 'not recorded')})")
+            print(f"paper traces from {manifest.get('url', 'a hand-extracted trace.zip')}")
         print(f"sections: {', '.join(self.selected)}")
         print(f"outputs:  {self.out_root.resolve()}")
 
@@ -161,7 +166,8 @@ class StaticNotebook:
             table_md += "\nFailed sections (no results):\n\n" + "".join(f"* {n}: {m}\n" for n, m in self.failed.items())
         summary_json = write_summary(self.out_root / "summary.json", rows, notebook="static", bundle=self.bundle_choice,
                                      bundle_kind=self.kind, bundle_root=str(Path(self.bundle_root).resolve()),
-                                     sections=self.selected, failed_sections=dict(self.failed))
+                                     sections=self.selected, failed_sections=dict(self.failed),
+                                     run_id=self.verdict_run.run_id, bundle_digest=self.verdict_run.identity.digest)
         summary_md = write_text(self.out_root / "summary.md", table_md)
         print(f"wrote {summary_json} and {summary_md}")
         # Every number is in the files; the notebook shows the verdict over them, not a 200-row table.
@@ -170,7 +176,7 @@ class StaticNotebook:
                  f"[summary.md]({link(summary_md)}) · [summary.json]({link(summary_json)})" + failed)
         skipped = {n: f"section failed: {m}" for n, m in self.failed.items()}
         write_verdict(self.out_root, rows, self.kind, self.selected, skipped,
-                      trace_dirs=trace_dirs_read(self.results))
+                      trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, failed=dict(self.failed))
         if self.failed:
             problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")

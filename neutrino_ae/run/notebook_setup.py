@@ -11,8 +11,10 @@ from typing import Any
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.logs import log_to_file
 from neutrino_ae.report import registry
+from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run.lock import hold_output_lock
+from neutrino_ae.run.verdict import retire_verdict
 
 
 def check(ok: bool, message: str) -> None:
@@ -64,17 +66,24 @@ def section_names(value: Any) -> list[str]:
 
 
 def separate(output_dir: Path, trace_root: Path) -> None:
-    """Refuse an ``output_dir`` inside ``trace_root``."""
+    """Refuse an unusable ``trace_root`` or ``output_dir`` (a symbolic-link loop, a source folder of the
+    repository: :mod:`neutrino_ae.report.paths`) and an ``output_dir`` inside ``trace_root``."""
+    try:
+        user_path(trace_root, "trace_root", kind="dir")
+        output_folder(output_dir, "output_dir")
+    except NeutrinoAEError as exc:
+        raise NotebookInputError(str(exc)) from None
     out, traces = output_dir.resolve(), trace_root.resolve()
     check(not out.is_relative_to(traces),
           f"output_dir {output_dir} is inside trace_root {trace_root}: results would mix with the traces; "
           "choose an output_dir outside it")
 
 
-def prepare_output(output_dir: Path) -> None:
+def prepare_output(output_dir: Path) -> dict[str, Any] | None:
     """Lock the output folder for this run, start its ``run.log`` (every level; the cells show only
-    warnings) and drop a summary a previous run left: a new run's results must never sit beside an
-    old summary that looks complete."""
+    warnings) and drop a summary and verdict a previous run left: a new run's results must never sit
+    beside an old summary or verdict that looks complete. Returns the previous verdict (None if there
+    was none), which a partial run merges into (``run/verdict.py``)."""
     try:
         hold_output_lock(output_dir)
     except OSError as exc:
@@ -87,3 +96,4 @@ def prepare_output(output_dir: Path) -> None:
         raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     for name in ("summary.json", "summary.md"):
         (output_dir / name).unlink(missing_ok=True)
+    return retire_verdict(output_dir)

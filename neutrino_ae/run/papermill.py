@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import neutrino_ae
-from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
 from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.layout import checkout_root
-from neutrino_ae.report.section import NotebookInputError
+from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock
 
 NOTEBOOKS = ("static", "dynamic")
@@ -135,6 +135,8 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
                             f"(executed notebook: {final})", final)
         if exc.ename == NotebookInputError.__name__:
             err.exit_code = 2  # bad input (a parameter, a user path), not a failed run
+        elif exc.ename == NotebookNetworkError.__name__:
+            err.exit_code = NetworkError.exit_code  # the download failed: the network or the server
         raise err from None
     except NeutrinoAEError:
         raise

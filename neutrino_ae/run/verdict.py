@@ -1,18 +1,43 @@
 """A notebook run's verdict: every selected section's claims judged on the summary rows, written to
-``verdict.json`` in the output folder (with the trace directories each section read) and shown."""
+``verdict.json`` in the output folder (with the trace directories each section read) and shown.
+
+A verdict belongs to its run:
+
+* **No stale verdict.** A run removes the output folder's ``verdict.json`` when it starts
+  (:func:`retire_verdict`, from ``prepare_output``) and writes the new one atomically at the end: a
+  run that fails in its set-up or is interrupted leaves no verdict, never the previous one looking
+  current. A run in which a section failed still writes its verdict, with that section's claims
+  SKIPPED and ``overall`` ``FAILED`` (unless a claim DIFFERS).
+* **Run id and bundle digest on every claim.** Each claim carries ``run_id`` (the run that judged it)
+  and ``bundle_digest`` (``bundle/trust.py``: the paper archive's sha256, else one over the recorded
+  file digests); ``bundle.line`` is the header (``bundle: paper, sha256 ..., not pinned in the repo``).
+* **Partial runs** (``--sections dmat``). When the folder's previous verdict was made by the same
+  notebook on the same bundle digest, the new claims replace that verdict's claims of the sections
+  run and the other sections' claims are kept as they were, each with its own run id (``merged``;
+  ``runs`` lists the runs that contributed). Otherwise (another bundle, no digest, no previous
+  verdict) the verdict covers the sections run and says so (``partial``, ``sections``,
+  ``missing_sections``). ``overall`` is judged over every claim in the file.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import datetime as _dt
+import json
+import secrets
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from neutrino_ae.atomic import write_json
+from neutrino_ae.bundle.trust import Identity
 from neutrino_ae.report import registry
 from neutrino_ae.report.claims import (
     DIFFERS,
     PASS,
     SKIPPED,
     VERDICT_NAME,
+    Outcome,
     counts_line,
     verdict,
     verdict_table,
@@ -20,37 +45,137 @@ from neutrino_ae.report.claims import (
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run.display import markdown
 
+FAILED = "FAILED"  # overall, when a section failed and no claim DIFFERS
+
+
+def new_run_id() -> str:
+    """``20260101T120000Z-3fa1``: the UTC start time and 16 random bits."""
+    return f"{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+
+
+def retire_verdict(out_root: Path) -> dict[str, Any] | None:
+    """Remove ``out_root/verdict.json`` at the start of a run and return what it said (None when there
+    was none or it could not be read): a run that does not finish leaves no verdict that looks like its
+    own, and a partial run can still merge into the previous one."""
+    path = Path(out_root) / VERDICT_NAME
+    doc = None
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    path.unlink(missing_ok=True)
+    return doc if isinstance(doc, dict) else None
+
+
+@dataclass(frozen=True)
+class VerdictRun:
+    """One run as its verdict names it: ``run_id``, when it started, the notebook, the bundle's
+    :class:`Identity` and the folder's previous verdict (for merging a partial run)."""
+
+    notebook: str
+    identity: Identity
+    run_id: str
+    started_at: str
+    previous: dict[str, Any] | None = None
+
+    @classmethod
+    def begin(cls, notebook: str, identity: Identity, previous: dict[str, Any] | None = None) -> VerdictRun:
+        return cls(notebook, identity, new_run_id(),
+                   _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), previous)
+
+    def mergeable(self) -> bool:
+        """The previous verdict is of this notebook on this very bundle digest."""
+        prev = self.previous or {}
+        bundle = prev.get("bundle") if isinstance(prev.get("bundle"), dict) else {}
+        return (self.identity.digest is not None and prev.get("notebook") == self.notebook
+                and bundle.get("digest") == self.identity.digest and isinstance(prev.get("claims"), list))
+
 
 def trace_dirs_read(results: dict[str, SectionResult]) -> dict[str, list[str]]:
     """Per section, the trace directories its results say it read (``data["trace_dirs"]``)."""
     return {name: [str(d) for d in dirs] for name, res in results.items() if (dirs := res.data.get("trace_dirs"))}
 
 
+def _previous_claims(run: VerdictRun, keep: list[str]) -> list[Outcome]:
+    fields = set(Outcome.__dataclass_fields__)
+    out = []
+    for c in (run.previous or {}).get("claims", []):
+        if isinstance(c, dict) and c.get("section") in keep:
+            with contextlib.suppress(TypeError):
+                out.append(Outcome(**{k: v for k, v in c.items() if k in fields}))
+    return out
+
+
+def _overall(outcomes: list[Outcome], failed: dict[str, str], nothing_collected: bool) -> str:
+    if nothing_collected:
+        return "NOTHING COLLECTED"
+    if any(o.status == DIFFERS for o in outcomes):
+        return DIFFERS
+    if failed:
+        return FAILED
+    return PASS if any(o.status == PASS for o in outcomes) else SKIPPED
+
+
 def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selected: list[str],
                   skipped: dict[str, str], nothing_collected: bool = False,
-                  trace_dirs: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    """Judge every selected section's claims on ``rows``; write ``verdict.json`` (with the trace directories
-    each section read, ``trace_dirs``); show the table."""
+                  trace_dirs: dict[str, list[str]] | None = None, *, run: VerdictRun | None = None,
+                  failed: dict[str, str] | None = None) -> dict[str, Any]:
+    """Judge every selected section's claims on ``rows``; write ``verdict.json`` (with the trace
+    directories each section read, ``trace_dirs``; the run id and bundle digest on every claim; merged
+    into the previous verdict of the same bundle when only some sections ran) and show it.
+    ``failed``: sections that failed in this run (name -> why)."""
+    run = run or VerdictRun.begin(kind, Identity(kind, None, "nothing", None, f"bundle: {kind}, no digest"))
+    all_names = registry.names()
     claims_by_section = {s.name: s.claims for s in registry.sections() if s.name in selected}
-    outcomes = verdict(claims_by_section, rows, skipped)
+    stamp = {"run_id": run.run_id, "bundle_digest": run.identity.digest or ""}
+    outcomes = [replace(o, **stamp) for o in verdict(claims_by_section, rows, skipped)]
+    read = {s: list(d) for s, d in (trace_dirs or {}).items() if s in selected and d}
+    failed = {s: m for s, m in (failed or {}).items() if s in selected}
+    runs = {run.run_id: {"started_at": run.started_at, "sections": list(selected)}}
+    merged = not set(all_names) <= set(selected) and run.mergeable()
+    if merged:
+        prev = run.previous or {}
+        keep = [s for s in all_names if s not in selected]
+        kept = _previous_claims(run, keep)
+        by_section = {s: [o for o in [*outcomes, *kept] if o.section == s] for s in all_names}
+        outcomes = [o for s in all_names for o in by_section[s]]
+        read.update({s: d for s, d in (prev.get("trace_dirs") or {}).items() if s in keep and d})
+        failed.update({s: m for s, m in (prev.get("failed_sections") or {}).items() if s in keep})
+        used = {o.run_id for o in kept}
+        runs = {**{r: v for r, v in (prev.get("runs") or {}).items() if r in used}, **runs}
+    covered = [s for s in all_names if any(o.section == s for o in outcomes) or s in selected]
     counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, DIFFERS, SKIPPED)}
-    if nothing_collected:
-        overall = "NOTHING COLLECTED"
-    elif counts[DIFFERS]:
-        overall = "DIFFERS"
-    elif counts[PASS]:
-        overall = "PASS"
-    else:
-        overall = "SKIPPED"
+    overall = _overall(outcomes, failed, nothing_collected)
     scope = {"sample": "SYNTHETIC sample bundle: this checks the pipeline (analyses vs an execution model), "
                        "not the paper's measurements",
              "paper": "the paper's traces", "dynamic": "traces collected on this machine's GPU"}.get(
         kind, "traces of unknown provenance")
-    read = {s: list(d) for s, d in (trace_dirs or {}).items() if s in selected and d}
+    missing = [s for s in all_names if s not in covered]
     doc = {"overall": overall, "bundle_kind": kind, "scope": scope, "counts": counts,
+           "notebook": run.notebook, "run_id": run.run_id, "started_at": run.started_at,
+           "written_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+           "bundle": run.identity.to_dict(), "partial": bool(missing), "merged": merged,
+           "sections": covered, "missing_sections": missing, "runs": runs, "failed_sections": failed,
            "trace_dirs": read, "claims": [o.to_dict() for o in outcomes]}
     write_json(out_root / VERDICT_NAME, doc)
     dirs = "".join(f"\n* {s}: " + ", ".join(f"`{d}`" for d in ds) for s, ds in read.items())
     dirs = f"\n\nTrace directories read (newest collection by the time in its name):{dirs}" if dirs else ""
-    markdown(f"### Verdict: {overall}\n\n{scope}. {counts_line(counts)}.{dirs}\n\n{verdict_table(outcomes)}\n")
+    header = "  \n".join(verdict_header(doc))
+    markdown(f"### Verdict: {overall}\n\n{header}\n\n{scope}. {counts_line(counts)}.{dirs}\n\n"
+             f"{verdict_table(outcomes)}\n")
     return doc
+
+
+def verdict_header(doc: dict[str, Any]) -> list[str]:
+    """The lines that say whose verdict this is: its bundle (digest, pinned or not), run and coverage."""
+    bundle = doc.get("bundle") if isinstance(doc.get("bundle"), dict) else {}
+    lines = [str(bundle.get("line") or f"bundle: {doc.get('bundle_kind')}, no digest recorded"),
+             f"run: {doc.get('run_id', 'not recorded')}"]
+    runs = doc.get("runs") if isinstance(doc.get("runs"), dict) else {}
+    if doc.get("merged"):
+        mine = ", ".join(runs.get(doc.get("run_id"), {}).get("sections", []))
+        others = ", ".join(r for r in runs if r != doc.get("run_id")) or "none"
+        lines.append(f"merged: this run's sections ({mine}) replace theirs in the earlier verdict of the same "
+                     f"bundle digest; the other claims are from run {others}")
+    if doc.get("partial"):
+        lines.append(f"partial: covers {', '.join(doc.get('sections', []))}; not judged: "
+                     f"{', '.join(doc.get('missing_sections', []))}")
+    return lines

@@ -186,7 +186,7 @@ def test_a_corrupted_bundle_fails_the_run_end_to_end(tiny_bundle, tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "DIFFERS exposed_latency/neutrino-ratio-truth" in proc.stdout
     header = next(ln for ln in proc.stdout.splitlines() if ln.startswith("verdict "))
-    assert header.split() == ["verdict", "claim", "expected", "obtained", "tolerance"]
+    assert header.split() == ["verdict", "claim", "expected", "obtained", "tolerance", "run", "bundle"]
     doc = json.loads((tmp_path / "out" / "verdict.json").read_text())
     (claim,) = [c for c in doc["claims"] if c["claim"] == "neutrino-ratio-truth"]
     assert claim["status"] == "DIFFERS" and claim["tolerance"] == "±1 %" and "attn." in claim["reason"]

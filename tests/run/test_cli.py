@@ -111,7 +111,7 @@ def test_sample_subcommand_delegates(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert capsys.readouterr().out.splitlines() == [str(out)] * 3
 
 
-def test_fetch_unreachable_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_fetch_unreachable_exits_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     import socket
 
@@ -121,7 +121,8 @@ def test_fetch_unreachable_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/trace.zip"
-    assert cli.main(["fetch", "--trace-root", str(tmp_path / "t"), "--url", url]) == 2
+    # 4: the network, not bad input (issue 23 item 12); tests/run/test_exit_codes.py has the rest.
+    assert cli.main(["fetch", "--trace-root", str(tmp_path / "t"), "--url", url]) == 4
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1
     assert lines[0].startswith(f"error: {url}: could not connect after 3 attempts (")

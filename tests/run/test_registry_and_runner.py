@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from bundle_edit import reseal, undigested
 
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
@@ -202,6 +203,7 @@ def test_second_run_reuses_the_cached_result(toy, tmp_path):
 
 
 def test_changed_input_lost_output_or_edited_code_recomputes(toy, tmp_path):
+    undigested(toy)  # a digested bundle whose input changed is refused (tests/bundle/test_bundle_trust.py)
     out = tmp_path / "results"
     runner.run_section("toy", toy, out)
     src = toy / "toy" / "in.txt"
@@ -268,7 +270,7 @@ def test_package_version_or_package_code_change_recomputes(toy, tmp_path, monkey
 def test_a_real_section_watches_the_probe_toml_it_read(tmp_path):
     from neutrino_ae.sample.generate import generate_bundle
 
-    root = generate_bundle(tmp_path / "bundle", scale="tiny", progress=False)
+    root = undigested(generate_bundle(tmp_path / "bundle", scale="tiny", progress=False))
     out = tmp_path / "results"
     assert runner.run_section("block_sched", root, out).data["cached"] is False
     assert runner.run_section("block_sched", root, out).data["cached"] is True
@@ -283,6 +285,7 @@ def test_failed_analysis_leaves_no_record(toy, tmp_path):
     out = tmp_path / "results"
     runner.run_section("toy", toy, out)
     (toy / "toy" / "in.txt").write_text("not a number")
+    reseal(toy)
     with pytest.raises(ValueError):
         runner.run_section("toy", toy, out, force=True)
     assert not (out / "toy" / runner.RECORD).exists()

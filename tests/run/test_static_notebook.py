@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from bundle_edit import reseal
 
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.report import registry
@@ -275,6 +276,7 @@ def test_a_section_with_missing_input_fails_alone(sample_bundle, tmp_path, kerne
     fresh = tmp_path / "traces"
     shutil.copytree(sample_bundle, fresh, ignore=shutil.ignore_patterns("max_mem", "dmat", "warp_sched", "block_sched"))
     (fresh / "exposed_latency" / "gmm.csv").unlink()
+    reseal(fresh)  # the bundle as made without it (else the run refuses it: tests/bundle/test_bundle_trust.py)
     out = tmp_path / "results"
     executed, error = _execute(tmp_path, bundle="auto", trace_root=str(fresh), output_dir=str(out),
                                sections=["exposed_latency", "kernel_overhead"])
@@ -302,11 +304,11 @@ def test_paper_bundle_without_network_stops_with_one_clear_message(tmp_path, ker
     executed, error = _execute(tmp_path, bundle="paper", trace_root=str(tmp_path / "traces"),
                                output_dir=str(tmp_path / "results"), bundle_url=url)
     assert error is not None, "the set-up cell must stop the run"
-    assert error.ename == "NotebookInputError"  # bad input: `neutrino-ae run` exits 2 for it
+    assert error.ename == "NotebookNetworkError"  # the network: `neutrino-ae run` exits 4 for it
     assert url in error.evalue and 'bundle="sample"' in error.evalue
     errors = _error_outputs(executed)
     assert len(errors) == 1
-    assert errors[0].traceback == [f"NotebookInputError: {error.evalue}"], "one line, no traceback"
+    assert errors[0].traceback == [f"NotebookNetworkError: {error.evalue}"], "one line, no traceback"
     nb = nbformat.read(executed, as_version=4)
     failed = [c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)]
     assert failed[0].id == "setup"

@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
+from bundle_edit import reseal
 
 from neutrino_ae.report import registry
 from neutrino_ae.sample.generate import generate_bundle
@@ -27,7 +28,7 @@ def broken(tmp_path_factory) -> Path:
     df = pd.read_csv(csv)
     df["ncu"] = df["original"] * 1.01  # Nsight Compute barely above the original: Neutrino is slower
     df.to_csv(csv, index=False)
-    return root
+    return reseal(root)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def no_dispatch_gap(tmp_path_factory) -> Path:
     (memset,) = [p for p in (root / "block_sched" / "variants" / "memset").iterdir() if p.is_dir()]
     shutil.rmtree(main)
     shutil.copytree(memset, main)
-    return root
+    return reseal(root)
 
 
 def _run(root: Path, out: Path, *extra: str, sections: str = "exposed_latency") -> subprocess.CompletedProcess[str]:
@@ -107,3 +108,102 @@ def test_a_dynamic_run_that_collected_nothing_is_not_a_success(tmp_path):
     assert verdict["overall"] == "NOTHING COLLECTED"
     assert all(c["status"] == "SKIPPED" and c["reason"] for c in verdict["claims"])
     assert run("--allow-skip").returncode == 0
+
+
+# ------------------------------------------------------------------ a verdict belongs to its run (issue 22 item 3)
+
+
+def _verdict(out: Path) -> dict:
+    return json.loads((out / "verdict.json").read_text())
+
+
+def _table_runs(stdout: str) -> dict[str, tuple[str, str]]:
+    """The printed verdict table: claim -> (run id, bundle digest), the table's last two columns."""
+    lines = stdout.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.split()[:4] == ["verdict", "claim", "expected", "obtained"])
+    assert lines[start].split()[-2:] == ["run", "bundle"]
+    rows = {}
+    for ln in lines[start + 2:]:
+        if not ln.strip():
+            break
+        if not ln.startswith(" "):
+            rows[ln.split()[1]] = (ln.split()[-2], ln.split()[-1])
+    return rows
+
+
+def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(tiny_bundle, tmp_path):
+    root = Path(shutil.copytree(tiny_bundle, tmp_path / "traces"))
+    out = tmp_path / "out"
+    full = _run(root, out, sections=",".join(registry.names()))
+    assert full.returncode == 0, full.stdout + full.stderr
+    first = _verdict(out)
+    assert (first["partial"], first["merged"], first["sections"]) == (False, False, list(registry.names()))
+    digest = first["bundle"]["digest"]
+    assert digest and all(c["run_id"] == first["run_id"] and c["bundle_digest"] == digest for c in first["claims"])
+    assert set(_table_runs(full.stdout).values()) == {(first["run_id"], digest[:12])}
+
+    dmat = _run(root, out, sections="dmat")
+    assert dmat.returncode == 0, dmat.stdout + dmat.stderr
+    merged = _verdict(out)
+    assert merged["merged"] is True and merged["partial"] is False and merged["run_id"] != first["run_id"]
+    ident = lambda doc: [(c["section"], c["claim"]) for c in doc["claims"]]  # noqa: E731
+    assert ident(merged) == ident(first)
+    for claim in merged["claims"]:
+        run = merged["run_id"] if claim["section"] == "dmat" else first["run_id"]
+        assert (claim["run_id"], claim["bundle_digest"]) == (run, digest), claim
+    assert set(merged["runs"]) == {first["run_id"], merged["run_id"]}
+    assert merged["runs"][merged["run_id"]]["sections"] == ["dmat"]
+    assert merged["counts"] == first["counts"] and merged["overall"] == "PASS"
+    assert set(merged["trace_dirs"]) == set(first["trace_dirs"])
+    printed = _table_runs(dmat.stdout)
+    assert len(printed) == len(merged["claims"]), "the printed table is the whole merged verdict"
+    assert {claim.split("/")[0]: run for claim, (run, _) in printed.items()} == {
+        s: merged["run_id"] if s == "dmat" else first["run_id"] for s in registry.names()}
+    assert "merged: this run's sections (dmat) replace theirs" in dmat.stdout
+
+    # Another bundle (another digest): nothing of the earlier verdict is kept; the verdict says it is partial.
+    other = generate_bundle(tmp_path / "other", scale="tiny", seed=1, progress=False)
+    alone = _run(other, out, sections="dmat")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    partial = _verdict(out)
+    assert (partial["partial"], partial["merged"], partial["sections"]) == (True, False, ["dmat"])
+    assert partial["missing_sections"] == [s for s in registry.names() if s != "dmat"]
+    assert partial["bundle"]["digest"] != digest and set(partial["runs"]) == {partial["run_id"]}
+    assert {c["section"] for c in partial["claims"]} == {"dmat"}
+    assert all(c["run_id"] == partial["run_id"] for c in partial["claims"])
+    assert "partial: covers dmat; not judged: " in alone.stdout
+
+
+def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path):
+    root = Path(shutil.copytree(tiny_bundle, tmp_path / "traces"))
+    out, sections = tmp_path / "out", "exposed_latency,kernel_overhead"
+    good = _run(root, out, sections=sections)
+    assert good.returncode == 0, good.stdout + good.stderr
+    before = _verdict(out)
+    assert before["overall"] == "PASS"
+
+    # A section input that cannot be read (the bundle's maker wrote it so): the section fails mid-run,
+    # the other one runs, and the verdict is this run's, saying so -- not the earlier PASS.
+    csv = root / "exposed_latency" / "gmm.csv"
+    df = pd.read_csv(csv)
+    df["original"] = df["original"].astype(object)
+    df.loc[0, "original"] = "n/a"
+    df.to_csv(csv, index=False)
+    reseal(root)
+    failed = _run(root, out, sections=sections)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    after = _verdict(out)
+    assert after["run_id"] != before["run_id"] and after["overall"] == "FAILED"
+    assert set(after["failed_sections"]) == {"exposed_latency"}
+    assert str(csv) in after["failed_sections"]["exposed_latency"]
+    for claim in after["claims"]:
+        assert claim["run_id"] == after["run_id"]
+        if claim["section"] == "exposed_latency":
+            assert claim["status"] == "SKIPPED" and claim["reason"].startswith("section failed"), claim
+
+    # A run refused before any section ran (a file changed after the bundle was made): no verdict at all.
+    (root / "kernel_overhead").joinpath("stray.txt").write_text("added by hand")
+    refused = _run(root, out, sections=sections)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "stray.txt: not listed in bundle.json" in refused.stderr
+    assert not (out / "verdict.json").exists() and not (out / "summary.json").exists()

@@ -1,0 +1,207 @@
+"""The artifact's line, as soon as the numbers exist: the traces' first-warp records and the
+first-entry FIFO metric per SM, with numpy alone (no pandas, no matplotlib, no numba import).
+
+The command line prints what this computes before it imports what the figures, tables and
+results need (:mod:`.pipeline`), and hands the records and per-SM numbers over so nothing is
+computed twice. The metric's rule is in :mod:`.pipeline`'s docstring.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
+from neutrino_ae.formats.bintrace import BinTrace, open_trace
+from neutrino_ae.formats.level import Level
+from neutrino_ae.formats.records import BLOCK_SCHED
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+#: The padded (SMs x blocks per SM) tables of :func:`fifo_per_sm` may hold at most this many times
+#: the records (SMs of very unequal load fall back to the stepping over active SMs).
+PAD_LIMIT = 4
+
+
+@dataclass
+class BlockRecords:
+    """First-warp record of every block, in linear block-index order."""
+
+    lstart: np.ndarray  # int64, cycles relative to the trace's earliest start
+    elapse: np.ndarray  # int64
+    smid: np.ndarray  # int64
+    grid_size: int
+    block_size: int
+    clock_origin: int  # the subtracted earliest lstart (raw clock64)
+
+
+@dataclass
+class FifoPerSM:
+    """The artifact metric's per-SM totals (SMs that ran at least one block, ascending id)."""
+
+    smid: np.ndarray
+    blocks: np.ndarray
+    running_cycles: np.ndarray
+    scheduling_cycles: np.ndarray
+
+
+@dataclass
+class FirstLine:
+    """One trace's artifact line and what it was computed from."""
+
+    path: Path
+    records: BlockRecords
+    fifo: FifoPerSM
+    line: str
+    mean_running: float
+    mean_scheduling: float
+
+
+def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
+    """A ``.bin`` trace, or every ``result/*.bin`` of a trace directory (time order, levels from probe.toml)."""
+    p = Path(path)
+    refuse_pickle(p, "Pass the raw trace .bin (or its trace directory) instead.")
+    if not p.exists():
+        from neutrino_ae.report.paths import missing_reason  # a symlink loop is named as one
+
+        raise InputError(p, missing_reason(p, "no such file or directory"))
+    if p.is_dir():
+        from neutrino_ae.formats.tracedir import TraceDir  # reads probe.toml and event.log: pandas
+
+        td = TraceDir(p)
+        results = list(td.results())
+        if not results:
+            raise InputError(p, "trace directory has no result/*.bin trace")
+        return [(Path(r), td.open_result(r)) for r in results]
+    return [(p, open_trace(p))]
+
+
+def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
+    """Unit 0 of every block (the first warp, whatever the block size), first record of the unit."""
+    sec = trace.section(section)
+    if sec.level != Level.WARP or sec.size != 16:
+        raise TraceFormatError(trace.path, f"section {section} saves {sec.size} B per {sec.level.name.lower()}; a "
+                                           "block_sched/warp_sched trace saves 16 B per warp (wrong probe?)")
+    rec = trace.records(section, BLOCK_SCHED)
+    if rec.shape[0] == 0 or rec.shape[1] == 0 or rec.shape[2] == 0:
+        raise TraceFormatError(trace.path, f"section {section} holds no block_sched record")
+    # The compiled split only where numba is loaded already: importing it costs more than numpy's copy.
+    words = None
+    if "numba" in sys.modules:
+        from neutrino_ae.sched import intervals as accel
+
+        words = accel.record_words(rec, items=rec.shape[0])
+    if words is not None:
+        lstart, elapse, smid = accel.split_records_kernel(words[:, 0, 0:2])
+    else:
+        first = np.asarray(rec[:, 0, 0])
+        lstart, elapse, smid = first["lstart"], first["elapse"].astype(np.int64), first["smid"].astype(np.int64)
+    origin = int(lstart.min())
+    # Subtracting the earliest clock keeps exact integer arithmetic in int64.
+    rel = (lstart - np.uint64(origin)).astype(np.int64)
+    return BlockRecords(rel, elapse, smid, trace.header.grid_size, trace.header.block_size, origin)
+
+
+def dense_sm(smid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct SM ids (ascending) and each record's index into them; O(n) for ids below 2**20."""
+    if smid.size and smid.min() >= 0 and smid.max() < (1 << 20):
+        present = np.bincount(smid) > 0
+        return np.flatnonzero(present), (np.cumsum(present) - 1)[smid]
+    sms, inv = np.unique(smid, return_inverse=True)
+    return sms, inv.reshape(-1)
+
+
+def fifo_per_sm(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> FifoPerSM:
+    """The artifact's first-entry FIFO per SM in numpy.
+
+    Blocks of an SM enter its list in block-index order and every block is appended, so the list is
+    always ``seq[head:k]`` of the SM's index-ordered sequence ``seq``; the only state is ``head``, which
+    advances by at most one per visited block. That is sequential within an SM, so the loop steps over
+    the position ``k`` for all SMs at once: max(blocks per SM) steps (about grid/SMs), each a handful of
+    numpy operations over the SMs. Starts are laid out as a (position, SM) table, padded with the
+    smallest int64 (which never pops a head), so a step reads one contiguous row.
+    """
+    lstart = np.asarray(lstart, dtype=np.int64)
+    elapse = np.asarray(elapse, dtype=np.int64)
+    smid = np.asarray(smid, dtype=np.int64)
+    n = lstart.size
+    sms, g = dense_sm(smid)
+    ns = sms.size
+    counts = np.bincount(g, minlength=ns)
+    if n == 0:
+        return FifoPerSM(sms, counts, np.zeros(ns, np.int64), np.zeros(ns, np.int64))
+    order = np.argsort(g.astype(np.uint16) if ns <= (1 << 16) else g, kind="stable")  # index order within an SM
+    first = np.zeros(ns, np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    running = np.add.reduceat(elapse[order], first)  # exact int64 sums (bincount's weights are float)
+    width = int(counts.max())
+    if ns * width > PAD_LIMIT * n + 4096:
+        return FifoPerSM(sms, counts, running, _fifo_stepping(lstart, elapse, g, counts))
+    gs = g[order]
+    pos = np.arange(n, dtype=np.int64) - first[gs]
+    flat = pos * ns + gs  # (position, SM) table, row-major
+    start = np.full(width * ns, np.iinfo(np.int64).min, np.int64)
+    start[flat] = lstart[order]
+    end = np.zeros(width * ns, np.int64)
+    end[flat] = lstart[order] + elapse[order]
+    start = start.reshape(width, ns)
+    head = np.arange(ns, dtype=np.int64)  # flat index of each SM's list head in ``end``
+    sched = np.zeros(ns, np.int64)
+    e = np.empty(ns, np.int64)
+    pop = np.empty(ns, bool)
+    gap = np.empty(ns, np.int64)
+    for k in range(1, width):
+        s = start[k]
+        np.take(end, head, out=e)
+        np.less_equal(e, s, out=pop)
+        np.subtract(s, e, out=gap)
+        np.add(sched, gap, out=sched, where=pop)
+        np.add(head, ns, out=head, where=pop)
+    return FifoPerSM(sms, counts, running, sched)
+
+
+def _fifo_stepping(lstart: np.ndarray, elapse: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """:func:`fifo_per_sm` without the padded table (SMs of very unequal load): each step takes the
+    SMs that still have a block at that position."""
+    n = lstart.size
+    order = np.argsort(g, kind="stable")
+    first = np.zeros(counts.size, np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    start = lstart[order]
+    end = start + elapse[order]
+    head = first.copy()
+    sched = np.zeros(counts.size, np.int64)
+    for k in range(1, int(counts.max()) if n else 0):
+        act = np.flatnonzero(counts > k)
+        cur = first[act] + k
+        h = head[act]
+        # head < cur always holds for k >= 1 (one pop per step at most), so the list is never empty here.
+        pop = end[h] <= start[cur]
+        sched[act] += np.where(pop, start[cur] - end[h], 0)
+        head[act] = h + pop
+    return sched
+
+
+def line_of(grid_size: int, fifo: FifoPerSM) -> tuple[str, float, float]:
+    """The artifact's line and the two means it truncates (over SMs that ran at least one block)."""
+    n = fifo.smid.size
+    mean_run = int(fifo.running_cycles.sum()) / n if n else 0.0
+    mean_sched = int(fifo.scheduling_cycles.sum()) / n if n else 0.0
+    return f"No.block:{grid_size} Running:{int(mean_run)} Scheduling:{int(mean_sched)}(cycle)", mean_run, mean_sched
+
+
+def first_lines(paths: Sequence[str | os.PathLike[str]], section: int = 0) -> list[FirstLine]:
+    """Every trace's artifact line (a trace directory gives one per ``result/*.bin``), in order."""
+    out = []
+    for p in paths:
+        for bin_path, trace in resolve_traces(p):
+            rec = first_warp_records(trace, section)
+            fifo = fifo_per_sm(rec.lstart, rec.elapse, rec.smid)
+            out.append(FirstLine(bin_path, rec, fifo, *line_of(rec.grid_size, fifo)))
+    return out

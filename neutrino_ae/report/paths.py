@@ -1,0 +1,155 @@
+"""Paths a user gives (a command-line option, a notebook parameter), checked before any work starts.
+
+Each check ends in one :class:`~neutrino_ae.errors.InputError` line naming the path, the problem and
+the option, never in an ``OSError``/``RuntimeError`` traceback from deep inside a run:
+
+* :func:`user_path`: a symbolic-link loop, a name too long for the file system, a folder that cannot
+  be searched or read, a file where a folder belongs on the way, a broken symbolic link.
+* :func:`output_folder`: the same, and a folder the suite must never write into: the file-system
+  root, the home folder, the repository root and the repository's source folders (the package,
+  a section's code folder, ``tests/``, ``tools/``, ``docs/`` ...). Folders the repository keeps for
+  outputs (``results/``, ``traces/``) and new folders are fine.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from neutrino_ae.errors import InputError, UsageError
+
+#: Folders of the repository that hold code, tests or documents (besides any folder with a ``.py``).
+SOURCE_FOLDERS = (".git", ".ci", ".venv", "benchmarks", "docs", "neutrino_ae", "tests", "tools")
+
+_REASONS = {
+    errno.ELOOP: "is a symbolic link loop (too many levels of symbolic links)",
+    errno.ENAMETOOLONG: "is too long a name for the file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+}
+_SHOWN = 160  # characters of a path shown in an error line; a longer one keeps its two ends
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` for an error line: whole when short, else its start and end around ``...``."""
+    text = os.fspath(path)
+    return text if len(text) <= _SHOWN else f"{text[:100]}...{text[-50:]}"
+
+
+def _reason(exc: OSError) -> str:
+    return _REASONS.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+
+
+def user_path(value: str | os.PathLike[str], option: str, *, must_exist: bool = False,
+              kind: str | None = None) -> Path:
+    """``value`` as a :class:`Path` once the file system can use it; ``kind`` is ``"dir"`` or
+    ``"file"`` for what an existing path must be. Raises InputError (exit 2) otherwise."""
+    text = os.fspath(value)
+    if not str(text).strip():
+        raise UsageError(f"{option} must not be empty")
+    if "\0" in str(text):
+        raise InputError(shown(str(text).replace("\0", "\\0")), f"holds a NUL character ({option})")
+    path = Path(text)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise InputError(shown(path), f"is a broken symbolic link ({option})") from None
+        if must_exist:
+            raise InputError(shown(path), f"not found ({option})") from None
+        _check_parent(path, option)
+        return path
+    except OSError as exc:
+        raise InputError(shown(path), f"{_reason(exc)} ({option})") from None
+    except ValueError as exc:  # an unencodable name
+        raise InputError(shown(path), f"{exc} ({option})") from None
+    if kind == "dir" and not stat.S_ISDIR(st.st_mode):
+        raise InputError(shown(path), f"is not a folder ({option})")
+    if kind == "file" and not stat.S_ISREG(st.st_mode):
+        raise InputError(shown(path), f"is not a regular file ({option})")
+    wanted = os.R_OK | (os.X_OK if stat.S_ISDIR(st.st_mode) else 0)
+    if not os.access(path, wanted):
+        raise InputError(shown(path), f"permission denied: cannot be read ({option})")
+    return path
+
+
+def missing_reason(path: str | os.PathLike[str], default: str) -> str:
+    """Why ``path``, which ``Path.exists()`` or ``is_dir()`` called absent, cannot be used: a symbolic
+    link loop, a name too long, no permission (they return False for those too), else ``default``."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return "is a broken symbolic link" if os.path.lexists(path) else default
+    except OSError as exc:
+        return _reason(exc)
+    except ValueError:
+        return default
+    return default
+
+
+def _check_parent(path: Path, option: str) -> None:
+    """A path that does not exist yet: its nearest existing ancestor must be a folder."""
+    for parent in path.absolute().parents:
+        try:
+            st = os.stat(parent)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise InputError(shown(path), f"{_reason(exc)} ({option})") from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise InputError(shown(path), f"{parent} is a file, not a folder ({option})")
+        return
+
+
+def output_folder(value: str | os.PathLike[str], option: str) -> Path:
+    """:func:`user_path` for a folder the suite writes into, refusing the places it must never write:
+    the file-system root, the home folder, the repository root and its source folders."""
+    path = user_path(value, option, kind="dir")
+    problem = unsafe_output(path)
+    if problem:
+        raise InputError(shown(path), f"{problem}; {option} must name a folder for results, such as "
+                                      "results/<name> or a new folder")
+    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(shown(path), f"permission denied: cannot write there ({option})")
+    return path
+
+
+def unsafe_output(path: str | os.PathLike[str]) -> str | None:
+    """Why writing results into ``path`` would be wrong, or None when it is fine."""
+    real = Path(os.path.realpath(path))
+    if real == Path(real.anchor):
+        return "is the root of the file system"
+    try:
+        home = Path(os.path.realpath(Path.home()))
+    except (RuntimeError, KeyError):  # no home folder known
+        home = None
+    if real == home:
+        return "is your home folder"
+    root = source_root()
+    if root is None or not real.is_relative_to(root):
+        return None
+    if real == root:
+        return "is the repository root (the source tree)"
+    top = root / real.relative_to(root).parts[0]
+    if is_source_folder(top):
+        return f"is inside {top.name}/, a source folder of the repository {root}"
+    return None
+
+
+def is_source_folder(folder: Path) -> bool:
+    """A top-level folder of the repository that holds code, tests or documents."""
+    if folder.name in SOURCE_FOLDERS:
+        return True
+    try:
+        return folder.is_dir() and any(p.suffix == ".py" for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def source_root() -> Path | None:
+    """The source checkout holding this package (a ``pyproject.toml`` beside it), if it is one."""
+    root = Path(os.path.realpath(__file__)).parents[2]
+    return root if (root / "pyproject.toml").is_file() else None
