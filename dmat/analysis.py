@@ -108,7 +108,8 @@ class PageIndex:
     Pages are 64 KiB-aligned addresses, so over a moderate span one table lookup per pair replaces a
     binary search (``searchsorted`` costs ~70 ns per pair on tens of millions of pairs)."""
 
-    def __init__(self, sorted_pages: np.ndarray) -> None:
+    def __init__(self, sorted_pages: np.ndarray, table_bytes: int | None = None) -> None:
+        """``table_bytes``: the most the lookup table may take (default: any table up to PAGE_TABLE_LIMIT)."""
         self.pages = sorted_pages
         self.table: np.ndarray | None = None
         n = sorted_pages.size
@@ -116,7 +117,8 @@ class PageIndex:
             return
         self.lo = int(sorted_pages[0])
         self.span = (int(sorted_pages[-1]) - self.lo) >> 16
-        if self.span < PAGE_TABLE_LIMIT and not np.any(sorted_pages & ~PAGE_MASK):
+        fits = table_bytes is None or (self.span + 2) * 8 <= table_bytes
+        if self.span < PAGE_TABLE_LIMIT and fits and not np.any(sorted_pages & ~PAGE_MASK):
             self.table = np.full(self.span + 2, -1, np.int64)  # the last entry catches every page out of range
             self.table[(sorted_pages - np.uint64(self.lo)) >> np.uint64(16)] = np.arange(n)
 
@@ -149,11 +151,13 @@ class DmatBinner:
     costs one table lookup, one repeat and one unbuffered add."""
 
     def __init__(self, pages: np.ndarray, labels: np.ndarray, names: list[str], max_clock: int,
-                 xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS, accesses: int | None = None) -> None:
+                 xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS, accesses: int | None = None,
+                 page_table_bytes: int | None = None) -> None:
         """``accesses``: the total to be binned, if known: below 2**32 the counts are kept in 32 bits (the
-        histogram is the largest array a streamed DMAT figure holds)."""
+        histogram is the largest array a streamed DMAT figure holds). ``page_table_bytes``: the most the
+        page lookup table may take (:class:`PageIndex`)."""
         self.pages = np.asarray(pages, np.uint64)  # distinct, ascending
-        self.page_index = PageIndex(self.pages)
+        self.page_index = PageIndex(self.pages, page_table_bytes)
         self.labels = np.asarray(labels, np.int64)
         self.names = names
         self.max_clock = int(max_clock)

@@ -16,7 +16,7 @@ import numpy as np
 
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
-from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat, write_dmat
+from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat
 from neutrino_ae.formats.dmat_sparsify import sparsify
 from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.level import Level
@@ -25,6 +25,7 @@ from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
 from neutrino_ae.report.paths import missing_reason
 
 from .analysis import UNNAMED, TensorRange, attribute_pages, ranges_from_tensor_trace, tensor_ranges
+from .memory import MemoryGuard
 
 # --------------------------------------------------------------------------------------------------
 # Inputs
@@ -42,11 +43,13 @@ class Naming:
 
 @dataclass
 class RawTrace:
-    """A raw dmat trace, read again (in chunks) by each pass of the streaming sparsifier."""
+    """A raw dmat trace, read again (in chunks of ``chunk_bytes``) by each pass of the streaming sparsifier;
+    ``guard``: its memory checks (sizes the passes to the memory available)."""
 
     chunks: Chunks
     scan: DmatScan
     source: Path
+    guard: MemoryGuard | None = None
 
 
 @dataclass
@@ -190,33 +193,49 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
     else:
         raise InputError(p, "expected a dmat result .bin, a .dmat file or a trace directory")
     trace = _open_result(trace_dir, result)
-    raw = scan_raw(trace, section)
+    _check_thread_level(trace, section)
+    sec = trace.section(section)
+    raw = scan_raw(trace, section, MemoryGuard(result, sec.units_per_block * sec.size, RAW_CHUNK_BYTES))
     naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
     # The sparsified .dmat is written by dmat_figure once every input (event.log, tensor.trace) has
     # been read: a failing run leaves nothing behind.
     return DmatInput(name, result, naming, out_dir / f"{name}.dmat", raw=raw, level_note=level_note(trace, section))
 
 
-def scan_raw(trace: BinTrace, section: int = 0) -> RawTrace:
-    """The first pass over a raw dmat trace (pages, clocks, unfilled slots); see formats.dmat_stream."""
+class TraceChunks:
+    """A raw trace's DMAT records in chunks of whole blocks (about ``chunk_bytes``; one reused buffer): the
+    chunk source each pass calls (formats.dmat_stream.Chunks)."""
+
+    def __init__(self, trace: BinTrace, section: int, chunk_bytes: int) -> None:
+        self.trace, self.section, self.chunk_bytes = trace, section, chunk_bytes
+
+    def __call__(self) -> Iterator[np.ndarray]:
+        return (c for _, c in self.trace.iter_chunks(self.section, DMAT, self.chunk_bytes, reuse=True))
+
+
+def scan_raw(trace: BinTrace, section: int = 0, guard: MemoryGuard | None = None) -> RawTrace:
+    """The first pass over a raw dmat trace (pages, clocks, unfilled slots); see formats.dmat_stream.
+    ``guard``: chunks and sample sized to the memory available (else the module's constants)."""
     _check_thread_level(trace, section)
-
-    def chunks() -> Iterator[np.ndarray]:
-        return (c for _, c in trace.iter_chunks(section, DMAT, RAW_CHUNK_BYTES, reuse=True))
-
-    return RawTrace(chunks, scan(chunks), trace.path)
+    if guard is None:
+        chunks = TraceChunks(trace, section, RAW_CHUNK_BYTES)
+        return RawTrace(chunks, scan(chunks), trace.path)
+    chunks = TraceChunks(trace, section, guard.plan.chunk_bytes)
+    info = scan(chunks, guard.plan.sample_max, guard.plan.page_table_span, guard.check_pages)
+    return RawTrace(chunks, info, trace.path, guard)
 
 
 def write_raw(raw: RawTrace, dest: Path, on_batch: Callable[[DmatData], None] | None = None) -> int:
-    """The ``.dmat`` of a scanned raw trace, written to ``dest`` (streamed where its keys pack into 64 bits,
-    else sparsified in memory); returns the number of clock entries."""
-    if raw.scan.packs():
-        return write_streamed(dest, raw.chunks, raw.scan, on_batch=on_batch, source=raw.source).num_clocks
-    data = sparsify(raw.chunks())
-    write_dmat(dest, data)
-    if on_batch is not None:
-        on_batch(data)
-    return int(data.clocks.size)
+    """The ``.dmat`` of a scanned raw trace, written to ``dest`` (streamed, in bounded memory: with a guard,
+    sized to the memory left); returns the number of clock entries."""
+    held = written = None
+    if raw.guard is not None:
+        plan = raw.guard.plan_write(not raw.scan.packs())
+        if isinstance(raw.chunks, TraceChunks):
+            raw.chunks.chunk_bytes = min(raw.chunks.chunk_bytes, plan.chunk_bytes)
+        held, written = plan.memory_bytes, plan.bucket_records
+    return write_streamed(dest, raw.chunks, raw.scan, on_batch=on_batch, source=raw.source,
+                          bucket_records=written, memory_bytes=held).num_clocks
 
 
 # --------------------------------------------------------------------------------------------------

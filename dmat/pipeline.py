@@ -58,7 +58,8 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     tensor_ranges,
 )
 from .figures import FAMILIES, QUANTILES, _draw, _levels, render_rgba  # noqa: F401  (re-exported for callers)
-from .inputs import load_input, tensor_names, write_raw
+from .inputs import DmatInput, load_input, tensor_names, write_raw
+from .memory import out_of_memory
 
 SECTION = "dmat"
 PAPER_REFS = {key: fig.paper_ref for key, fig in FIGURES.items()}
@@ -74,24 +75,39 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     """One DMAT figure from a ``.bin``, ``.dmat`` or trace directory; PNG path is ``files[<name>.png]``.
     ``bundle``: the run's bundle; without it (a command line) the one holding the input, found from its path."""
     out = Path(out_dir)
-    inp = load_input(path, out, section)
-    # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
-    # a page-0 cell at clock 0 (see formats/dmat.py); they are left out of the plot and reported.
-    if name:
-        inp.name = name
-        if inp.sparsified is not None:
-            inp.sparsified = inp.sparsified.with_name(f"{name}.dmat")
-    labels, names, ranges = tensor_names(inp)
+    guard = None
+    try:
+        inp = load_input(path, out, section)
+        guard = inp.raw.guard if inp.raw is not None else None
+        # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
+        # a page-0 cell at clock 0 (see formats/dmat.py); they are left out of the plot and reported.
+        if name:
+            inp.name = name
+            if inp.sparsified is not None:
+                inp.sparsified = inp.sparsified.with_name(f"{name}.dmat")
+        labels, names, ranges = tensor_names(inp)
+        stats = inp.stats
+        table = guard.check_figure(stats.pages.size, len(names), ybins, xbins) if guard is not None else None
+        binner = DmatBinner(stats.pages, labels, names, stats.max_clock, xbins, ybins, stats.accesses, table)
+        if inp.raw is not None:
+            assert inp.sparsified is not None
+            clock_entries = write_raw(inp.raw, inp.sparsified, binner.add)
+        else:
+            assert inp.dmat is not None
+            for batch in inp.dmat.batches():
+                binner.add(batch)
+            clock_entries = inp.dmat.clock_entries
+        return _figure(path, out, inp, binner, ranges, clock_entries, bundle)
+    except MemoryError as exc:
+        what = "this DMAT figure"
+        raise (guard.out_of_memory(exc, what) if guard is not None else out_of_memory(path, exc, what)) from None
+
+
+def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: DmatBinner,
+            ranges: list[TensorRange], clock_entries: int, bundle: Bundle | None) -> SectionResult:
+    """The figure, its results files and summary rows, from the binned input."""
     stats = inp.stats
-    binner = DmatBinner(stats.pages, labels, names, stats.max_clock, xbins, ybins, stats.accesses)
-    if inp.raw is not None:
-        assert inp.sparsified is not None
-        clock_entries = write_raw(inp.raw, inp.sparsified, binner.add)
-    else:
-        assert inp.dmat is not None
-        for batch in inp.dmat.batches():
-            binner.add(batch)
-        clock_entries = inp.dmat.clock_entries
+    names = binner.names
     plot = binner.result()
     bundle = bundle or bundle_of(inp.source)
     synthetic = bundle.synthetic

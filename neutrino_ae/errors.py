@@ -50,6 +50,18 @@ class NoGPUError(EnvironmentProblem):
     exit_code = 3
 
 
+class ResourceError(NeutrinoAEError):
+    """The machine has too little of something an input needs (memory): one line saying how much is
+    needed and how much there is. Exit code 5, told apart from bad input (2)."""
+
+    exit_code = 5
+
+    def __init__(self, path: str | os.PathLike[str] | None, problem: str) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self.problem = problem
+        super().__init__(problem if self.path is None else f"{self.path}: {problem}")
+
+
 #: The first half of every refusal: why a bundle's pickle is never loaded.
 PICKLE_REFUSAL = "refusing to load a pickle: unpickling a downloaded file runs arbitrary code"
 
@@ -74,6 +86,8 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (3, "no CUDA GPU visible (the GPU workloads' scripts)"),
     (4, "network or server failure: a download could not connect, got no answer, or kept failing "
         "(HTTP 5xx) after its retries; run again later, it resumes"),
+    (5, "not enough memory for the input (one 'error:' line says how much is needed and which limit "
+        "allows less: ulimit -v, the cgroup, the machine)"),
     (130, "interrupted (Ctrl-C, SIGINT)"),
     (143, "terminated (SIGTERM)"),
 )

@@ -13,10 +13,11 @@ tables, summary rows and text plus a fingerprint. A later call with ``force=Fals
 bundle, the fingerprint is unchanged and every listed file still exists, unchanged (size and
 mtime as written: a per-figure script pointed at the folder makes it recompute). The fingerprint covers
 every input file -- the section's declared inputs plus every file its analysis actually opened
-(the ``neutrino_ae.formats`` readers note them, see ``formats/inputs.py``) -- by path, size,
-mtime and ctime in ns and inode, and the code of the section's folder and of the whole ``neutrino_ae``
-package (content hashes) with the package version. A collected tree (``collected=True``) is always
-analysed afresh and keeps no record: it changes with every collection.
+under the bundle root (recorded as it reads, see ``formats/inputs.py``) -- by path, size, mtime and
+ctime in ns and inode; the entries of every directory the analysis listed or read a file from (so a
+file added there, in any layout a reader accepts, is seen); and the code of the section's folder and
+of the whole ``neutrino_ae`` package (content hashes) with the package version. A collected tree
+(``collected=True``) is always analysed afresh and keeps no record: it changes with every collection.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from neutrino_ae.report.results import SectionResult
 from neutrino_ae.report.section import Section
 from neutrino_ae.workloads.neutrino import CollectContext, CollectError
 
-RECORD_VERSION = 4  # 4: output files stamped (size, mtime)
+RECORD_VERSION = 5  # 4: output files stamped (size, mtime); 5: directory listings fingerprinted
 PACKAGE_DIR = Path(neutrino_ae.__file__).resolve().parent
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,19 @@ def input_fingerprint(paths: Iterable[Path]) -> str:
     return h.hexdigest()
 
 
+def listing_fingerprint(dirs: Iterable[Path]) -> str:
+    """Digest of the entries (names, folders marked) of every directory in ``dirs``: a file or folder
+    added, removed or renamed there changes it; one that is gone or not a directory counts too."""
+    h = hashlib.sha256()
+    for d in sorted({Path(p).resolve() for p in dirs}):
+        try:
+            names = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(d))
+        except OSError as exc:
+            names = [f"\0{type(exc).__name__}"]
+        h.update(f"{d}\0{'/'.join(names)}\n".encode())
+    return h.hexdigest()
+
+
 def code_fingerprint(folders: Iterable[Path]) -> str:
     """Digest of the content of every ``.py`` file under ``folders`` (and the package version)."""
     h = hashlib.sha256(neutrino_ae.__version__.encode())
@@ -89,7 +103,7 @@ def _rel(path: Path, base: Path) -> str:
 
 
 def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dict[str, Any], kind: str,
-                  opened: list[Path]) -> None:
+                  opened: list[Path], listed: list[Path]) -> None:
     tables: dict[str, str] = {}
     for tname, df in result.tables.items():
         csv = out / f"{tname}.csv"
@@ -104,6 +118,7 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
         "bundle_kind": kind,
         "fingerprint": fingerprint,
         "opened": sorted(str(p) for p in opened),
+        "listed": sorted(str(p) for p in listed),
         "files": {k: _rel(Path(v), out) for k, v in result.files.items()},
         "tables": tables,
         "summary": result.summary,
@@ -130,8 +145,8 @@ def _output_stamps(out: Path, rels: Iterable[str]) -> dict[str, list[int]] | Non
     return stamps
 
 
-def _fingerprint(declared: list[Path], opened: Iterable[Path], code: str) -> dict[str, Any]:
-    return {"inputs": input_fingerprint([*declared, *opened]), "code": code}
+def _fingerprint(declared: list[Path], opened: Iterable[Path], listed: Iterable[Path], code: str) -> dict[str, Any]:
+    return {"inputs": input_fingerprint([*declared, *opened]), "listings": listing_fingerprint(listed), "code": code}
 
 
 def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> SectionResult | None:
@@ -142,10 +157,11 @@ def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> Sect
     try:
         rec = json.loads(path.read_text(encoding="utf-8"))
         opened = [Path(p) for p in rec.get("opened", [])]
+        listed = [Path(p) for p in rec.get("listed", [])]
     except (OSError, ValueError, TypeError):
         return None  # a damaged cache is just recomputed
     if (rec.get("record_version") != RECORD_VERSION or rec.get("bundle_root") != str(root.resolve())
-            or rec.get("fingerprint") != _fingerprint(declared, opened, code)):
+            or rec.get("fingerprint") != _fingerprint(declared, opened, listed, code)):
         return None
     files = {k: out / v for k, v in rec.get("files", {}).items()}
     table_paths = {k: out / v for k, v in rec.get("tables", {}).items()}
@@ -226,12 +242,14 @@ def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: 
     # Drop a stale record first: if the analysis fails half-way, no old record may vouch for new files.
     (out / RECORD).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    with recording() as opened:
+    with recording(within=root) as seen:
         result = _analyze(section, bundle, out)
     result.data.setdefault("bundle_kind", bundle.kind)
     # Only inputs count: the analysis also reads back files it wrote itself under ``out``.
-    opened = [p for p in opened if not p.is_relative_to(out.resolve())]
-    _write_record(result, out, root, _fingerprint(declared, opened, code), bundle.kind, opened)
+    mine = out.resolve()
+    opened = [p for p in seen.files if not p.is_relative_to(mine)]
+    listed = [p for p in seen.listed if not p.is_relative_to(mine)]
+    _write_record(result, out, root, _fingerprint(declared, opened, listed, code), bundle.kind, opened, listed)
     result.data["cached"] = False
     log.info("%s: computed in %.2f s -> %s", name, time.perf_counter() - start, out)
     log.debug("%s: %d input files read, %d files and %d tables written", name, len(opened), len(result.files),

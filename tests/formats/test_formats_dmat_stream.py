@@ -94,15 +94,35 @@ def test_a_trace_that_changes_between_passes_is_refused_and_nothing_is_written(t
     assert list(tmp_path.iterdir()) == []
 
 
-def test_keys_that_do_not_fit_64_bits_are_declined() -> None:
-    rec = _records(3, 100)
-    rec["clock"][0] = np.uint64(1 << 62)
-    rec["addr"][0] = np.uint64(0x7F00_0000_0000)
-    rec["addr"][1] = np.uint64(0x10000)
-    info = dmat_stream.scan(_chunks(rec, 100))
-    assert not info.packs()
-    with pytest.raises(ValueError, match="64 bits"):
-        dmat_stream.write_streamed("never.dmat", _chunks(rec, 100), info)
+@pytest.mark.parametrize(("shape", "mode"), [("timestamps", "offset"), ("wide pages", "rank"), ("both", "wide")])
+@pytest.mark.parametrize("bucket_records", [1 << 20, 97])
+def test_keys_past_64_bits_still_stream_to_the_same_file(tmp_path: Path, shape: str, mode: str,
+                                                         bucket_records: int) -> None:
+    """Absolute clocks (near 2**60), pages terabytes apart with clocks far apart, or both: the
+    streamed file is still the in-memory sparsifier's, byte for byte, and a clock is one entry however
+    many buckets its records fall in."""
+    rec = _records(3, 4_000, clocks=40)
+    filled = rec["addr"] != 0
+    if shape == "timestamps":
+        rec["clock"][filled] += np.uint64(1_700_000_000_000_000_000)
+    else:
+        rec["addr"][1::3] += np.uint64(1 << 46)
+        rec["addr"][~filled] = 0
+        rec["clock"] <<= np.uint64(34)  # a clock span past 2**39: with 2**31 pages of span, no offset key
+        if shape == "both":
+            rec["clock"][filled & (np.arange(rec.size) % 2 == 0)] += np.uint64(1 << 61)  # span past 2**60
+    chunks = _chunks(rec, 333)
+    info = dmat_stream.scan(chunks)
+    assert info.codec().mode == mode and info.packs() == (mode != "wide")
+    batches: list[DmatData] = []
+    summary = dmat_stream.write_streamed(tmp_path / "s.dmat", chunks, info, batches.append,
+                                         bucket_records=bucket_records, memory_bytes=4096)
+    expected = sparsify(chunks())
+    assert (tmp_path / "s.dmat").read_bytes() == write_dmat(tmp_path / "m.dmat", expected).read_bytes()
+    assert _as_counter(read_dmat(tmp_path / "s.dmat")) == _counter(rec)
+    clocks = np.concatenate([b.clocks for b in batches])
+    assert np.all(clocks[1:] > clocks[:-1])  # no clock split between batches
+    assert (summary.buckets > 20) == (bucket_records == 97) and summary.num_clocks == expected.clocks.size
 
 
 def test_scratch_left_by_a_killed_run_is_removed_and_nothing_else(tmp_path: Path) -> None:

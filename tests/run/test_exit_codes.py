@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 # What the command line promises, typed here from the issue (not read from the code under test).
-CODES = {0: "", 1: "DIFFERS", 2: "bad input", 3: "GPU", 4: "network", 130: "interrupt", 143: "SIGTERM"}
+CODES = {0: "", 1: "DIFFERS", 2: "bad input", 3: "GPU", 4: "network", 5: "memory", 130: "interrupt",
+         143: "SIGTERM"}
 
 
 def _closed_port() -> int:

@@ -1,0 +1,85 @@
+"""The results cache is keyed on what the analysis read, not on a guess of its inputs (issue 23 item 11):
+a file added where a reader looks -- here a block_sched variant saved as a trace folder directly under
+``variants/<name>/``, a layout the reader accepts but the section's declared globs do not match --
+makes the next run recompute, through the public command; an unchanged bundle stays cached.
+
+A bundle whose ``bundle.json`` records digests refuses any added file outright (bundle/trust.py); the
+cache matters for the trees that record none: traces copied by hand (no ``bundle.json``, as here) and
+collected trees. So the sample bundle is used without its ``bundle.json``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from neutrino_ae.run import runner
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _keys(out: Path) -> list[str]:
+    doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    return [row["key"] for row in doc["results"]]
+
+
+def _run_static(root: Path, out: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "neutrino_ae", "run", "static", "--sections", "block_sched",
+                           "--trace-root", str(root), "--output-dir", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def _bundle_without_digests(tiny_bundle: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "bundle"
+    shutil.copytree(tiny_bundle, root)
+    (root / "bundle.json").unlink()
+    return root
+
+
+def _add_variant_as_trace_dir(root: Path) -> None:
+    """``variants/extra/`` is itself a trace folder (``variants/extra/result/*.bin``), not one level down."""
+    memset = next(d for d in (root / "block_sched" / "variants" / "memset").iterdir() if d.is_dir())
+    shutil.copytree(memset, root / "block_sched" / "variants" / "extra")
+
+
+def test_a_variant_added_in_an_accepted_layout_is_not_hidden_by_the_cache(tiny_bundle: Path, tmp_path: Path) -> None:
+    root = _bundle_without_digests(tiny_bundle, tmp_path)
+    out = tmp_path / "results"
+    _run_static(root, out)
+    before = _keys(out)
+    assert not any(k.startswith("extra.") for k in before)
+    _add_variant_as_trace_dir(root)
+    _run_static(root, out)
+    after = _keys(out)
+    added = [k for k in after if k.startswith("extra.")]
+    assert len(added) == len([k for k in before if k.startswith("memset.")]) > 0, after
+    data = json.loads((out / "block_sched" / "block_sched.json").read_text(encoding="utf-8"))
+    assert any(d.endswith("block_sched/variants/extra") for d in data["trace_dirs"]), data["trace_dirs"]
+
+
+def test_the_record_lists_what_was_read_and_stays_current_until_something_changes(tiny_bundle: Path,
+                                                                                   tmp_path: Path) -> None:
+    root = _bundle_without_digests(tiny_bundle, tmp_path)
+    out = tmp_path / "results"
+    assert runner.run_section("block_sched", root, out).data["cached"] is False
+    record = json.loads((out / "block_sched" / runner.RECORD).read_text(encoding="utf-8"))
+    variants = str((root / "block_sched" / "variants").resolve())
+    assert variants in record["listed"]  # the reader listed it to find the variants
+    assert all(Path(p).is_relative_to(root.resolve()) for p in [*record["opened"], *record["listed"]])
+    assert any(p.endswith(".bin") for p in record["opened"])
+    assert runner.run_section("block_sched", root, out).data["cached"] is True
+    # A file beside a result the reader opened (where it looks for results) counts as a change ...
+    result_dir = next(Path(p) for p in record["listed"] if p.endswith("/result"))
+    (result_dir / "1.5.bin").write_bytes((next(result_dir.glob("*.bin"))).read_bytes())
+    assert runner.run_section("block_sched", root, out).data["cached"] is False
+    (result_dir / "1.5.bin").unlink()
+    assert runner.run_section("block_sched", root, out).data["cached"] is False
+    assert runner.run_section("block_sched", root, out).data["cached"] is True
+    # ... and so does a folder the reader would take as a variant.
+    _add_variant_as_trace_dir(root)
+    res = runner.run_section("block_sched", root, out)
+    assert res.data["cached"] is False
+    assert any(d.endswith("block_sched/variants/extra") for d in res.data["trace_dirs"]), res.data["trace_dirs"]
