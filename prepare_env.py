@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from neutrino_ae.report.layout import third_party_dir
 from neutrino_ae.workloads import envcheck  # this file's folder (the repo root) is sys.path[0]
 
 HERE = Path(__file__).resolve().parent
@@ -76,7 +77,7 @@ class Plan:
 
 
 def _third_party() -> Path:
-    return Path(os.environ.get("THIRD_PARTY", HERE / "third_party"))
+    return third_party_dir()  # the folder the collection looks in (CUTLASS: envcheck.cutlass_dir)
 
 
 def _clone_steps(name: str, repo: str, ref: str | None, dest: Path, hint: str) -> list[Step]:

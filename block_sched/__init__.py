@@ -64,5 +64,6 @@ SECTION = Section(
     # The paper's form is the artifact's line (the text) and the variants compared; then the per-SM
     # ratios and the block timelines the text refers to.
     notebook_show=("block_sched_compare.png", "block_sched_per_sm.png", "block_sched_timeline.png"),
+    timelines=True,  # each trace's blocks per SM, for ui.perfetto.dev
     claims=CLAIMS,
 )

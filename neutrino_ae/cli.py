@@ -1,4 +1,4 @@
-"""``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare.
+"""``neutrino-ae`` / ``python -m neutrino_ae``: sample | fetch | run static|dynamic | compare | export perfetto.
 
 Exit codes (``neutrino_ae.errors.EXIT_CODES``, listed by every ``--help``): 0 success; 1 a claim
 DIFFERS, a notebook cell failed (``run``) or values moved (``compare``); 2 bad input or usage
@@ -17,10 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.cli_export import add_export as _add_export
 from neutrino_ae.errors import NeutrinoAEError, exit_codes_text
+from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
 from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.script import run_main
+
+log = logging.getLogger(__name__)
 
 
 def _add_sample(sub: Any) -> None:
@@ -106,11 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     # One epilog for every command: the whole list of exit codes (neutrino_ae.errors.EXIT_CODES).
     parser = argparse.ArgumentParser(prog="neutrino-ae", description="Neutrino (OSDI'25) reproduction suite.",
                                      epilog=exit_codes_text(), formatter_class=_HelpFormatter)
+    add_verbosity_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_sample, _add_fetch, _add_run, _add_compare):
+    for add in (_add_sample, _add_fetch, _add_run, _add_compare, _add_export):
         add(sub)
     for p in sub.choices.values():
         p.epilog, p.formatter_class = exit_codes_text(), _HelpFormatter
+        add_verbosity_options(p, sub=True)  # -q/-v after the command too
     return parser
 
 
@@ -144,6 +150,7 @@ def default_output_dir(name: str) -> Path:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from neutrino_ae.logs import claim, quiet
     from neutrino_ae.run.papermill import find_notebook, parse_parameter, run_notebook
 
     params: dict[str, Any] = {name: parse_parameter(value) for name, value in args.parameter}
@@ -163,8 +170,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         user_path(args.notebook, "--notebook", kind="file")
     notebook = find_notebook(args.name, args.notebook)
     if args.log_output:
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
-    executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel)
+        claim("papermill")  # its cell-output lines, at INFO, on the console
+    executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel,
+                            progress_bar=False if quiet() else None)
     print(executed)
     _print_outputs(Path(output_dir))
     return _verdict_status(Path(output_dir), args.report_only, args.allow_skip)
@@ -240,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from neutrino_ae.run import stop
 
     args = build_parser().parse_args(argv)
+    configure_from_args(args)
     # SIGTERM / Ctrl-C: `run` stops its kernel and workers, waits, cleans up and exits 143 / 130
     # with one line; the other commands unwind through their own clean-up (run/stop.py).
     restore = stop.install_run_handlers() if args.command == "run" else stop.install_unwinding_handlers()

@@ -21,3 +21,13 @@ def tiny_bundle(tmp_path_factory) -> Path:
     from neutrino_ae.sample.generate import generate_bundle
 
     return generate_bundle(tmp_path_factory.mktemp("tiny-bundle") / "traces", scale="tiny", progress=False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging():
+    """Each test starts without the console/run.log handlers an earlier one installed in this process
+    (the notebooks' set-up installs them, as in a kernel)."""
+    from neutrino_ae import logs
+
+    yield
+    logs.reset()

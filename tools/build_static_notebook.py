@@ -119,6 +119,9 @@ def cells() -> list[nbformat.NotebookNode]:
         out.append(v4.new_code_cell(f'nb.section("{s.name}")', id=cid))
         for key, caption in s.notebook_figures:
             out.append(v4.new_code_cell(f'# {caption}\nnb.figure("{s.name}", "{key}")', id=f"{cid}-{Path(key).stem}"))
+        if s.timelines:  # the traces it read, as Perfetto timelines, linked beside its figures
+            out.append(v4.new_code_cell(f'from neutrino_ae.run.timelines import show_timelines\n\n'
+                                        f'show_timelines(nb, "{s.name}")', id=f"{cid}-perfetto"))
     out += [
         v4.new_markdown_cell(SUMMARY_MD, id="summary-md"),
         v4.new_code_cell(SUMMARY, id="summary"),

@@ -44,7 +44,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("cli",)),
 )
 #: Top-level modules of the package and the group each belongs to.
-TOP_MODULES = {"__init__": "base", "errors": "base", "atomic": "base", "jit": "base", "cli": "cli",
+TOP_MODULES = {"__init__": "base", "errors": "base", "atomic": "base", "jit": "base", "logs": "base", "cli": "cli",
+               "cli_export": "cli",
                "__main__": "cli"}
 #: The highest layer a section folder may import.
 SECTIONS_UP_TO = "sample"

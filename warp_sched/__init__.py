@@ -44,5 +44,6 @@ SECTION = Section(
     dynamic_prose=DYNAMIC_PROSE,
     claims=CLAIMS,
     notebook_show=("fig13a.png", "fig13b.png", "fig13c.png", "fig13d.png", "fig13d-sub.png"),
+    timelines=True,  # every warp per SM slot, for ui.perfetto.dev
     notebook_text="open",
 )

@@ -8,6 +8,7 @@ A failure worth retrying is a :class:`Retryable`; any other is a :class:`~neutri
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import sys
@@ -19,6 +20,9 @@ from neutrino_ae.bundle import download_limits as limits
 from neutrino_ae.bundle.disk import CHUNK, check_disk, human
 from neutrino_ae.bundle.download_resume import Part, content_range_start, content_range_total, hash_into, sha256_of
 from neutrino_ae.errors import BundleError, NetworkError
+from neutrino_ae.logs import quiet
+
+log = logging.getLogger(__name__)
 
 _FATAL_STATUS = {401: "unauthorised", 403: "forbidden", 404: "not found", 410: "gone"}
 
@@ -217,7 +221,7 @@ def _progress_bar(enabled: bool, total: int | None, initial: int, name: str) -> 
     refresh at most every 5 s with a fixed-width ASCII bar: a few hundred short, readable lines.
     In a terminal it behaves like a normal bar.
     """
-    if not enabled:
+    if not enabled or quiet():
         return None
     from tqdm import tqdm
 
@@ -228,9 +232,9 @@ def _progress_bar(enabled: bool, total: int | None, initial: int, name: str) -> 
 
 
 def note(progress: bool, message: str) -> None:
-    """A progress message on stderr (when ``progress``)."""
+    """A progress message (when ``progress``): logged at INFO (the console, run.log)."""
     if progress:
-        print(message, file=sys.stderr, flush=True)
+        log.info("%s", message)
 
 
 def _short(exc: BaseException) -> str:

@@ -12,6 +12,7 @@ and the GPU workloads read it without pandas.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 #: A section's cache record in ``<output_dir>/<section>/`` (:mod:`neutrino_ae.run.runner`).
@@ -45,3 +46,18 @@ def default_trace_root(bundle: str) -> str:
     ``traces/paper/`` for the paper's (``auto`` uses the paper's folder: it never picks synthetic
     data by itself)."""
     return TRACE_ROOTS.get(bundle, TRACE_ROOTS["paper"])
+
+
+def checkout_root() -> Path | None:
+    """The source checkout holding this package (a clone, used in place or installed editable),
+    or None for a package installed from a wheel (then there is no repository around it)."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "neutrino_ae").is_dir() else None
+
+
+def third_party_dir() -> Path:
+    """Where ``prepare_env.py`` clones and builds Neutrino and CUTLASS, and where the collection
+    looks for them: ``$THIRD_PARTY``, else ``third_party/`` at the checkout's root (the working
+    directory's for an installed wheel)."""
+    env = os.environ.get("THIRD_PARTY")
+    return Path(env) if env else (checkout_root() or Path.cwd()) / "third_party"

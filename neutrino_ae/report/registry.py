@@ -1,6 +1,7 @@
 """The paper sections, discovered: the only code that knows which folders are sections.
 
-A section is a folder beside ``neutrino_ae/`` (or in a folder named by ``$NEUTRINO_AE_SECTIONS``,
+A section is a folder beside ``neutrino_ae/`` in the source checkout (installed from a wheel, the
+copies shipped in ``neutrino_ae/_sections/``; or in a folder named by ``$NEUTRINO_AE_SECTIONS``,
 ``os.pathsep``-separated, searched too) whose ``__init__.py`` defines ``SECTION``, a
 :class:`~neutrino_ae.report.section.Section`. Folders are imported as packages by their path, so
 nothing edits ``sys.path``; the result is ordered by ``Section.order``.
@@ -21,10 +22,15 @@ from functools import cache
 from pathlib import Path
 
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.logs import claim
+from neutrino_ae.report.layout import checkout_root
 from neutrino_ae.report.section import Section
 
-#: The checkout holding the package and the section folders.
-REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The section folders shipped inside the package by a wheel build (setup.py).
+BUNDLED_SECTIONS = Path(__file__).resolve().parents[1] / "_sections"
+#: The checkout holding the package and the section folders; installed from a wheel (no checkout),
+#: the package's own copy of the section folders.
+REPO_ROOT = checkout_root() or BUNDLED_SECTIONS
 EXTRA_ROOTS_ENV = "NEUTRINO_AE_SECTIONS"
 
 
@@ -76,6 +82,7 @@ def _discover(roots: tuple[Path, ...]) -> tuple[Section, ...]:
             if section.name != folder.name:
                 raise NeutrinoAEError(f"{folder}/__init__.py: SECTION.name is {section.name!r}, not the folder name")
             found[section.name] = dataclasses.replace(section, package=folder.name, folder=folder.resolve())
+            claim(folder.name)  # its modules' logging.getLogger(__name__) reaches the console and run.log
     return tuple(sorted(found.values(), key=lambda s: (s.order, s.name)))
 
 

@@ -61,6 +61,9 @@ class Section:
     notebook_text: str = "open"
     claims: tuple[AnyClaim, ...] = ()  # what the paper claims, checked on every run (report/claims.py): shape,
     # published-number and ground-truth claims
+    # The trace dirs it reads (data["trace_dirs"]) are block_sched/warp_sched timelines: the static
+    # notebook exports them for Perfetto beside the figures (run/timelines.py, report/perfetto.py).
+    timelines: bool = False
     package: str = field(default="", compare=False)  # set by the registry: the imported package name
     folder: Path | None = field(default=None, compare=False)  # set by the registry
 

@@ -28,8 +28,10 @@ def default_workers() -> int:
 def _compute(name: str, bundle: Bundle, out_root: str, force: bool) -> tuple[float, str | None]:
     """(seconds, None) when the worker computed the section, (0, None) when it reused its cache, and
     (seconds, error) when it failed."""
+    from neutrino_ae.logs import log_to_file
     from neutrino_ae.run.runner import run_section
 
+    log_to_file(out_root)  # a spawned worker starts with no handlers: its sections' lines go to run.log too
     start = time.perf_counter()
     try:
         res = run_section(name, bundle, out_root, force=force)

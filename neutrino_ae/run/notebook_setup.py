@@ -3,10 +3,13 @@ one ``NotebookInputError`` line) and the output folder claimed for the run."""
 
 from __future__ import annotations
 
+import ast
+import json
 from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.logs import log_to_file
 from neutrino_ae.report import registry
 from neutrino_ae.report.paths import output_folder, user_path
 from neutrino_ae.report.section import NotebookInputError, NotebookStop
@@ -35,8 +38,27 @@ def flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def _list_text(value: Any) -> Any:
+    """A list written as text, as ``papermill -p sections '["dmat"]'`` passes it (papermill's ``-p``
+    keeps anything that is not a number or a bool as a string): ``'["dmat"]'``, ``"['dmat', 'max_mem']"``
+    and ``"(dmat, max_mem)"`` become the list they spell; anything else is returned unchanged."""
+    if not isinstance(value, str) or not value.strip().startswith(("[", "(")):
+        return value
+    text = value.strip()
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            parsed = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        return list(parsed) if isinstance(parsed, list | tuple) else value
+    inner = text[1:-1] if text[-1:] in ("]", ")") else text[1:]
+    return [v.strip().strip("'\"") for v in inner.split(",") if v.strip()]  # YAML-ish [dmat, max_mem]
+
+
 def section_names(value: Any) -> list[str]:
-    """The ``sections`` parameter (None: all; a list or a comma-separated string) as registered names."""
+    """The ``sections`` parameter (None: all; a list, a comma-separated string, or a list written as
+    text, ``'["dmat"]'``) as registered names."""
+    value = _list_text(value)
     check(value is None or isinstance(value, str) or (isinstance(value, list | tuple)
                                                         and all(isinstance(v, str) for v in value)),
           f"sections must be a list of section names or a comma-separated string, not {value!r}")
@@ -63,15 +85,20 @@ def separate(output_dir: Path, trace_root: Path) -> None:
 
 
 def prepare_output(output_dir: Path) -> dict[str, Any] | None:
-    """Lock the output folder for this run and drop a summary and verdict a previous run left: a new
-    run's results must never sit beside an old summary or verdict that looks complete. Returns the
-    previous verdict (None if there was none), which a partial run merges into (``run/verdict.py``)."""
+    """Lock the output folder for this run, start its ``run.log`` (every level; the cells show only
+    warnings) and drop a summary and verdict a previous run left: a new run's results must never sit
+    beside an old summary or verdict that looks complete. Returns the previous verdict (None if there
+    was none), which a partial run merges into (``run/verdict.py``)."""
     try:
         hold_output_lock(output_dir)
     except OSError as exc:
         raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     except NeutrinoAEError as exc:
         raise NotebookInputError(str(exc)) from None
+    try:
+        log_to_file(output_dir)
+    except OSError as exc:
+        raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     for name in ("summary.json", "summary.md"):
         (output_dir / name).unlink(missing_ok=True)
     return retire_verdict(output_dir)

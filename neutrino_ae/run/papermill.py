@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import os
 import re
 import sys
@@ -26,6 +27,8 @@ from typing import Any
 import neutrino_ae
 from neutrino_ae.atomic import DiskFull, is_disk_full
 from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
+from neutrino_ae.logs import log_to_file
+from neutrino_ae.report.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock, release_output_lock
 from neutrino_ae.run.publish import Previous, publish_notebook
@@ -35,6 +38,7 @@ NOTEBOOKS = ("static", "dynamic")
 #: Arguments for the kernel papermill starts: its own log at ERROR, so its start-up warning about the
 #: local TCP connection (a kernel on this machine, talking to this process) is not printed into every run.
 KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=ERROR",)
+log = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -48,20 +52,24 @@ class NotebookError(NeutrinoAEError):
         self.executed = executed
 
 
+#: The notebooks a wheel build ships inside the package (setup.py), for an install without a checkout.
+BUNDLED_NOTEBOOKS = Path(neutrino_ae.__file__).resolve().parent / "_notebooks"
+
+
 def package_repo_root() -> Path | None:
-    """The source checkout holding this package (editable install), if it is one."""
-    root = Path(neutrino_ae.__file__).resolve().parent.parent
-    return root if (root / "pyproject.toml").is_file() else None
+    """The source checkout holding this package (used in place or installed editable), if it is one."""
+    return checkout_root()
 
 
 def find_notebook(name: str, override: str | os.PathLike[str] | None = None) -> Path:
-    """``override`` if given, else ``<repo root>/<name>.ipynb``, else ``./<name>.ipynb``."""
+    """``override`` if given, else ``<repo root>/<name>.ipynb``, else ``./<name>.ipynb``, else the copy
+    shipped in the installed package."""
     if override is not None:
         path = Path(override)
         if not path.is_file():
             raise InputError(path, "notebook not found")
         return path.resolve()
-    candidates = [r / f"{name}.ipynb" for r in (package_repo_root(), Path.cwd()) if r is not None]
+    candidates = [r / f"{name}.ipynb" for r in (package_repo_root(), Path.cwd(), BUNDLED_NOTEBOOKS) if r is not None]
     for path in candidates:
         if path.is_file():
             return path.resolve()
@@ -71,7 +79,11 @@ def find_notebook(name: str, override: str | os.PathLike[str] | None = None) -> 
 def kernel_cwd(notebook: Path) -> Path:
     """Where the kernel runs: the repository root when known, else the notebook's folder."""
     root = package_repo_root()
-    return root if root is not None else notebook.parent
+    if root is not None:
+        return root
+    # The installed package's own copy runs where the user is (its default traces/ and results/
+    # folders are relative), never inside site-packages.
+    return Path.cwd() if notebook.resolve().parent == BUNDLED_NOTEBOOKS else notebook.parent
 
 
 def parse_parameter(text: str) -> Any:
@@ -111,6 +123,8 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     # second run fails here before it writes anything (not even its executed notebook).
     hold_output_lock(out_dir)
     lend_output_lock(out_dir)
+    log_to_file(out_dir)  # run.log: this process's lines; the kernel appends its sections' (and timings)
+    log.info("executing %s -> %s (parameters: %s)", nb.name, out_dir, parameters or "the notebook's defaults")
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
     previous = Previous(out_dir, final.name)
@@ -203,6 +217,7 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
     except Exception as exc:  # noqa: BLE001 - kernel start failures, dead kernels, bad notebook JSON
         return _could_not_run(nb, running, final, exc)
     publish_notebook(running, final, _verdict_cell(out_dir))
+    log.info("executed notebook: %s", final)
     return final
 
 

@@ -25,8 +25,10 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import logging
 import os
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ from neutrino_ae.workloads.neutrino import CollectContext, CollectError
 
 RECORD_VERSION = 5  # 4: output files stamped (size, mtime); 5: directory listings fingerprinted
 PACKAGE_DIR = Path(neutrino_ae.__file__).resolve().parent
+log = logging.getLogger(__name__)
 
 
 def _files(paths: Iterable[Path]) -> list[Path]:
@@ -217,11 +220,14 @@ def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: 
     if root is None or not root.is_dir():
         raise InputError(root, "bundle root is not a directory")
     out = Path(output_dir) / name
+    start = time.perf_counter()
     if collected:
         out.mkdir(parents=True, exist_ok=True)
+        log.info("%s: analysing the collected traces in %s", name, root)
         result = _analyze(section, bundle, out)
         result.data.setdefault("bundle_kind", DYNAMIC)
         result.data["cached"] = False
+        log.info("%s: computed in %.2f s -> %s", name, time.perf_counter() - start, out)
         return result
     declared = [*section.input_paths(root), *section.optional_paths(root), root / MANIFEST]
     code = code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
@@ -229,7 +235,10 @@ def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: 
         cached = _load_record(out, root, declared, code)
         if cached is not None:
             cached.data["cached"] = True
+            log.info("%s: reused cached results (inputs and code unchanged) in %.2f s -> %s", name,
+                     time.perf_counter() - start, out)
             return cached
+    log.info("%s: computing from %s", name, root)
     # Drop a stale record first: if the analysis fails half-way, no old record may vouch for new files.
     (out / RECORD).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
@@ -242,4 +251,7 @@ def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: 
     listed = [p for p in seen.listed if not p.is_relative_to(mine)]
     _write_record(result, out, root, _fingerprint(declared, opened, listed, code), bundle.kind, opened, listed)
     result.data["cached"] = False
+    log.info("%s: computed in %.2f s -> %s", name, time.perf_counter() - start, out)
+    log.debug("%s: %d input files read, %d files and %d tables written", name, len(opened), len(result.files),
+              len(result.tables))
     return result

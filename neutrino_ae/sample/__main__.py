@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.sample.generate import SCALES, generate_bundle
 
 
@@ -18,8 +19,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="small (default, <60 MB), paper (paper launch sizes, ~GBs), tiny (tests)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
-    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_verbosity_options(ap)  # -q/--quiet: no progress bar, warnings only; -v: debug lines
     args = ap.parse_args(argv)
+    configure_from_args(args)
     try:
         path = generate_bundle(args.out, args.scale, args.seed, progress=not args.quiet, force=args.force)
     except (NeutrinoAEError, ValueError) as e:

@@ -14,9 +14,11 @@ independent and the same seed gives a byte-identical bundle. Nothing time-depend
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ import numpy as np
 
 from neutrino_ae.bundle.manifest import SAMPLE, write_manifest
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.logs import progress as progress_bar
 from neutrino_ae.sample.costs import CostModel
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.host import HostModel
@@ -33,6 +36,7 @@ from neutrino_ae.sample.host import HostModel
 GENERATOR_VERSION = "1.0.0"
 SCALES = ("tiny", "small", "paper")
 Bar = Callable[[Iterable[Any], int, str], Iterable[Any]]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -95,13 +99,13 @@ def section_seeds(seed: int, names: tuple[str, ...]) -> dict[str, np.random.Seed
     return dict(zip(names, np.random.SeedSequence(seed).spawn(len(names)), strict=True))
 
 
-def _bar_factory(progress: bool):
+def _bar_factory(progress: bool) -> Bar:
+    """A progress bar per long step (neutrino_ae.logs.progress: hidden by -q, off the terminal)."""
     if not progress:
         return lambda it, total, desc: it
-    from tqdm import tqdm
 
     def bar(it: Iterable[Any], total: int, desc: str) -> Iterable[Any]:
-        return tqdm(it, total=total, desc=desc, unit="chunk", leave=False)
+        return progress_bar(it, total=total, desc=desc, unit="chunk")
 
     return bar
 
@@ -124,8 +128,10 @@ def build_into(root: Path, cfg: SampleConfig, seed: int, progress: bool = False)
     model = cfg.model_dict()
     truth: dict[str, Any] = {}
     for section in bar(sections, len(sections), "sections"):
+        start = time.perf_counter()
         ctx = SampleContext(cfg, seeds[section.name], bar)
         truth[section.name] = section.entry("sample")(root, ctx)
+        log.debug("sample: %s written in %.2f s", section.name, time.perf_counter() - start)
         clash = sorted(model.keys() & ctx.model.keys())
         if clash:
             raise NeutrinoAEError(f"section {section.name}: sample model key(s) {', '.join(clash)} already taken")
@@ -146,6 +152,8 @@ def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int
     _check_out(out, force)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    start = time.perf_counter()
+    log.info("generating the synthetic sample bundle (scale=%s, seed=%s)", scale, seed)
     try:
         built = build_into(tmp, cfg, seed, progress)
         write_manifest(tmp, SAMPLE, generator_version=GENERATOR_VERSION, scale=scale, seed=int(seed),
@@ -162,6 +170,7 @@ def generate_bundle(out: str | os.PathLike[str], scale: str = "small", seed: int
         with contextlib.suppress(OSError):
             shutil.rmtree(tmp)
         raise
+    log.info("sample bundle built in %.1f s", time.perf_counter() - start)
     return out
 
 

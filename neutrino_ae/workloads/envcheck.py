@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from neutrino_ae.report.layout import third_party_dir
+
 EXIT_READY = 0
 EXIT_MISSING = 1
 EXIT_NO_GPU = 3
 
 OK, MISSING, WARN = "ok", "missing", "warn"
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 #: SM counts by marketing name, for when no PyTorch is there to ask the driver. nvidia-smi has
 #: no query field for the multiprocessor count.
@@ -201,7 +201,9 @@ def ptx_archs(arch_list: Sequence[str]) -> list[str]:
 
 
 def cutlass_dir() -> Path:
-    return Path(os.environ.get("CUTLASS_DIR", REPO_ROOT / "third_party" / "cutlass"))
+    """The artifact's CUTLASS checkout: ``$CUTLASS_DIR``, else ``cutlass/`` in the third-party folder
+    ``prepare_env.py --install`` clones into (``$THIRD_PARTY``, default ``third_party/`` at the repository root)."""
+    return Path(os.environ.get("CUTLASS_DIR", third_party_dir() / "cutlass"))
 
 
 def cutlass_bin_dir() -> Path:

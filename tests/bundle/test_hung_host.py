@@ -33,12 +33,12 @@ def test_the_default_bound_is_under_a_minute():
     assert 0 < download_limits.ANSWER_DEADLINE_S <= 60
 
 
-def test_download_from_a_silent_host_ends_at_the_answer_deadline(silent_url, tmp_path: Path, capsys) -> None:
+def test_download_from_a_silent_host_ends_at_the_answer_deadline(silent_url, tmp_path: Path, caplog) -> None:
     start = time.monotonic()
     with pytest.raises(BundleError, match=r"no answer within 2 s \(the host accepts connections"):
         download.download(silent_url, tmp_path / "trace.zip", answer_deadline_s=2.0, timeout=(5.0, 60.0))
     assert time.monotonic() - start < 8
-    assert f"contacting {silent_url} (giving up after 2 s without an answer)" in capsys.readouterr().err
+    assert f"contacting {silent_url} (giving up after 2 s without an answer)" in caplog.text  # logged at INFO
 
 
 def test_auto_bundle_with_a_silent_host_stops_in_bounded_time(silent_url, tmp_path, monkeypatch, capsys):
@@ -54,5 +54,6 @@ def test_auto_bundle_with_a_silent_host_stops_in_bounded_time(silent_url, tmp_pa
     assert elapsed < 10, f"took {elapsed:.1f} s"
     message = str(info.value)
     assert "no answer within 3 s" in message and 'bundle="sample"' in message and "\n" not in message
-    assert "giving up after 3 s without an answer" in capsys.readouterr().err
+    # The notebook's progress lines go to its run.log beside the results (the cell shows warnings only).
+    assert "giving up after 3 s without an answer" in (tmp_path / "out" / "run.log").read_text()
     assert not (tmp_path / "traces" / "paper" / "bundle.json").exists()

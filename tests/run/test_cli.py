@@ -64,17 +64,23 @@ def test_run_injects_parameters_and_saves_executed_notebook(tmp_path: Path, monk
                 if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and f'output_dir = "{tmp_path / "out"}"' in injected[0].source
     # plus the hidden lock file that keeps a second run out of the folder
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".neutrino-ae.lock", "seen.json",
+    # and run.log, the run's log beside its results
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".neutrino-ae.lock", "run.log", "seen.json",
                                                                     "tiny.executed.ipynb"]
 
 
 def test_failing_cell_exits_1_with_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     nb = make_notebook(tmp_path / "bad.ipynb", "x = 1", "raise RuntimeError('no trace bundle here')\n", "y = 2")
-    code = cli.main(["run", "dynamic", "--notebook", str(nb), "--output-dir", str(tmp_path / "out")])
+    code = cli.main(["-q", "run", "dynamic", "--notebook", str(nb), "--output-dir", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 1
     assert err.startswith("error: bad.ipynb: cell [4] failed: RuntimeError: no trace bundle here")
     assert err.count("\n") == 1
+    # Without -q the progress lines (INFO) come first; the error is still one line, the last.
+    code = cli.main(["run", "dynamic", "--notebook", str(nb), "--output-dir", str(tmp_path / "out2")])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 1 and lines[0].startswith("executing bad.ipynb")
+    assert lines[-1].startswith("error: bad.ipynb: cell [4] failed: RuntimeError: no trace bundle here")
     assert (tmp_path / "out" / "bad.executed.ipynb").is_file()
     assert not list((tmp_path / "out").glob(".*running*"))
 

@@ -5,6 +5,7 @@ ModuleNotFoundError traceback from deep inside a later cell."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -29,8 +30,10 @@ def plain_kernel(tmp_path_factory) -> tuple[str, Path]:
                              capture_output=True, text=True, check=True).stdout.strip()
     Path(purelib).mkdir(parents=True, exist_ok=True)
     (Path(purelib) / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # As the kernel will run (the test drops PYTHONPATH): an inherited one would make the project importable.
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     probe = subprocess.run([str(python), "-c", "import ipykernel, pandas; import neutrino_ae"], cwd=tmp,
-                           capture_output=True, text=True, check=False)
+                           capture_output=True, text=True, check=False, env=clean)
     assert "No module named 'neutrino_ae'" in probe.stderr, probe.stderr  # the setting the test needs
     spec = tmp / "jupyter" / "kernels" / "plain"
     spec.mkdir(parents=True)

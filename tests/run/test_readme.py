@@ -5,6 +5,7 @@ git-ignored."""
 from __future__ import annotations
 
 import glob
+import importlib.util
 import re
 import runpy
 import shlex
@@ -87,3 +88,34 @@ def test_what_it_writes_is_ignored_by_git(path):
     if proc.returncode == 128:
         pytest.skip("not a git checkout")
     assert proc.returncode == 0, f"{path} is not git-ignored"
+
+
+def test_the_two_commands_come_first_and_make_setup_is_named():
+    headings = re.findall(r"^## (.+)$", README, re.M)
+    assert headings[0] == "Two commands", headings
+    two = README.split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    assert "make run" in two and "make test" in two and "`make setup`" in two
+    setup = re.search(r"^setup: (.+)$", (REPO / "Makefile").read_text(), re.M)
+    assert setup, "the Makefile has a setup target"
+
+
+def test_the_timings_are_generated_by_the_tool_not_typed():
+    spec = importlib.util.spec_from_file_location("readme_timings", REPO / "tools" / "readme_timings.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    found, record = tool.current(README)
+    assert record is not None, "no measured record in the README's timings block: run tools/readme_timings.py"
+    assert tool.check(README) == [], "the timings block differs from what its record renders to"
+    for part in ("run", "test"):
+        assert record[part]["machine"]["date"] and record[part]["machine"]["cores"] >= 1
+    assert record["run"]["cold_s"] > 0 and record["test"]["passed"] > 0
+    # What it measured is what the Makefile runs.
+    makefile = (REPO / "Makefile").read_text()
+    assert " ".join(tool.RUN[1:]).replace("-q ", "") in makefile.replace("$(PY) -m ", "")
+    assert " ".join(tool.TEST[1:]) in makefile
+    # No other typed timing of the two commands anywhere in the README.
+    outside = README.replace(found, "")
+    assert not re.search(r"`make (run|test)` takes", outside)
+    # A hand edit of the block is caught.
+    edited = README.replace(tool.render(record), tool.render(record).replace("make run", "make  run"))
+    assert tool.check(edited) != []

@@ -276,8 +276,8 @@ def test_single_section_from_a_fresh_trace_root(sample_bundle, tmp_path, kernel_
             assert f"{name}: skipped (not in sections)" in log
     rows = read_summary(out / "summary.json")["results"]
     assert rows and {r["section"] for r in rows} == {"dmat"}
-    assert sorted(p.name for p in out.iterdir()) == [".neutrino-ae.lock", "dmat", "summary.json", "summary.md",
-                                                     "verdict.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".neutrino-ae.lock", "dmat", "run.log", "summary.json",
+                                                     "summary.md", "verdict.json"]
     assert {p.name for p in (out / "dmat").glob("*.png")} == {"fig1.png", "fig10a.png", "fig10b.png", "fig10c.png"}
 
 

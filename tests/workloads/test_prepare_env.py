@@ -184,3 +184,42 @@ def test_a_timed_out_tool_leaves_no_child_behind(tmp_path):
         time.sleep(0.05)
     else:
         pytest.fail(f"the tool's child {child} outlived the timeout")
+
+
+def _fake_cutlass_build(third_party: Path) -> Path:
+    bench = third_party / "cutlass" / "build" / "examples" / "benchmark"
+    bench.mkdir(parents=True)
+    for name in ("gemm", "gemm-streamk", "conv"):
+        (bench / name).write_text("#!/bin/sh\n")
+        (bench / name).chmod(0o755)
+    return bench
+
+
+def _without_cutlass_dir(tmp_path: Path, *args: str, extra_env: dict | None = None):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NEUTRINO_SRC", "CUTLASS_BENCH_DIR", "CUTLASS_ARCH", "CUTLASS_DIR", "THIRD_PARTY")}
+    env.update({"PATH": _path_without_gpu(tmp_path), **(extra_env or {})})
+    return subprocess.run([sys.executable, str(REPO / "prepare_env.py"), *args], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+
+
+def test_cutlass_is_found_where_install_builds_it(tmp_path):
+    """--install clones CUTLASS into $THIRD_PARTY/cutlass and builds its benchmarks there; --check
+    (and the collection, through envcheck.cutlass_bin_dir) looks in the same place."""
+    bench = _fake_cutlass_build(tmp_path / "tp")
+    doc = json.loads(_without_cutlass_dir(tmp_path, "--check", "--json",
+                                          extra_env={"THIRD_PARTY": str(tmp_path / "tp")}).stdout)
+    cutlass = next(c for c in doc["checks"] if c["name"] == "cutlass")
+    assert cutlass["status"] == "ok" and str(bench) in cutlass["detail"], cutlass
+
+
+def test_default_cutlass_folder_is_the_repositorys_third_party(tmp_path):
+    """Without CUTLASS_DIR/THIRD_PARTY: third_party/cutlass at the repository root, the folder the
+    install step clones into (not neutrino_ae/third_party)."""
+    proc = _without_cutlass_dir(tmp_path, "--install", "--dry-run", extra_env={"CUTLASS_ARCH": "80"})
+    cdir = REPO / "third_party" / "cutlass"
+    assert f"cmake -S {cdir} -B {cdir / 'build'}" in proc.stdout, proc.stdout
+    doc = json.loads(_without_cutlass_dir(tmp_path, "--check", "--json").stdout)
+    cutlass = next(c for c in doc["checks"] if c["name"] == "cutlass")
+    assert cutlass["detail"].startswith(f"{cdir / 'build' / 'examples' / 'benchmark'}:"), cutlass
+    assert "neutrino_ae/third_party" not in proc.stdout + json.dumps(doc)
