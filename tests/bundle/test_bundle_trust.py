@@ -10,19 +10,16 @@ is refused, and the verification cache never vouches for a file written since it
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
-import zipfile
 from pathlib import Path
 
 import pytest
+from paper_site import serve_paper_zip
 
 from neutrino_ae.bundle import fetch, trust
 from neutrino_ae.bundle.context import open_bundle
@@ -39,22 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 def paper_site(tiny_bundle, tmp_path):
     """(url, sha256, size) of a trace.zip with the paper's layout (two sections of the tiny bundle),
     served on 127.0.0.1."""
-    site = tmp_path / "site"
-    site.mkdir()
-    with zipfile.ZipFile(site / "trace.zip", "w") as zf:
-        for sub in ("exposed_latency", "dmat"):
-            for path in sorted((tiny_bundle / sub).rglob("*")):
-                if path.is_file():
-                    zf.write(path, path.relative_to(tiny_bundle).as_posix())
-    data = (site / "trace.zip").read_bytes()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a: None  # type: ignore[method-assign]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/trace.zip", hashlib.sha256(data).hexdigest(), len(data)
-    server.shutdown()
-    thread.join()
+    with serve_paper_zip(tiny_bundle, tmp_path / "site") as site:
+        yield site
 
 
 def _run(url: str, traces: Path, out: Path) -> subprocess.CompletedProcess[str]:

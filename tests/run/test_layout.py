@@ -9,16 +9,13 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
 import runpy
 import shutil
 import sys
-import threading
-import zipfile
 from pathlib import Path
 
 import pytest
+from paper_site import serve_paper_zip
 
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.cli import build_parser, default_output_dir
@@ -33,20 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def paper_url(tiny_bundle, tmp_path):
     """A local server offering a trace.zip with the paper's layout (two sections of the tiny bundle)."""
-    site = tmp_path / "site"
-    site.mkdir()
-    with zipfile.ZipFile(site / "trace.zip", "w") as zf:
-        for sub in ("exposed_latency", "dmat"):
-            for path in sorted((tiny_bundle / sub).rglob("*")):
-                if path.is_file():
-                    zf.write(path, path.relative_to(tiny_bundle).as_posix())
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/trace.zip"
-    server.shutdown()
-    thread.join()
+    with serve_paper_zip(tiny_bundle, tmp_path / "site") as (url, _sha256, _size):
+        yield url
 
 
 def _notebook(**kwargs) -> StaticNotebook:
