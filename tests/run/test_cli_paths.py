@@ -129,11 +129,20 @@ def test_symlink_loop_as_trace_root_of_the_real_notebook(where):
 
 
 def _snapshot(folder: Path) -> dict[str, float]:
+    """What a run writing its results here would change. Other tests running beside this one (xdist)
+    create temp folders under / and hypothesis' database, bytecode and the suite's own results/ and
+    traces/ under the repository: those are not what is guarded, so / and the home folder are
+    compared by their entries' names, the repository by its source files' mtimes."""
     if not folder.is_dir():
         return {}
     if folder == Path("/") or folder == Path.home():
-        return {p.name: p.lstat().st_mtime for p in folder.iterdir()}
-    return {str(p): p.lstat().st_mtime for p in folder.rglob("*") if "__pycache__" not in p.parts}
+        return {p.name: 0.0 for p in folder.iterdir() if not p.name.startswith(".")}
+    return {str(p): p.lstat().st_mtime for p in folder.rglob("*") if _is_source(p.relative_to(REPO))}
+
+
+def _is_source(rel: Path) -> bool:
+    return not ("__pycache__" in rel.parts or any(part.startswith(".") for part in rel.parts)
+                or rel.parts[0] in ("results", "traces"))
 
 
 REFUSED = {
