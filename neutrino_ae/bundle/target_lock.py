@@ -11,7 +11,6 @@ past ``wait_s`` it stops with one line naming the root and the holder.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from neutrino_ae.bundle.download_transport import note
 from neutrino_ae.errors import BundleError
+from neutrino_ae.pidlock import try_lock
 
 #: How long a second generation waits for the first by default (``$NEUTRINO_AE_SAMPLE_WAIT_S``).
 WAIT_ENV = "NEUTRINO_AE_SAMPLE_WAIT_S"
@@ -51,15 +51,12 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
     told = False
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = try_lock(path)
         except OSError:
             yield  # a read-only parent, as above
             return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
-            os.close(fd)
+        if isinstance(fd, str):
+            holder = fd
             if time.monotonic() >= deadline:
                 raise BundleError(root, f"another sample generation ({holder}) is writing it; gave up "
                                         f"after waiting {wait_s:.0f} s (${WAIT_ENV}); wait for it to finish "
@@ -74,8 +71,6 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
             break
         os.close(fd)  # the holder before removed the file after this opened it: take the new one
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
         yield
     finally:
         # Removed while still held, so no lock file is left beside the bundle; a waiter that opened

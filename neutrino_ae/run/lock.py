@@ -8,11 +8,11 @@ the set-up cell in the same kernel keeps the lock it already holds.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.pidlock import holder_line, try_lock
 
 LOCK_NAME = ".neutrino-ae.lock"
 #: Set by a process that holds the lock for the kernel it starts (``neutrino-ae run``): "<pid>:<dir>".
@@ -31,15 +31,9 @@ def hold_output_lock(output_dir: str | os.PathLike[str]) -> Path:
         return out / LOCK_NAME
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
-        os.close(fd)
-        raise OutputInUse(f"{out}: in use by another run ({owner}); wait for it or choose another output_dir") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+    fd = try_lock(path)
+    if isinstance(fd, str):
+        raise OutputInUse(f"{out}: in use by another run ({fd}); wait for it or choose another output_dir")
     _held[out] = fd
     return path
 
@@ -66,7 +60,7 @@ def _held_by_parent(out: Path) -> bool:
     if not pid.isdigit() or where != out or int(pid) != os.getppid():
         return False
     try:
-        return (out / LOCK_NAME).read_text().strip() == f"pid {pid}"
+        return (out / LOCK_NAME).read_text().strip() == holder_line(pid)
     except OSError:
         return False
 

@@ -1,0 +1,30 @@
+"""An exclusive, non-blocking ``flock`` on a file that names its holder (``pid N``): the one mechanism
+behind the output folder's lock (``run/lock.py``) and the bundle root's (``bundle/target_lock.py``).
+The kernel drops the lock when its holder ends, so a killed process never leaves a stale one."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+
+def holder_line(pid: int | str) -> str:
+    """What a held lock file says: ``pid N``."""
+    return f"pid {pid}"
+
+
+def try_lock(path: Path) -> int | str:
+    """Lock ``path`` (created if missing) for this process: the open, locked descriptor with this
+    process's :func:`holder_line` written in, or, when another process holds it, that holder's line
+    (``"another process"`` if it has not written one yet). ``OSError`` when the file cannot be opened."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+        os.close(fd)
+        return holder
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{holder_line(os.getpid())}\n".encode(), 0)
+    return fd
