@@ -10,7 +10,7 @@ import pandas as pd
 
 from neutrino_ae.sched import intervals as accel
 
-from .fast import BlockRecords, FifoPerSM, dense_sm, fifo_per_sm
+from .fast import BlockRecords, FifoPerSM, dense_sm, fifo_per_sm, line_of
 
 
 @dataclass
@@ -96,7 +96,7 @@ def slot_reuse_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.nda
     n = lstart.size
     if n == 0:
         return pd.DataFrame({"smid": [], "peak_resident": [], "slot_reuse_cycles": []})
-    sms, sm_idx = _dense_sm(smid)
+    sms, sm_idx = dense_sm(smid)
     lo = min(int(lstart.min()), int(end.min()))
     span_bits = max(1, (max(int(lstart.max()), int(end.max())) - lo + 1).bit_length())
     if span_bits + max(1, int(sms.size).bit_length()) > 62:
@@ -124,10 +124,6 @@ def slot_reuse_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.nda
     total = np.add.reduceat(gaps, first)
     return pd.DataFrame({"smid": sms, "peak_resident": peak, "slot_reuse_cycles": total})
 
-def _dense_sm(smid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct SM ids (ascending) and each record's index into them (:func:`.fast.dense_sm`)."""
-    return dense_sm(smid)
-
 def _slot_reuse_lexsort(lstart: np.ndarray, end: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """:func:`slot_reuse_metric` with lexsorts, for clock spans too wide to pack with the SM index."""
     n = lstart.size
@@ -153,11 +149,8 @@ def _slot_reuse_lexsort(lstart: np.ndarray, end: np.ndarray, smid: np.ndarray) -
     return pd.DataFrame({"smid": sms, "peak_resident": peak, "slot_reuse_cycles": total})
 
 def artifact_line(grid_size: int, per_sm: pd.DataFrame) -> tuple[str, float, float]:
-    """The artifact's line and the two means it truncates (over SMs that ran at least one block)."""
-    n = len(per_sm)
-    mean_run = int(per_sm["running_cycles"].sum()) / n if n else 0.0
-    mean_sched = int(per_sm["scheduling_cycles"].sum()) / n if n else 0.0
-    return f"No.block:{grid_size} Running:{int(mean_run)} Scheduling:{int(mean_sched)}(cycle)", mean_run, mean_sched
+    """The artifact's line and the two means it truncates, from :func:`artifact_metric`'s table."""
+    return line_of(grid_size, per_sm["running_cycles"].to_numpy(), per_sm["scheduling_cycles"].to_numpy())
 
 def analyze_records(label: str, path: Path, rec: BlockRecords, fifo: FifoPerSM | None = None,
                     compiled: bool | None = None) -> TraceSched:

@@ -188,11 +188,12 @@ def _fifo_stepping(lstart: np.ndarray, elapse: np.ndarray, g: np.ndarray, counts
     return sched
 
 
-def line_of(grid_size: int, fifo: FifoPerSM) -> tuple[str, float, float]:
-    """The artifact's line and the two means it truncates (over SMs that ran at least one block)."""
-    n = fifo.smid.size
-    mean_run = int(fifo.running_cycles.sum()) / n if n else 0.0
-    mean_sched = int(fifo.scheduling_cycles.sum()) / n if n else 0.0
+def line_of(grid_size: int, running_cycles: np.ndarray, scheduling_cycles: np.ndarray) -> tuple[str, float, float]:
+    """The artifact's line and the two means it truncates, from per-SM running and scheduling cycles
+    (one entry per SM that ran at least one block)."""
+    n = len(running_cycles)
+    mean_run = int(running_cycles.sum()) / n if n else 0.0
+    mean_sched = int(scheduling_cycles.sum()) / n if n else 0.0
     return f"No.block:{grid_size} Running:{int(mean_run)} Scheduling:{int(mean_sched)}(cycle)", mean_run, mean_sched
 
 
@@ -203,5 +204,6 @@ def first_lines(paths: Sequence[str | os.PathLike[str]], section: int = 0) -> li
         for bin_path, trace in resolve_traces(p):
             rec = first_warp_records(trace, section)
             fifo = fifo_per_sm(rec.lstart, rec.elapse, rec.smid)
-            out.append(FirstLine(bin_path, rec, fifo, *line_of(rec.grid_size, fifo)))
+            line = line_of(rec.grid_size, fifo.running_cycles, fifo.scheduling_cycles)
+            out.append(FirstLine(bin_path, rec, fifo, *line))
     return out

@@ -41,7 +41,6 @@ from neutrino_ae.report.summary import summary_row
 from .analysis import (  # noqa: F401  (re-exported for callers)
     BlockRecords,
     TraceSched,
-    _dense_sm,
     _group_by_sm,
     _gt,  # noqa: F401  (re-exported for callers)
     _slot_reuse_lexsort,
