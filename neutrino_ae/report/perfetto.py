@@ -206,6 +206,22 @@ def _level(level: str, probe: str | None) -> str:
     return "warp" if probe == "warp_sched" else "block"
 
 
+#: Where the events start: everything before it, ``otherData`` included, is the file's first line.
+_EVENTS_OPEN = '"traceEvents":['
+
+
+def read_other_data(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """An export's ``otherData``, read from its first line (where :func:`export_perfetto` puts it)
+    without loading its events; None when the file is missing or not such an export."""
+    try:
+        with Path(path).open(encoding="utf-8") as f:
+            head = f.readline()
+        other = json.loads(head.removesuffix(_EVENTS_OPEN + "\n").rstrip(",") + "}")["otherData"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return other if isinstance(other, dict) else None
+
+
 def export_perfetto(trace: str | os.PathLike[str], out: str | os.PathLike[str], *, level: str = "auto",
                     align: str = "sm", max_slices: int = DEFAULT_MAX_SLICES,
                     provenance: dict[str, Any] | None = None) -> Export:
@@ -253,7 +269,7 @@ def export_perfetto(trace: str | os.PathLike[str], out: str | os.PathLike[str], 
              "block_size": launches[0].block_size, "sampling": sampling, **(provenance or {})}
     written = 0
     with atomic_open(out, "w", encoding="utf-8") as f:
-        f.write('{"displayTimeUnit":"ns","otherData":' + json.dumps(other) + ',"traceEvents":[')
+        f.write('{"displayTimeUnit":"ns","otherData":' + json.dumps(other) + "," + _EVENTS_OPEN)
         stream = _Stream(f)
         meta = [_meta("process_name", 0, None, {"name": "kernel launches"}),
                 _meta("process_sort_index", 0, None, {"sort_index": -1}),

@@ -4,14 +4,13 @@ and linked beside its figures. An export is reused while its trace's result file
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.report.perfetto import export_perfetto
+from neutrino_ae.report.perfetto import export_perfetto, read_other_data
 from neutrino_ae.run.display import link, markdown
 
 log = logging.getLogger(__name__)
@@ -27,14 +26,9 @@ def _stamp(trace: Path) -> list[list[Any]]:
 
 
 def _current(out: Path, stamp: list[list[Any]]) -> dict[str, Any] | None:
-    """The export's otherData (its first line) when it was made from these very result files."""
-    try:
-        with out.open(encoding="utf-8") as f:
-            head = f.readline()
-        other = json.loads(head.removesuffix('"traceEvents":[\n').rstrip(",") + "}")["otherData"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return other if other.get("stamp") == stamp else None
+    """The export's otherData when it was made from these very result files."""
+    other = read_other_data(out)
+    return other if other is not None and other.get("stamp") == stamp else None
 
 
 def export_section(name: str, bundle_root: Path, out_root: Path, trace_dirs: list[str],
