@@ -188,10 +188,3 @@ def probe_mem(launch: Launch, probe: str) -> tuple[int, int]:
     if launch.free_bytes is not None and units * per_unit > launch.free_bytes:
         per_unit = launch.free_bytes // units // nbytes * nbytes
     return per_unit, units * per_unit
-
-
-def uncapped_probe_mem(launch: Launch, probe: str) -> int:
-    """What ``probe``'s buffer for the launch would need with every record kept (larger than the device
-    for dmat on the largest launches)."""
-    nbytes = PROBE_DATAMODEL[probe][1]
-    return probe_units(launch, probe) * nbytes * (launch.accesses if probe == "dmat" else 1)
