@@ -260,7 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           "median")
     print(f"{'blocks':>9}  {'artifact (wall, RSS)':>20}  {'ours: line, done, RSS':>27}  ratio")
     rows = []
-    with tempfile.TemporaryDirectory(prefix="speed-", dir=args.cache) as tmp:
+    # Outside the repository: our commands refuse to write results into a source folder (benchmarks/).
+    with tempfile.TemporaryDirectory(prefix="speed-") as tmp:
         for blocks in (int(b) for b in args.blocks.split(",")):
             rows.append(run_block_sched(blocks, Path(prepared["traces"][str(blocks)]), tree, args, Path(tmp)))
             print(_fmt(rows[-1]), flush=True)
