@@ -1,8 +1,9 @@
 """The block_sched command line (``python block_sched/block_sched.py <trace.bin | tracedir> ...``).
 
 The artifact's line(s) come first, printed and flushed as soon as the numbers exist (:mod:`.fast`:
-numpy only); the figures, tables and results files follow, with pandas and matplotlib imported only
-then (:mod:`.pipeline`). With ``--json`` stdout is the JSON document alone.
+numpy only); the figures, tables and results files follow (:mod:`.pipeline`), pandas imported only then,
+the figures drawn by a process that imports matplotlib meanwhile (:mod:`neutrino_ae.report.figure_process`).
+With ``--json`` stdout is the JSON document alone.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from neutrino_ae.report.figure_process import FigureProcess
 from neutrino_ae.report.script import add_output_args, emit
 
 from . import fast
@@ -25,12 +27,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--section", type=int, default=0, help="section index of the block_sched probe (default 0)")
     add_output_args(parser, "results/block_sched")
     args = parser.parse_args(argv)
-    first = fast.first_lines(args.traces, args.section)
-    if not args.json:
-        print("\n".join(f.line for f in first), flush=True)
-    from . import pipeline  # pandas, matplotlib: after the line is out
+    # matplotlib is imported in the figure process while this one reads the traces and prints the line.
+    with FigureProcess.start(warm=[f"{__package__}.figures"]) as figures:
+        first = fast.first_lines(args.traces, args.section)
+        if not args.json:
+            print("\n".join(f.line for f in first), flush=True)
+        from . import pipeline  # pandas: after the line is out
 
-    result = pipeline.block_sched(args.traces, args.out, args.section, first=first)
+        result = pipeline.block_sched(args.traces, args.out, args.section, first=first, figures=figures)
     if args.json:
         emit(result, True)
     else:

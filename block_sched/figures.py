@@ -1,9 +1,9 @@
-"""Figures of the block_sched section: tables in, matplotlib figures out (shared style)."""
+"""Figures of the block_sched section: the arrays and parameters of :mod:`.figure_inputs` in, matplotlib
+figures out (shared style). Each builder is ``fn(arrays, params) -> Figure``, as a figure process calls it."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from neutrino_ae.report.style import (
@@ -18,8 +18,6 @@ from neutrino_ae.report.style import (
     tight_figure,
 )
 from neutrino_ae.sched.slots import lowest_free_slots
-
-from .analysis import TraceSched, _gt
 
 
 def _figure(width: float, height: float):
@@ -36,74 +34,58 @@ def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, color: str, labe
     boxes(ax, x[ok] - width / 2, x[ok] + width / 2, np.zeros_like(y1), y1, color, edgecolors="none", label=label)
 
 
-def _per_sm_figure(traces: list[TraceSched], synthetic: bool):
+def per_sm_figure(arrays: dict[str, np.ndarray], params: dict):
+    """Scheduling / running per SM, one panel per trace (:func:`.figure_inputs.per_sm_job`)."""
+    panels = params["panels"]
     with style_context(FIXED_TITLES):  # y axis in percent: no offset text for a title to avoid
-        fig = _figure(MAX_WIDTH_IN, 2.6 * len(traces) + 0.8)
-        axes = fig.subplots(len(traces), 1, squeeze=False)[:, 0]
-        for ax, t in zip(axes, traces, strict=True):
-            df = t.per_sm
-            x = np.arange(len(df))
-            _bars(ax, x, 100 * df["ratio"].to_numpy(float), 0.85, PALETTE[0], "artifact metric (first-entry FIFO)")
-            ax.plot(x, 100 * df["slot_reuse_ratio"], ls="none", marker=".", ms=4, color=PALETTE[1],
-                    label="slot-reuse estimator")
-            mean_ratio = 100 * t.mean_scheduling / t.mean_running if t.mean_running else float("nan")
+        fig = _figure(MAX_WIDTH_IN, 2.6 * len(panels) + 0.8)
+        axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+        for i, (ax, panel) in enumerate(zip(axes, panels, strict=True)):
+            smid = arrays[f"{i}.smid"]
+            ratio, reuse = 100 * arrays[f"{i}.ratio"], 100 * arrays[f"{i}.slot_reuse_ratio"]
+            x = np.arange(smid.size)
+            _bars(ax, x, ratio, 0.85, PALETTE[0], "artifact metric (first-entry FIFO)")
+            ax.plot(x, reuse, ls="none", marker=".", ms=4, color=PALETTE[1], label="slot-reuse estimator")
+            mean_ratio = 100 * panel["mean_ratio"] if panel["mean_ratio"] is not None else float("nan")
             ax.axhline(mean_ratio, color="black", lw=1, ls="--", label=f"mean {mean_ratio:.1f}%")
             ax.set_ylabel("scheduling / running (%)")
-            ax.set_title(f"{t.label}: {t.line}", fontsize=10)
-            step = max(1, len(df) // 16)
-            ax.set_xticks(x[::step], [str(s) for s in df["smid"].to_numpy()[::step]])
-            ax.set_xlim(-0.8, len(df) - 0.2)
-            top = np.nanmax(np.r_[100 * df["ratio"].to_numpy(float), 100 * df["slot_reuse_ratio"].to_numpy(float),
-                                  1.0])
+            ax.set_title(f"{panel['label']}: {panel['line']}", fontsize=10)
+            step = max(1, smid.size // 16)
+            ax.set_xticks(x[::step], [str(s) for s in smid[::step]])
+            ax.set_xlim(-0.8, smid.size - 0.2)
+            top = np.nanmax(np.r_[ratio, reuse, 1.0])
             ax.set_ylim(0, top * 1.35)  # headroom so the legend sits above the bars
-            if not np.nanmax(np.r_[df["ratio"].to_numpy(float), 0.0]) > 0:
+            if not np.nanmax(np.r_[ratio, 0.0]) > 0:
                 ax.text(0.5, 0.45, "no dispatch gap measured on any SM", transform=ax.transAxes, ha="center",
                         va="center", fontsize=10, color="dimgrey")
             ax.legend(loc="upper right", ncols=3, frameon=True, framealpha=0.9)
         axes[-1].set_xlabel("SM id")
         fig.suptitle("Block scheduling cost per SM (Sec. 4.5)")
-        mark_synthetic(fig, synthetic)
+        mark_synthetic(fig, params["synthetic"])
     return fig
 
-def pick_sms(per_sm: pd.DataFrame, n: int = 3) -> list[int]:
-    """SMs with the lowest, median and highest artifact ratio (distinct, in that order)."""
-    df = per_sm.dropna(subset=["ratio"]).sort_values(["ratio", "smid"], kind="stable")
-    if df.empty:
-        return [int(s) for s in per_sm["smid"].head(n)]
-    idx = np.unique(np.linspace(0, len(df) - 1, n).round().astype(int))
-    return [int(s) for s in df["smid"].to_numpy()[idx]]
 
-#: Blocks drawn per SM in the timeline: beyond a few thousand the bars are below a pixel wide, and the
-#: figure's cost would grow with the trace. The first blocks by start time are drawn (greedy slots are
-#: assigned in start order, so their slots are the same as in the whole trace) and the title says so.
-TIMELINE_MAX_BLOCKS = 2000
-
-
-def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
-                     max_blocks: int = TIMELINE_MAX_BLOCKS):
-    rec = t.records
-    sms = pick_sms(t.per_sm)
+def timeline_figure(arrays: dict[str, np.ndarray], params: dict):
+    """Block timeline of three SMs, whole and zoomed on the first refills (:func:`.figure_inputs.timeline_job`)."""
+    sms = params["sms"]
+    zoom_blocks = params["zoom_blocks"]
     with style_context(FIXED_TITLES):  # y axes are block slots: no offset text for a title to avoid
         fig = _figure(MAX_WIDTH_IN - 0.2, 1.9 * len(sms) + 1.2)  # its y labels reach past the edge
         axes = fig.subplots(len(sms), 2, squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
-        for row, sm in enumerate(sms):
-            sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
-            total = sel.size
-            if total > max_blocks:
-                first = np.sort(np.argsort(rec.lstart[sel], kind="stable")[:max_blocks])
-                sel = sel[first]  # still in index order, so colours keep alternating along the SM's blocks
-            start = rec.lstart[sel]
-            end = start + rec.elapse[sel]
-            slots = lowest_free_slots(np.zeros(sel.size, np.int64), start, end)
+        for row, info in enumerate(sms):
+            sm = info["sm"]
+            start = arrays[f"{sm}.start"]
+            end = start + arrays[f"{sm}.elapse"]
+            slots = lowest_free_slots(np.zeros(start.size, np.int64), start, end)
             t0 = start.min()
             # Zoom on the first refills: gaps between a finished block and the next are visible there.
             order = np.sort(end - t0)
             k = min(order.size - 1, zoom_blocks)
             zoom_end = order[k] * 1.02 if order[k] > 0 else 1
-            parity = np.arange(sel.size) % 2  # k-th block of this SM in index order
+            parity = np.arange(start.size) % 2  # k-th block of this SM in index order
             for col, ax in enumerate(axes[row]):
                 # The zoom draws only the blocks that start in its range: the others lie beyond its edge.
-                shown_here = np.ones(sel.size, bool) if col == 0 else (start - t0) <= zoom_end
+                shown_here = np.ones(start.size, bool) if col == 0 else (start - t0) <= zoom_end
                 for p in (0, 1):
                     m = shown_here & (parity == p)
                     interval_bars(ax, slots[m], (start - t0)[m], (end - start)[m], PALETTE[p * 2])
@@ -111,8 +93,9 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
                 ax.set_ylim(slots.max() + 0.7, -0.7)
                 if col == 0:
                     ax.set_ylabel(f"SM {sm}\nblock slot")
-                    shown = f"first {sel.size:,} of {total:,} blocks" if sel.size < total else f"{total:,} blocks"
-                    ratio = t.per_sm.set_index("smid").loc[sm, "ratio"]
+                    total = info["total"]
+                    shown = f"first {start.size:,} of {total:,} blocks" if start.size < total else f"{total:,} blocks"
+                    ratio = info["ratio"] if info["ratio"] is not None else float("nan")
                     ax.set_title(f"SM {sm}: {shown}, ratio {ratio:.1%}", fontsize=10)
                 else:
                     ax.set_xlim(0, zoom_end)
@@ -125,21 +108,24 @@ def _timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
         for ax in axes[-1]:
             ax.set_xlabel("cycles since the SM's first block start")
         # Two lines: on one, the title is wider than the figure.
-        fig.suptitle(f"{t.label}: block timeline of {len(sms)} SMs (lowest, median, highest scheduling ratio)\n"
-                     "colours alternate along the SM's blocks in index order")
-        mark_synthetic(fig, synthetic)
+        fig.suptitle(f"{params['label']}: block timeline of {len(sms)} SMs (lowest, median, highest scheduling "
+                     "ratio)\ncolours alternate along the SM's blocks in index order")
+        mark_synthetic(fig, params["synthetic"])
     return fig
 
-def _compare_figure(traces: list[TraceSched], truths: list[dict | None], synthetic: bool):
-    """Left: running cycles per SM; right: scheduling cycles per SM by both estimators (+ ground truth)."""
-    labels = [f"{t.label}\n{t.records.grid_size} blocks" for t in traces]
-    x = np.arange(len(traces))
-    run = np.array([t.mean_running for t in traces])
-    sched = np.array([t.mean_scheduling for t in traces])
-    reuse = np.array([t.mean_slot_reuse for t in traces])
-    gt = np.array([_gt(g, "scheduling_cycles_per_sm") if g else np.nan for g in truths], dtype=float)
+
+def compare_figure(arrays: dict[str, np.ndarray], params: dict):
+    """Left: running cycles per SM; right: scheduling cycles per SM by both estimators (+ ground truth)
+    (:func:`.figure_inputs.compare_job`)."""
+    labels = params["labels"]
+    x = np.arange(len(labels))
+    run = np.array(params["running"], dtype=float)
+    sched = np.array(params["scheduling"], dtype=float)
+    reuse = np.array(params["slot_reuse"], dtype=float)
+    gt = np.array([np.nan if g is None else g for g in params["ground_truth"]], dtype=float)
+    synthetic = params["synthetic"]
     with style_context():
-        fig = _figure(min(MAX_WIDTH_IN, 1.6 * len(traces) + 3.2), 4.2)
+        fig = _figure(min(MAX_WIDTH_IN, 1.6 * len(labels) + 3.2), 4.2)
         ax_run, ax_sched = fig.subplots(1, 2)
         bars = ax_run.bar(x, run, 0.6, color=PALETTE[0])
         ax_run.bar_label(bars, labels=[f"{v:,.0f}" for v in run], fontsize=8)

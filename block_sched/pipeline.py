@@ -22,20 +22,18 @@ blocks are resident). It uses time order, so a late-listed block that finished e
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
-from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import open_trace  # noqa: F401  (re-exported for callers)
+from neutrino_ae.report.figure_process import FigureProcess, draw
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.report.summary import summary_row
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -52,7 +50,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     slot_reuse_metric_numpy,
 )
 from .fast import FirstLine, first_lines, first_warp_records, resolve_traces  # noqa: F401  (re-exported)
-from .figures import _compare_figure, _figure, _per_sm_figure, _timeline_figure, pick_sms  # noqa: F401
+from .figure_inputs import figure_jobs
 
 SECTION = "block_sched"
 PAPER_REF = "Sec. 4.5"
@@ -114,11 +112,12 @@ def trace_truth(t: TraceSched, bundle: Bundle) -> dict | None:
 
 def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
                 section: int = 0, bundle: Bundle | None = None,
-                first: Sequence[FirstLine] | None = None) -> SectionResult:
+                first: Sequence[FirstLine] | None = None, figures: FigureProcess | None = None) -> SectionResult:
     """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results.
     ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path.
     ``first``: what :func:`.fast.first_lines` computed of the same ``paths`` (the command line prints
-    the lines first); then numba is used only if it is loaded already."""
+    the lines first); then numba is used only if it is loaded already. ``figures``: the command line's
+    figure process, which draws the figures beside this one (:mod:`neutrino_ae.report.figure_process`)."""
     if not paths:
         raise InputError(None, "no block_sched trace given")
     out = Path(out_dir)
@@ -154,16 +153,13 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     per_sm = pd.concat([t.per_sm for t in traces], ignore_index=True)
 
     truths = [trace_truth(t, b) for t, b in zip(traces, owners, strict=True)]
-    jobs = [("block_sched_per_sm", lambda: _per_sm_figure(traces, synthetic)),
-            ("block_sched_timeline", lambda: _timeline_figure(traces[0], synthetic)),
-            *([("block_sched_compare", lambda: _compare_figure(traces, truths, synthetic))] if len(traces) > 1 else [])]
-    # A command line draws the timeline in a forked process while this one draws the rest and writes the
-    # results (the figures are most of its time after the line); the notebook's runner draws in turn.
-    timeline = _fork_figure(jobs[1], out) if first is not None else None
-    drawn: dict[str, dict[str, Path]] = {}
-    for stem, build in jobs:
-        if stem != jobs[1][0] or timeline is None:
-            drawn[stem] = save_figure_files(build(), out, stem)
+    # The figures first: a command line's figure process (started before the trace was read) draws them
+    # side by side while this process writes the results; without one they are drawn here, in turn.
+    jobs = figure_jobs(traces, truths, synthetic, out)
+    if figures is None:
+        drawn = {k: v for job in jobs for k, v in draw(job).items()}
+    else:
+        figures.send(jobs)
 
     # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
     # estimators (artifact FIFO and slot reuse) estimate that same quantity.
@@ -202,9 +198,9 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     }
     written = write_results(out, SECTION, data, input_path=traces[0].path, bundle=owners[0],
                             tables={"block_sched_compare": compare, "block_sched_per_sm": per_sm})
-    if timeline is not None:
-        drawn[jobs[1][0]] = _join_figure(timeline)
-    files = {**{k: v for stem, _ in jobs for k, v in drawn[stem].items()}, **written}
+    if figures is not None:
+        drawn = figures.join()
+    files = {**drawn, **written}  # the figures in their jobs' order, each figure's PNG first
     lines = [t.line for t in traces]
     extra = [f"  {t.label}: scheduling/running {t.mean_scheduling / t.mean_running:.1%} (artifact), "
              f"slot-reuse estimator {t.mean_slot_reuse:,.0f} cycles/SM over {len(t.per_sm)} SMs"
@@ -271,40 +267,3 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
 def analyze_bundle(bundle: Bundle, out_dir: str | os.PathLike[str]) -> SectionResult:
     """The section entry point: Sec. 4.5 from the run's bundle."""
     return block_sched(find_bundle_traces(bundle.path("block_sched")), out_dir, bundle=bundle)
-
-
-def _fork_figure(job: tuple[str, Callable[[], Any]], out: Path) -> tuple[int, int] | None:
-    """Draw and save one figure in a forked child; (pid, read end of its pipe), or None where processes
-    cannot fork (``NEUTRINO_AE_NO_FORK=1`` also says no): then the caller draws it itself."""
-    if not hasattr(os, "fork") or os.environ.get("NEUTRINO_AE_NO_FORK", "").strip() not in ("", "0"):
-        return None
-    stem, build = job
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(w)
-        return pid, r
-    os.close(r)
-    code = 0
-    try:
-        doc = {"files": {k: str(v) for k, v in save_figure_files(build(), out, stem).items()}}
-    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it as one line
-        doc, code = {"error": f"{stem}: {exc}" if str(exc) else f"{stem}: {type(exc).__name__}"}, 1
-    with os.fdopen(w, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-    os._exit(code)
-
-
-def _join_figure(job: tuple[int, int]) -> dict[str, Path]:
-    """The forked figure's files, once its process has ended; its failure as our error."""
-    pid, r = job
-    with os.fdopen(r, encoding="utf-8") as fh:
-        text = fh.read()
-    _, status = os.waitpid(pid, 0)
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        doc = {"error": f"the figure process ended with status {os.waitstatus_to_exitcode(status)}"}
-    if "error" in doc:
-        raise NeutrinoAEError(f"drawing a figure failed: {doc['error']}")
-    return {k: Path(v) for k, v in doc["files"].items()}

@@ -40,10 +40,11 @@ def _run(args, env=None):
 
 
 def test_line_is_printed_before_pandas_or_matplotlib_is_imported(tmp_path):
+    # Drawn in this process (no figure process): every import is the command's own.
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
     # -X importtime writes each import to stderr as it happens; stdout is flushed with the line, so
     # with both on one pipe the order shows which imports came before the line.
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1", "NEUTRINO_AE_NO_FORK": "1"}
     proc = subprocess.run([sys.executable, "-X", "importtime", "block_sched/block_sched.py", str(path), "--out",
                            str(tmp_path / "out")], cwd=REPO, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True)
@@ -58,6 +59,34 @@ def test_line_is_printed_before_pandas_or_matplotlib_is_imported(tmp_path):
     printed = [ln for ln in lines if not ln.startswith("import time:")]
     assert printed.count(SUBTLE_LINE) == 1 and printed[0] == SUBTLE_LINE
     assert (tmp_path / "out" / "block_sched_timeline.png").is_file()
+
+
+#: Runs the command as ``python block_sched/block_sched.py`` does and says at exit, in the command's own
+#: process (a figure process ends without running exit handlers), which of pandas/matplotlib it imported.
+_WATCHED = """
+import atexit, runpy, sys
+atexit.register(lambda: print("command imported:", *sorted(m for m in ("pandas", "matplotlib") if m in sys.modules),
+                              file=sys.stderr))
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_with_a_figure_process_the_command_never_imports_matplotlib_and_pandas_only_after_the_line(tmp_path):
+    path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1", "NEUTRINO_AE_NO_FORK": "0"}
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", _WATCHED, "block_sched/block_sched.py", str(path),
+                           "--out", str(tmp_path / "out")], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    lines = proc.stdout.splitlines()
+    at = lines.index(SUBTLE_LINE)
+    before = {ln.rsplit("|", 1)[-1].strip() for ln in lines[:at] if ln.startswith("import time:")}
+    # pandas is imported by the command alone (the figure process draws from arrays): never before the line.
+    assert "numpy" in before and not {m for m in before if m.split(".")[0] == "pandas"}
+    assert "command imported: pandas" in lines  # and not matplotlib: the figure process drew every figure
+    for stem in ("block_sched_per_sm.png", "block_sched_per_sm.svg", "block_sched_timeline.png"):
+        assert (tmp_path / "out" / stem).stat().st_size > 10_000
 
 
 def test_json_mode_prints_only_the_document(tmp_path):
@@ -99,7 +128,7 @@ def test_numpy_fifo_matches_the_plain_rule(skewed):
 
 
 def test_a_figure_drawn_in_the_forked_process_that_fails_is_one_error_line(tmp_path, capsys, monkeypatch):
-    from block_sched import cli, pipeline
+    from block_sched import cli, figures
     from neutrino_ae.report.script import run_main
 
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
@@ -107,7 +136,7 @@ def test_a_figure_drawn_in_the_forked_process_that_fails_is_one_error_line(tmp_p
     def broken(*a, **k):
         raise ValueError("no room for the timeline")
 
-    monkeypatch.setattr(pipeline, "_timeline_figure", broken)
+    monkeypatch.setattr(figures, "timeline_figure", broken)
     assert run_main(cli.main, [str(path), "--out", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [SUBTLE_LINE]
