@@ -237,10 +237,6 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    # The PNG carries its description (the notebooks' alt text) in its Title chunk, and the size of its
-    # smallest text (points), from which a page showing it can tell that text's size on screen.
-    sizes = [float(t.get_fontsize()) for t in figure_texts(fig)]
-    png_meta = {"Title": alt_text(fig) or stem, SMALLEST_TEXT_KEY: f"{min(sizes, default=0.0):g}"}
     with matplotlib.rc_context(RC):
         engine = fig.get_layout_engine()
         if engine is not None and "png" in formats:
@@ -255,6 +251,11 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike[str], stem: str,
             fig.set_layout_engine(None)  # None, not "none": a placeholder engine still costs a layout-only draw
         pixels = _draw_cropped(fig) if engine is not None and "png" in formats else None
         bbox = pixels[1] if pixels else _padded_tight_bbox(fig)
+        # The PNG carries its description (the notebooks' alt text) in its Title chunk, and the size of its
+        # smallest text (points), from which a page showing it can tell that text's size on screen. Read
+        # after the draw: the axes' tick labels exist by then (listing them before makes each axis build them).
+        sizes = [float(t.get_fontsize()) for t in figure_texts(fig)]
+        png_meta = {"Title": alt_text(fig) or stem, SMALLEST_TEXT_KEY: f"{min(sizes, default=0.0):g}"}
         for fmt in formats:
             target = out / f"{stem}.{fmt}"
             with atomic_path(target) as tmp:
