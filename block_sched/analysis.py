@@ -10,7 +10,8 @@ import pandas as pd
 
 from neutrino_ae.sched import intervals as accel
 
-from .fast import BlockRecords, FifoPerSM, dense_sm, fifo_per_sm, line_of
+from .estimates import _gt  # noqa: F401  (re-exported for callers)
+from .fast import BlockRecords, FifoPerSM, SlotReuse, fifo_per_sm, line_of, slot_reuse_per_sm
 
 
 @dataclass
@@ -45,12 +46,6 @@ class TraceSched:
     def scheduling_per_dispatch(self) -> float | None:
         """The artifact's 'Scheduling' (cycles per SM) per block dispatched into a freed slot."""
         return self.mean_scheduling / self.dispatches_per_sm if self.dispatches_per_sm else None
-
-def _group_by_sm(smid: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Order by (smid, key); return order, distinct smids, first position and count of each SM."""
-    order = np.lexsort((key, smid))
-    sms, first, counts = np.unique(smid[order], return_index=True, return_counts=True)
-    return order, sms, first, counts
 
 def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """Per SM: blocks, running and scheduling cycles under the artifact's first-entry-only FIFO rule.
@@ -89,82 +84,32 @@ def slot_reuse_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) 
     return pd.DataFrame({"smid": sms, "peak_resident": peak, "slot_reuse_cycles": total})
 
 def slot_reuse_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
-    """:func:`slot_reuse_metric` in numpy (the path without numba)."""
-    lstart = np.asarray(lstart, dtype=np.int64)
-    end = lstart + np.asarray(elapse, dtype=np.int64)
-    smid = np.asarray(smid, dtype=np.int64)
-    n = lstart.size
-    if n == 0:
-        return pd.DataFrame({"smid": [], "peak_resident": [], "slot_reuse_cycles": []})
-    sms, sm_idx = dense_sm(smid)
-    lo = min(int(lstart.min()), int(end.min()))
-    span_bits = max(1, (max(int(lstart.max()), int(end.max())) - lo + 1).bit_length())
-    if span_bits + max(1, int(sms.size).bit_length()) > 62:
-        return _slot_reuse_lexsort(lstart, end, smid)
-    counts = np.bincount(sm_idx, minlength=sms.size)
-    first = np.r_[0, np.cumsum(counts)[:-1]]
-    # One sort of a packed (SM, time) int64 key instead of lexsorts (10x faster at 1M blocks). Starts
-    # and ends share the packing, so the two sorted key arrays compare directly.
-    high = sm_idx.astype(np.int64) << span_bits
-    skey = np.sort(high | (lstart - lo))
-    ekey = np.sort(high | (end - lo))
-    mask = np.int64((1 << span_bits) - 1)
-    starts = (skey & mask) + lo
-    ends = (ekey & mask) + lo
-    # Residency right after an SM's i-th start (ends at a tie leave first) is (starts so far) minus
-    # (the SM's ends <= that start); in global positions the SM's offset cancels out.
-    resident = np.arange(1, n + 1) - np.searchsorted(ekey, skey, side="right")
-    peak = np.maximum.reduceat(resident, first)
-    sm_of = np.repeat(np.arange(sms.size), counts)
-    pos = np.arange(n) - first[sm_of]
-    c = peak[sm_of]
-    use = np.flatnonzero(pos >= c)
-    gaps = np.zeros(n, np.int64)
-    gaps[use] = starts[use] - ends[use - c[use]]
-    total = np.add.reduceat(gaps, first)
-    return pd.DataFrame({"smid": sms, "peak_resident": peak, "slot_reuse_cycles": total})
+    """:func:`slot_reuse_metric` in numpy (the path without numba): :func:`.fast.slot_reuse_per_sm` as a table."""
+    return _reuse_table(slot_reuse_per_sm(lstart, elapse, smid))
 
-def _slot_reuse_lexsort(lstart: np.ndarray, end: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
-    """:func:`slot_reuse_metric` with lexsorts, for clock spans too wide to pack with the SM index."""
-    n = lstart.size
-    s_order, sms, first, counts = _group_by_sm(smid, lstart)
-    e_order = np.lexsort((end, smid))  # same SM grouping, ends in time order
-    starts = lstart[s_order]
-    ends = end[e_order]
-    # Peak residency per SM: sweep +1/-1 events sorted by (sm, time, ends before starts at a tie).
-    ev_sm = np.r_[smid, smid]
-    ev_t = np.r_[lstart, end]
-    ev_d = np.r_[np.ones(n, np.int64), -np.ones(n, np.int64)]
-    ev = np.lexsort((ev_d, ev_t, ev_sm))
-    running = np.cumsum(ev_d[ev])  # per-SM counts: every SM's events sum to zero, so no reset is needed
-    ev_first = np.searchsorted(ev_sm[ev], sms)
-    peak = np.maximum.reduceat(running, ev_first)
-    sm_idx = np.repeat(np.arange(sms.size), counts)
-    pos = np.arange(n) - first[sm_idx]
-    c = peak[sm_idx]
-    use = pos >= c
-    gaps = np.zeros(n, np.int64)
-    gaps[use] = starts[use] - ends[first[sm_idx[use]] + pos[use] - c[use]]
-    total = np.add.reduceat(gaps, first)
-    return pd.DataFrame({"smid": sms, "peak_resident": peak, "slot_reuse_cycles": total})
+def _reuse_table(r: SlotReuse) -> pd.DataFrame:
+    return pd.DataFrame({"smid": r.smid, "peak_resident": r.peak_resident, "slot_reuse_cycles": r.slot_reuse_cycles})
 
 def artifact_line(grid_size: int, per_sm: pd.DataFrame) -> tuple[str, float, float]:
     """The artifact's line and the two means it truncates, from :func:`artifact_metric`'s table."""
     return line_of(grid_size, per_sm["running_cycles"].to_numpy(), per_sm["scheduling_cycles"].to_numpy())
 
 def analyze_records(label: str, path: Path, rec: BlockRecords, fifo: FifoPerSM | None = None,
-                    compiled: bool | None = None) -> TraceSched:
-    """Both estimators per SM and the artifact's line. ``fifo``: the FIFO metric already computed (the
-    command line's first line); ``compiled``: whether the numba kernels may be used (default: the
-    :mod:`neutrino_ae.jit` rule by size; a one-shot command passes whether numba is loaded already,
-    as importing it costs more than numpy spends at a million blocks)."""
+                    compiled: bool | None = None, slot_reuse: SlotReuse | None = None) -> TraceSched:
+    """Both estimators per SM and the artifact's line. ``fifo`` and ``slot_reuse``: the estimators already
+    computed (the command line computes them before pandas is imported); ``compiled``: whether the numba
+    kernels may be used (default: the :mod:`neutrino_ae.jit` rule by size; a one-shot command passes whether
+    numba is loaded already, as importing it costs more than numpy spends at a million blocks)."""
     if compiled is None:
         compiled = accel.use_numba(np.size(rec.lstart))
     if fifo is not None:
         per_sm = _fifo_table(fifo)
     else:
         per_sm = (artifact_metric if compiled else artifact_metric_numpy)(rec.lstart, rec.elapse, rec.smid)
-    reuse = (slot_reuse_metric if compiled else slot_reuse_metric_numpy)(rec.lstart, rec.elapse, rec.smid)
+    if slot_reuse is not None:
+        reuse = _reuse_table(slot_reuse)
+    else:
+        reuse = (slot_reuse_metric if compiled else slot_reuse_metric_numpy)(rec.lstart, rec.elapse, rec.smid)
     if np.array_equal(per_sm["smid"].to_numpy(), reuse["smid"].to_numpy()):
         # Both tables list the same SMs in ascending order: columns line up without a merge's hashing.
         per_sm["peak_resident"] = reuse["peak_resident"].to_numpy()
@@ -179,7 +124,3 @@ def analyze_records(label: str, path: Path, rec: BlockRecords, fifo: FifoPerSM |
     mean_reuse = float(per_sm["slot_reuse_cycles"].mean()) if len(per_sm) else 0.0
     per_sm.insert(0, "trace", label)
     return TraceSched(label, path, rec, per_sm, line, mean_run, mean_sched, mean_reuse)
-
-
-def _gt(truth: dict | None, key: str) -> float | None:
-    return None if not truth or key not in truth else float(truth[key])

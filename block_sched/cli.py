@@ -17,6 +17,8 @@ from neutrino_ae.report.figure_process import FigureProcess
 from neutrino_ae.report.script import add_output_args, emit
 
 from . import fast
+from .estimates import estimate
+from .figure_inputs import figure_jobs
 
 DESCRIPTION = "Block scheduling cost (paper Sec. 4.5) from ``block_sched`` traces."
 
@@ -32,9 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = fast.first_lines(args.traces, args.section)
         if not args.json:
             print("\n".join(f.line for f in first), flush=True)
+        est = estimate(args.traces, args.section, first=first)
+        figures.send(figure_jobs(est, args.out))  # drawn while pandas is imported and the results written
         from . import pipeline  # pandas: after the line is out
 
-        result = pipeline.block_sched(args.traces, args.out, args.section, first=first, figures=figures)
+        result = pipeline.block_sched(args.traces, args.out, args.section, estimates=est, figures=figures)
     if args.json:
         emit(result, True)
     else:

@@ -15,7 +15,7 @@ import numpy as np
 
 from neutrino_ae.report.figure_process import FigureJob
 
-from .analysis import TraceSched, _gt
+from .estimates import TraceEstimates, _gt
 
 #: Blocks drawn per SM in the timeline: beyond a few thousand the bars are below a pixel wide, and the
 #: figure's cost would grow with the trace. The first blocks by start time are drawn (greedy slots are
@@ -36,26 +36,25 @@ def pick_sms(smid: np.ndarray, ratio: np.ndarray, n: int = 3) -> list[int]:
     return [int(s) for s in ids[order][idx]]
 
 
-def per_sm_job(traces: Sequence[TraceSched], synthetic: bool, out: Path) -> FigureJob:
+def per_sm_job(traces: Sequence[TraceEstimates], synthetic: bool, out: Path) -> FigureJob:
     """Scheduling / running per SM, one panel per trace: both estimators and the mean ratio."""
     arrays, panels = {}, []
     for i, t in enumerate(traces):
-        df = t.per_sm
-        arrays[f"{i}.smid"] = df["smid"].to_numpy(np.int64)
-        arrays[f"{i}.ratio"] = df["ratio"].to_numpy(float)
-        arrays[f"{i}.slot_reuse_ratio"] = df["slot_reuse_ratio"].to_numpy(float)
-        panels.append({"label": t.label, "line": t.line,
-                       "mean_ratio": t.mean_scheduling / t.mean_running if t.mean_running else None})
+        arrays[f"{i}.smid"] = t.fifo.smid
+        arrays[f"{i}.ratio"], arrays[f"{i}.slot_reuse_ratio"] = t.per_sm_ratios()
+        f = t.first
+        panels.append({"label": t.label, "line": f.line,
+                       "mean_ratio": f.mean_scheduling / f.mean_running if f.mean_running else None})
     return FigureJob("block_sched_per_sm", f"{FIGURES}:per_sm_figure", out, arrays,
                      {"synthetic": synthetic, "panels": panels})
 
 
-def timeline_job(t: TraceSched, synthetic: bool, out: Path, zoom_blocks: int = 24,
+def timeline_job(t: TraceEstimates, synthetic: bool, out: Path, zoom_blocks: int = 24,
                  max_blocks: int = TIMELINE_MAX_BLOCKS) -> FigureJob:
     """Block timeline of the SMs with the lowest, median and highest ratio: each SM's blocks in index order
     (its first ``max_blocks`` by start time where it ran more)."""
     rec = t.records
-    smid, ratio = t.per_sm["smid"].to_numpy(np.int64), t.per_sm["ratio"].to_numpy(float)
+    smid, ratio = t.fifo.smid, t.per_sm_ratios()[0]
     arrays, sms = {}, []
     for sm in pick_sms(smid, ratio):
         sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
@@ -71,23 +70,24 @@ def timeline_job(t: TraceSched, synthetic: bool, out: Path, zoom_blocks: int = 2
                      {"synthetic": synthetic, "label": t.label, "sms": sms, "zoom_blocks": zoom_blocks})
 
 
-def compare_job(traces: Sequence[TraceSched], truths: Sequence[dict | None], synthetic: bool, out: Path) -> FigureJob:
+def compare_job(traces: Sequence[TraceEstimates], synthetic: bool, out: Path) -> FigureJob:
     """Running and scheduling cycles per SM of each trace, both estimators and the sample's ground truth."""
-    gt = [_gt(g, "scheduling_cycles_per_sm") if g else None for g in truths]
     return FigureJob("block_sched_compare", f"{FIGURES}:compare_figure", out, {}, {
         "synthetic": synthetic,
         "labels": [f"{t.label}\n{t.records.grid_size} blocks" for t in traces],
-        "running": [t.mean_running for t in traces],
-        "scheduling": [t.mean_scheduling for t in traces],
-        "slot_reuse": [t.mean_slot_reuse for t in traces],
-        "ground_truth": gt,
+        "running": [t.first.mean_running for t in traces],
+        "scheduling": [t.first.mean_scheduling for t in traces],
+        # The mean over SMs as the results' table takes it (a float64 sum of the int64 totals).
+        "slot_reuse": [float(t.slot_reuse.slot_reuse_cycles.mean()) if t.slot_reuse.smid.size else 0.0
+                       for t in traces],
+        "ground_truth": [_gt(t.truth, "scheduling_cycles_per_sm") for t in traces],
     })
 
 
-def figure_jobs(traces: Sequence[TraceSched], truths: Sequence[dict | None], synthetic: bool,
-                out: Path) -> list[FigureJob]:
+def figure_jobs(traces: Sequence[TraceEstimates], out: Path) -> list[FigureJob]:
     """Every figure of the section, in the order its files are listed."""
+    synthetic = any(t.bundle.synthetic for t in traces)
     jobs = [per_sm_job(traces, synthetic, out), timeline_job(traces[0], synthetic, out)]
     if len(traces) > 1:
-        jobs.append(compare_job(traces, truths, synthetic, out))
+        jobs.append(compare_job(traces, synthetic, out))
     return jobs

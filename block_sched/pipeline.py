@@ -23,13 +23,12 @@ blocks are resident). It uses time order, so a late-listed block that finished e
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import open_trace  # noqa: F401  (re-exported for callers)
 from neutrino_ae.report.figure_process import FigureProcess, draw
@@ -39,9 +38,7 @@ from neutrino_ae.report.summary import summary_row
 from .analysis import (  # noqa: F401  (re-exported for callers)
     BlockRecords,
     TraceSched,
-    _group_by_sm,
     _gt,  # noqa: F401  (re-exported for callers)
-    _slot_reuse_lexsort,
     analyze_records,
     artifact_line,
     artifact_metric,
@@ -49,6 +46,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     slot_reuse_metric,
     slot_reuse_metric_numpy,
 )
+from .estimates import TraceEstimates, estimate, trace_label, trace_truth  # noqa: F401  (re-exported for callers)
 from .fast import FirstLine, first_lines, first_warp_records, resolve_traces  # noqa: F401  (re-exported)
 from .figure_inputs import figure_jobs
 
@@ -56,22 +54,6 @@ SECTION = "block_sched"
 PAPER_REF = "Sec. 4.5"
 #: The kick-the-tires run on the authors' A100 (the paper's own traces were lost; see paper-map).
 PAPER_LINE = {"grid_size": 32768, "mean_running_cycles": 602241, "mean_scheduling_cycles": 87713}
-
-
-def trace_label(path: Path, used: set[str], bundle: Bundle) -> str:
-    """``variants/<name>/...`` → name; a bundle's main block_sched trace → ``raw``; else the trace dir name."""
-    parts = path.resolve().parts
-    if "variants" in parts and parts.index("variants") + 1 < len(parts):
-        label = parts[parts.index("variants") + 1]
-    elif "block_sched" in parts and "variants" not in parts and bundle.manifest_root is not None:
-        label = "raw"
-    else:
-        label = path.parent.parent.name if path.parent.name == "result" else path.stem
-    base, i = label, 2
-    while label in used:
-        label, i = f"{base}-{i}", i + 1
-    used.add(label)
-    return label
 
 
 # --------------------------------------------------------------------------------------------------
@@ -93,48 +75,23 @@ def artifact_deviation(t: TraceSched) -> str | None:
             "the same blocks with ids 0..n-1)")
 
 
-def trace_truth(t: TraceSched, bundle: Bundle) -> dict | None:
-    """The sample generator's truth for this trace: top level for the main trace, ``variants/<label>`` else.
-
-    Matched by the trace's bundle-relative path (the generator records it), so labels do not matter.
-    """
-    truth = bundle.ground_truth(SECTION)
-    root = bundle.manifest_root
-    if not isinstance(truth, dict) or root is None:
-        return None
-    rel = t.path.resolve().relative_to(root).as_posix()
-    candidates = [truth, *(v for v in (truth.get("variants") or {}).values() if isinstance(v, dict))]
-    for cand in candidates:
-        if cand.get("trace") == rel:
-            return cand
-    return None
-
-
 def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
-                section: int = 0, bundle: Bundle | None = None,
-                first: Sequence[FirstLine] | None = None, figures: FigureProcess | None = None) -> SectionResult:
+                section: int = 0, bundle: Bundle | None = None, estimates: Sequence[TraceEstimates] | None = None,
+                figures: FigureProcess | None = None) -> SectionResult:
     """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results.
     ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path.
-    ``first``: what :func:`.fast.first_lines` computed of the same ``paths`` (the command line prints
-    the lines first); then numba is used only if it is loaded already. ``figures``: the command line's
-    figure process, which draws the figures beside this one (:mod:`neutrino_ae.report.figure_process`)."""
-    if not paths:
-        raise InputError(None, "no block_sched trace given")
+    ``estimates``: :func:`.estimates.estimate` of the same ``paths``, where the command line computed them
+    already; ``figures``: the command line's figure process, sent :func:`.figure_inputs.figure_jobs` of
+    them (:mod:`neutrino_ae.report.figure_process`): its files are collected here. Without it the figures
+    are drawn in this process."""
     out = Path(out_dir)
-    used: set[str] = set()
-    traces: list[TraceSched] = []
-    owners: list[Bundle] = []  # the bundle of each trace
-    if first is None:
-        found = [(bin_path, first_warp_records(trace, section), None) for p in paths
-                 for bin_path, trace in resolve_traces(p)]
-        compiled = None
-    else:
-        found = [(f.path, f.records, f.fifo) for f in first]
-        compiled = "numba" in sys.modules
-    for bin_path, rec, fifo in found:
-        owners.append(bundle or bundle_of(bin_path))
-        traces.append(analyze_records(trace_label(bin_path, used, owners[-1]), bin_path, rec, fifo, compiled))
-    synthetic = any(b.synthetic for b in owners)
+    est = list(estimates) if estimates is not None else estimate(paths, section, bundle)
+    if figures is None:
+        drawn = {k: v for job in figure_jobs(est, out) for k, v in draw(job).items()}
+    traces = [analyze_records(e.label, e.path, e.records, e.fifo, compiled=False, slot_reuse=e.slot_reuse)
+              for e in est]
+    owners = [e.bundle for e in est]
+    truths = [e.truth for e in est]
     dirs = {t.label: trace_dir_of(t, b) for t, b in zip(traces, owners, strict=True)}
 
     compare = pd.DataFrame({
@@ -151,15 +108,6 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
         "path": [str(t.path) for t in traces],
     })
     per_sm = pd.concat([t.per_sm for t in traces], ignore_index=True)
-
-    truths = [trace_truth(t, b) for t, b in zip(traces, owners, strict=True)]
-    # The figures first: a command line's figure process (started before the trace was read) draws them
-    # side by side while this process writes the results; without one they are drawn here, in turn.
-    jobs = figure_jobs(traces, truths, synthetic, out)
-    if figures is None:
-        drawn = {k: v for job in jobs for k, v in draw(job).items()}
-    else:
-        figures.send(jobs)
 
     # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
     # estimators (artifact FIFO and slot reuse) estimate that same quantity.

@@ -130,26 +130,25 @@ def test_wrong_probe_trace_refused(tmp_path, capsys):
     assert len(err) == 1 and "dmat.bin" in err[0] and "wrong probe" in err[0]
 
 
-def _timeline(t, max_blocks):
+def _timeline(path, max_blocks):
+    from block_sched.estimates import estimate
     from block_sched.figure_inputs import timeline_job
     from block_sched.figures import timeline_figure
 
-    job = timeline_job(t, False, None, max_blocks=max_blocks)
+    job = timeline_job(estimate([path])[0], False, None, max_blocks=max_blocks)
     return timeline_figure(dict(job.arrays), dict(job.params))
 
 
-def test_timeline_draws_a_bounded_number_of_blocks_and_says_so():
+def test_timeline_draws_a_bounded_number_of_blocks_and_says_so(tmp_path):
     # One SM, 5000 blocks, 4 resident at a time: the figure shows the first 100 by start time.
     n = 5000
-    lstart = (np.arange(n) // 4) * 1000 + np.arange(n) % 4
-    rec = bs.BlockRecords(lstart.astype(np.int64), np.full(n, 900, np.int64), np.zeros(n, np.int64), n, 128, 0)
-    t = bs.analyze_records("t", None, rec)
-    fig = _timeline(t, max_blocks=100)
+    path = _write(tmp_path / "t.bin", [(i // 4 * 1000 + i % 4, 900, 0) for i in range(n)], grid=(n, 1, 1))
+    fig = _timeline(path, max_blocks=100)
     titles = [ax.get_title() for ax in fig.axes]
     assert "SM 0: first 100 of 5,000 blocks, ratio" in titles[0]
     drawn = sum(len(c.get_paths()) for c in fig.axes[0].collections)
     assert drawn == 100
-    full = _timeline(t, max_blocks=n)
+    full = _timeline(path, max_blocks=n)
     assert full.axes[0].get_title().startswith("SM 0: 5,000 blocks")
 
 
