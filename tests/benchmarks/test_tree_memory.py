@@ -26,7 +26,7 @@ if pid:
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux /proc smaps_rollup")
-def test_the_tree_counts_a_forked_child_that_ru_maxrss_does_not():
+def test_the_tree_sums_a_parent_and_its_forked_child_each_counted_once():
     proc = subprocess.Popen([sys.executable, "-c", _TWO], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     with TreeMemory(proc.pid, interval=0.01) as mem:
         assert proc.stdout.read(2) == b"rr"  # both have touched their 60 MB
