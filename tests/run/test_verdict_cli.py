@@ -135,10 +135,12 @@ def _table_runs(stdout: str) -> dict[str, tuple[str, str]]:
     return rows
 
 
-def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(tiny_bundle, tmp_path):
-    root = Path(shutil.copytree(tiny_bundle, tmp_path / "traces"))
-    out = tmp_path / "out"
-    full = _run(root, out, sections=",".join(registry.names()))
+def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, tmp_path):
+    # The full run: the test session's run of every section on the sample bundle (conftest sample_run),
+    # its results and bundle copied here, where the partial runs below write.
+    root = Path(shutil.copytree(sample_run.traces, tmp_path / "traces"))
+    out = Path(shutil.copytree(sample_run.out, tmp_path / "out"))
+    full = sample_run.proc
     assert full.returncode == 0, full.stdout + full.stderr
     first = _verdict(out)
     assert (first["partial"], first["merged"], first["sections"]) == (False, False, list(registry.names()))
