@@ -85,3 +85,44 @@ def _fresh_logging():
 
     yield
     logs.reset()
+
+
+# pytest-xdist deals tests out in collection order (a first chunk of consecutive tests to each worker,
+# then small batches as workers drain), so a long module collected last leaves the other core idle at
+# the end. These modules, the slowest (``--durations``), go first; any other keeps its order after them.
+# A scheduling hint only: a stale entry costs time, never a test. The readers of the shared run
+# (``sample_run``) come first, in one block, so that one worker builds it while the other works on the
+# next block instead of waiting for it.
+RUN_FIRST = (
+    "tests/run/test_verdict_cli.py",
+    "tests/run/test_notebook_report.py",
+    "tests/run/test_static_notebook.py",
+    "tests/report/test_exact_numbers.py",
+    "tests/reliability/test_faults.py",
+    "tests/report/test_verdict_catches_corruption.py",
+    "tests/test_packaging.py",
+    "tests/differential/test_dmat_vs_artifact.py",
+    "tests/fuzz/test_fuzz_bundle_files.py",
+    "tests/run/test_genuine_cli.py",
+    "tests/run/test_logging.py",
+    "tests/run/test_perfetto_links.py",
+    "tests/run/test_dynamic_real_neutrino.py",
+    "tests/run/test_cache_sees_added_inputs.py",
+    "tests/differential/test_block_sched_vs_artifact.py",
+    "tests/benchmarks/test_e2e.py",
+    "tests/benchmarks/test_bench.py",
+    "tests/fuzz/test_fuzz_metamorphic.py",
+    "tests/bundle/test_bundle_trust.py",
+    "tests/run/test_notebook_facade.py",
+    "tests/run/test_real_neutrino.py",
+    "tests/run/test_papermill_parameters.py",
+    "tests/run/test_cli_paths.py",
+    "tests/run/test_exit_codes.py",
+    "tests/run/test_dynamic_notebook.py",
+    "tests/run/test_neutrino_command_lines.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {module: i for i, module in enumerate(RUN_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
