@@ -87,12 +87,13 @@ def _fresh_logging():
     logs.reset()
 
 
-# pytest-xdist deals tests out in collection order (a first chunk of consecutive tests to each worker,
-# then small batches as workers drain), so a long module collected last leaves the other core idle at
-# the end. These modules, the slowest (``--durations``), go first; any other keeps its order after them.
-# A scheduling hint only: a stale entry costs time, never a test. The readers of the shared run
-# (``sample_run``) come first, in one block, so that one worker builds it while the other works on the
-# next block instead of waiting for it.
+# Longest first: pytest-xdist gives each worker a share of the tests in collection order (`make test`
+# uses --dist worksteal: a worker that runs out takes half of another's queue), so a long module
+# collected last can keep one core busy while the other has nothing left to take. These modules, the
+# slowest (``--durations``), go first; any other keeps its order after them. A scheduling hint only: a
+# stale entry costs time, never a test. (Under the default --dist load this order would be wrong: the
+# first chunk of consecutive tests, all of these, goes to one worker.) The readers of the shared run
+# (``sample_run``) come first, in one block, so that one worker builds it and none waits for it.
 RUN_FIRST = (
     "tests/run/test_verdict_cli.py",
     "tests/run/test_notebook_report.py",
