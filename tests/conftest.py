@@ -127,3 +127,13 @@ RUN_FIRST = (
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {module: i for i, module in enumerate(RUN_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``pytest -n N`` without ``--dist`` schedules as ``make test`` does (``--dist worksteal``), for the
+    order above; an explicit ``--dist`` is kept."""
+    opt = config.option
+    explicit = getattr(opt, "dist", "no") != "no" or getattr(opt, "distload", False)
+    if getattr(opt, "numprocesses", None) and not explicit:
+        opt.dist = "worksteal"
