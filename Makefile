@@ -25,9 +25,11 @@ report: setup
 	test -f results/static/static.executed.ipynb || $(PY) -m neutrino_ae run static -p bundle sample
 	$(PY) -m neutrino_ae.run.report results/static/static.executed.ipynb --render-check
 
+# --dist worksteal: a worker that runs out of tests takes half of another's queue (the default `load`
+# hands out fixed chunks in collection order, and tests/conftest.py puts the slowest modules first).
 test: setup
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -n auto --dist worksteal
 
 bench: setup
 	$(PY) -m benchmarks.bench

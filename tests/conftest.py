@@ -1,12 +1,21 @@
-"""What many tests share: one tiny sample bundle per test session (read it; copy it to change it)."""
+"""What many tests share, built once per test run (tests/shared_build.py): the tiny and the small sample
+bundles and one executed static notebook on the small one (read them; copy them to change them)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import settings
+from shared_build import build_once
+
+REPO = Path(__file__).resolve().parents[1]
 
 # CI judges a submission once: there the fuzz tests draw the same examples every run (a failure
 # reproduces); a developer's run explores new ones and keeps what failed in .hypothesis/.
@@ -17,10 +26,55 @@ if os.environ.get("CI"):
 
 @pytest.fixture(scope="session")
 def tiny_bundle(tmp_path_factory) -> Path:
-    """The sample generator's smallest bundle (seed 0); tests must not modify it."""
+    """The sample generator's smallest bundle (seed 0), made once per test run; tests must not modify it."""
     from neutrino_ae.sample.generate import generate_bundle
 
-    return generate_bundle(tmp_path_factory.mktemp("tiny-bundle") / "traces", scale="tiny", progress=False)
+    def build(folder: Path) -> None:
+        generate_bundle(folder / "traces", scale="tiny", progress=False)
+
+    return build_once(tmp_path_factory, "tiny-bundle", build) / "traces"
+
+
+@pytest.fixture(scope="session")
+def small_bundle(tmp_path_factory) -> Path:
+    """The default sample bundle (``scale="small"``, seed 0), made once per test run; tests must not modify it."""
+    from neutrino_ae.sample.generate import generate_bundle
+
+    def build(folder: Path) -> None:
+        generate_bundle(folder / "traces", scale="small", seed=0, progress=False)
+
+    return build_once(tmp_path_factory, "small-bundle", build) / "traces"
+
+
+@pytest.fixture(scope="session")
+def sample_run(small_bundle, tmp_path_factory) -> SimpleNamespace:
+    """One run of the public command on a copy of ``small_bundle``, made once per test run and read by
+    every test about what a whole run writes (the executed notebook, summary, verdict, figures):
+
+        cd <empty cwd> && neutrino-ae run static -p bundle sample --trace-root <traces> --output-dir <out>
+
+    ``.proc`` is the finished process (its return code, stdout and stderr). Tests must not modify
+    ``.out`` or ``.traces``; copy them to change them or to run again into them."""
+
+    def build(folder: Path) -> None:
+        traces, out, cwd = folder / "traces", folder / "results", folder / "cwd"
+        shutil.copytree(small_bundle, traces)
+        cwd.mkdir()
+        env = {**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"}
+        argv = [sys.executable, "-m", "neutrino_ae", "run", "static", "-p", "bundle", "sample",
+                "--trace-root", str(traces), "--output-dir", str(out)]
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600, check=False)
+        (folder / "argv.json").write_text(json.dumps(argv))
+        (folder / "stdout.txt").write_text(proc.stdout)
+        (folder / "stderr.txt").write_text(proc.stderr)
+        (folder / "returncode.txt").write_text(str(proc.returncode))
+
+    folder = build_once(tmp_path_factory, "sample-run", build)
+    proc = subprocess.CompletedProcess(json.loads((folder / "argv.json").read_text()),
+                                       int((folder / "returncode.txt").read_text()),
+                                       (folder / "stdout.txt").read_text(), (folder / "stderr.txt").read_text())
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return SimpleNamespace(dir=folder, traces=folder / "traces", out=folder / "results", cwd=folder / "cwd", proc=proc)
 
 
 @pytest.fixture(autouse=True)
@@ -31,3 +85,55 @@ def _fresh_logging():
 
     yield
     logs.reset()
+
+
+# Longest first: pytest-xdist gives each worker a share of the tests in collection order (`make test`
+# uses --dist worksteal: a worker that runs out takes half of another's queue), so a long module
+# collected last can keep one core busy while the other has nothing left to take. These modules, the
+# slowest (``--durations``), go first; any other keeps its order after them. A scheduling hint only: a
+# stale entry costs time, never a test. (Under the default --dist load this order would be wrong: the
+# first chunk of consecutive tests, all of these, goes to one worker.) The readers of the shared run
+# (``sample_run``) come first, in one block, so that one worker builds it and none waits for it.
+RUN_FIRST = (
+    "tests/run/test_verdict_cli.py",
+    "tests/run/test_notebook_report.py",
+    "tests/run/test_static_notebook.py",
+    "tests/report/test_exact_numbers.py",
+    "tests/reliability/test_faults.py",
+    "tests/report/test_verdict_catches_corruption.py",
+    "tests/test_packaging.py",
+    "tests/differential/test_dmat_vs_artifact.py",
+    "tests/fuzz/test_fuzz_bundle_files.py",
+    "tests/run/test_genuine_cli.py",
+    "tests/run/test_logging.py",
+    "tests/run/test_perfetto_links.py",
+    "tests/run/test_dynamic_real_neutrino.py",
+    "tests/run/test_cache_sees_added_inputs.py",
+    "tests/differential/test_block_sched_vs_artifact.py",
+    "tests/benchmarks/test_e2e.py",
+    "tests/benchmarks/test_bench.py",
+    "tests/fuzz/test_fuzz_metamorphic.py",
+    "tests/bundle/test_bundle_trust.py",
+    "tests/run/test_notebook_facade.py",
+    "tests/run/test_real_neutrino.py",
+    "tests/run/test_papermill_parameters.py",
+    "tests/run/test_cli_paths.py",
+    "tests/run/test_exit_codes.py",
+    "tests/run/test_dynamic_notebook.py",
+    "tests/run/test_neutrino_command_lines.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {module: i for i, module in enumerate(RUN_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``pytest -n N`` without ``--dist`` schedules as ``make test`` does (``--dist worksteal``), for the
+    order above; an explicit ``--dist`` is kept."""
+    opt = config.option
+    explicit = getattr(opt, "dist", "no") != "no" or getattr(opt, "distload", False)
+    if getattr(opt, "numprocesses", None) and not explicit:
+        opt.dist = "worksteal"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_build import build_once
 
 from benchmarks import bench, harness
 from benchmarks.cases import CASES, Target, expand_only
@@ -18,11 +19,14 @@ from benchmarks.cases import CASES, Target, expand_only
 
 @pytest.fixture(scope="module")
 def smoke_doc(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    tmp = tmp_path_factory.mktemp("bench")
-    out = tmp / "bench.json"
-    code = bench.main(["--smoke", "--repeat", "1", "--cache", str(tmp / "cache"), "--json", str(out)])
-    doc = json.loads(out.read_text())
-    assert code == 0, doc["failures"]
+    def build(tmp: Path) -> None:  # once per test run, by whichever xdist worker asks first (tests/shared_build.py)
+        out = tmp / "bench.json"
+        code = bench.main(["--smoke", "--repeat", "1", "--cache", str(tmp / "cache"), "--json", str(out)])
+        (tmp / "exit_code").write_text(str(code))
+
+    tmp = build_once(tmp_path_factory, "bench-smoke", build)
+    doc = json.loads((tmp / "bench.json").read_text())
+    assert (tmp / "exit_code").read_text() == "0", doc["failures"]
     return doc
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
+from shared_build import build_once
 
 from benchmarks import e2e, e2e_artifact, e2e_cases, e2e_measure
 
@@ -20,11 +22,14 @@ def _positive(value: object) -> bool:
 
 @pytest.fixture(scope="module")
 def smoke_doc(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    tmp = tmp_path_factory.mktemp("e2e")
-    out = tmp / "e2e.json"
-    code = e2e.main(["--smoke", "--cache", str(tmp / "cache"), "--json", str(out)])
-    doc = json.loads(out.read_text())
-    assert code == 0, doc["failures"]
+    def build(tmp: Path) -> None:  # once per test run, by whichever xdist worker asks first (tests/shared_build.py)
+        out = tmp / "e2e.json"
+        code = e2e.main(["--smoke", "--cache", str(tmp / "cache"), "--json", str(out)])
+        (tmp / "exit_code").write_text(str(code))
+
+    tmp = build_once(tmp_path_factory, "e2e-smoke", build)
+    doc = json.loads((tmp / "e2e.json").read_text())
+    assert (tmp / "exit_code").read_text() == "0", doc["failures"]
     return doc
 
 

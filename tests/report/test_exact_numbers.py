@@ -36,12 +36,11 @@ def _summary(path: Path, rows: list[tuple[str, str]]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def run_out(tiny_bundle, tmp_path_factory):
-    out = tmp_path_factory.mktemp("exact") / "out"
-    proc = _cli("run", "static", "-p", "bundle", "auto", "--trace-root", str(tiny_bundle),
-                "--sections", "dmat,kernel_overhead,max_mem,warp_sched", "--output-dir", str(out))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
+def run_out(sample_run) -> Path:
+    """The results of the test session's run of ``neutrino-ae run static`` on the sample bundle (conftest
+    ``sample_run``, every section); read only."""
+    assert sample_run.proc.returncode == 0, sample_run.proc.stderr[-3000:]
+    return sample_run.out
 
 
 COUNT_KEYS = (".pages", ".accesses", ".max_clock", ".first_clock", ".last_clock", ".extra_registers",

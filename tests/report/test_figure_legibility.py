@@ -21,11 +21,8 @@ NOTEBOOK_WIDTH_PX = 800  # the notebook's display width (Jupyter and the nbconve
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> list[dict]:
-    from neutrino_ae.sample import generate_bundle
-
-    root = generate_bundle(tmp_path_factory.mktemp("legible") / "traces", scale="small", seed=0, progress=False)
-    bundle = open_bundle(root)
+def saved(small_bundle, tmp_path_factory) -> list[dict]:
+    bundle = open_bundle(small_bundle)  # the test run's shared small sample bundle (seed 0), read only
     out = tmp_path_factory.mktemp("legible-out")
     found: list[dict] = []
     original = style.save_figure

@@ -2,8 +2,9 @@
 HTML export embedding every one of them, Table 2 as one table in the paper's layout, no machine paths
 or progress chatter in the outputs, the verdict under the title and its table once.
 
-One run of the public commands on the small sample bundle (``neutrino-ae run static``, then
-``python -m neutrino_ae.run.report``), shared by the tests of this module."""
+One run of the public commands on the small sample bundle (``neutrino-ae run static``: the run of the
+whole test session, conftest ``sample_run``; then ``python -m neutrino_ae.run.report``), shared by the
+tests of this module."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import base64
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -32,21 +34,16 @@ def _env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> dict:
-    from neutrino_ae.sample import generate_bundle
-
-    tmp = tmp_path_factory.mktemp("report")
-    traces = generate_bundle(tmp / "traces", scale="small", seed=0, progress=False)
-    out = tmp / "results"
-    proc = subprocess.run([sys.executable, "-m", "neutrino_ae", "run", "static", "-p", "bundle", "sample",
-                           "--trace-root", str(traces), "--output-dir", str(out)],
-                          capture_output=True, text=True, env=_env(), cwd=tmp, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+def run(sample_run, tmp_path_factory) -> dict:
+    """The shared run (conftest ``sample_run``: ``neutrino-ae run static -p bundle sample`` on the small
+    bundle), its results copied here because the report writes static.html and static.pdf beside the
+    executed notebook; ``ran_in`` are the folders the run itself used."""
+    out = Path(shutil.copytree(sample_run.out, tmp_path_factory.mktemp("report") / "results"))
     executed = out / "static.executed.ipynb"
     report = subprocess.run([sys.executable, "-m", "neutrino_ae.run.report", str(executed), "--pdf", "never"],
-                            capture_output=True, text=True, env=_env(), cwd=tmp, timeout=300)
+                            capture_output=True, text=True, env=_env(), cwd=out.parent, timeout=300)
     assert report.returncode == 0, report.stdout + report.stderr
-    return {"out": out, "traces": traces, "run": proc, "report": report,
+    return {"out": out, "ran_in": (sample_run.out, sample_run.traces), "run": sample_run.proc, "report": report,
             "nb": nbformat.read(executed, as_version=4), "html": (out / "static.html").read_text(encoding="utf-8")}
 
 
@@ -142,7 +139,7 @@ def _all_output_text(nb) -> str:
 
 def test_outputs_name_no_folder_of_the_machine_and_carry_no_progress_chatter(run):
     text = _all_output_text(run["nb"])
-    for folder in (run["out"], run["traces"]):
+    for folder in (*run["ran_in"], run["out"]):
         assert str(folder.resolve()) not in text and str(folder) not in text, folder
     assert "worker process" not in text and "computed in" not in text
     assert "TCP" not in text and "TCP" not in run["run"].stderr, run["run"].stderr[:500]

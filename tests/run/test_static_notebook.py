@@ -121,12 +121,9 @@ def _text_outputs(executed: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def sample_bundle(tmp_path_factory) -> Path:
-    from neutrino_ae.sample import generate_bundle
-
-    root = tmp_path_factory.mktemp("bundle") / "traces"
-    generate_bundle(root, scale="small", seed=0, progress=False)
-    return root
+def sample_bundle(small_bundle) -> Path:
+    """The small sample bundle (seed 0), shared by the whole test run (conftest); copy it to change it."""
+    return small_bundle
 
 
 @pytest.fixture
@@ -136,11 +133,13 @@ def kernel_env(monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
 
 
-def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
-    out = tmp_path / "results"
-    executed, error = _execute(tmp_path, bundle="sample", trace_root=str(sample_bundle), output_dir=str(out),
-                               sample_scale="small", seed=0)
-    assert error is None, f"notebook failed: {error}"
+def test_run_all_on_the_sample_bundle(sample_run):
+    """The whole notebook on the small sample bundle (seed 0): the test session's one run of it, through the
+    public command (``neutrino-ae run static -p bundle sample``, conftest ``sample_run``), from an empty
+    working directory."""
+    out = sample_run.out
+    executed = out / "static.executed.ipynb"
+    assert sample_run.proc.returncode == 0, sample_run.proc.stderr[-3000:]
     assert _error_outputs(executed) == []
     log = _text_outputs(executed)
     assert "WARNING: SYNTHETIC DATA" in log and "bundle: sample" in log
@@ -180,7 +179,7 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
     for name in registry.names():
         assert (out / name / runner.RECORD).is_file()
 
-    _check_against_ground_truth(rows, read_manifest(sample_bundle))
+    _check_against_ground_truth(rows, read_manifest(sample_run.traces))
 
     # Every claim of every section is judged; on the sample bundle all hold, and the verdict says
     # that it checks the pipeline, not the paper.
@@ -199,8 +198,11 @@ def test_run_all_on_the_sample_bundle(sample_bundle, tmp_path, kernel_env):
     assert "Verdict: PASS" in _text_outputs(executed) or any(
         "Verdict: PASS" in str(o.get("data", {})) for c in nb.cells for o in c.get("outputs", []))
 
-    # Nothing outside trace_root, output_dir and the executed notebook.
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "executed.ipynb", "results"]
+    # Nothing outside trace_root and output_dir (the executed notebook is in output_dir): the working
+    # directory stays empty, and nothing was written beside the two folders.
+    assert list(sample_run.cwd.iterdir()) == [], "the run wrote into its working directory"
+    assert executed.is_file()
+    assert {p.name for p in sample_run.dir.iterdir() if p.is_dir()} == {"cwd", "results", "traces"}
 
 
 def _check_against_ground_truth(rows: list[dict], manifest: dict) -> None:

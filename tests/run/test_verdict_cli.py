@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def broken(tmp_path_factory) -> Path:
+def broken(tiny_bundle, tmp_path_factory) -> Path:
     """A sample bundle in which Neutrino's exposed latency is above Nsight Compute's for attention."""
-    root = generate_bundle(tmp_path_factory.mktemp("broken") / "traces", scale="tiny", progress=False)
+    root = Path(shutil.copytree(tiny_bundle, tmp_path_factory.mktemp("broken") / "traces"))
     csv = root / "exposed_latency" / "attn.csv"
     df = pd.read_csv(csv)
     df["ncu"] = df["original"] * 1.01  # Nsight Compute barely above the original: Neutrino is slower
@@ -32,10 +32,10 @@ def broken(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def no_dispatch_gap(tmp_path_factory) -> Path:
+def no_dispatch_gap(tiny_bundle, tmp_path_factory) -> Path:
     """A sample bundle whose Sec. 4.5 main trace has no dispatch gap: the memset variant's trace
     (the driver fills the tensor, no block waits for a free slot) stands in for torch.zeros."""
-    root = generate_bundle(tmp_path_factory.mktemp("nogap") / "traces", scale="tiny", progress=False)
+    root = Path(shutil.copytree(tiny_bundle, tmp_path_factory.mktemp("nogap") / "traces"))
     (main,) = [p for p in (root / "block_sched").iterdir() if p.is_dir() and p.name != "variants"]
     (memset,) = [p for p in (root / "block_sched" / "variants" / "memset").iterdir() if p.is_dir()]
     shutil.rmtree(main)
@@ -135,10 +135,12 @@ def _table_runs(stdout: str) -> dict[str, tuple[str, str]]:
     return rows
 
 
-def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(tiny_bundle, tmp_path):
-    root = Path(shutil.copytree(tiny_bundle, tmp_path / "traces"))
-    out = tmp_path / "out"
-    full = _run(root, out, sections=",".join(registry.names()))
+def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, tmp_path):
+    # The full run: the test session's run of every section on the sample bundle (conftest sample_run),
+    # its results and bundle copied here, where the partial runs below write.
+    root = Path(shutil.copytree(sample_run.traces, tmp_path / "traces"))
+    out = Path(shutil.copytree(sample_run.out, tmp_path / "out"))
+    full = sample_run.proc
     assert full.returncode == 0, full.stdout + full.stderr
     first = _verdict(out)
     assert (first["partial"], first["merged"], first["sections"]) == (False, False, list(registry.names()))
