@@ -199,15 +199,25 @@ class DmatBinner:
             self.past_artifact_cutoff += int(data.pair_count[np.repeat(past, per_entry)].sum(dtype=np.uint64))
         # Unbuffered add in place: no histogram-sized temporary per batch (bincount's minlength output).
         np.add.at(self.hist, cell, data.pair_count.astype(self.hist.dtype, copy=False))
-        self._clock_span(data.clocks, per_entry, self.labels[page_idx])
+        self._clock_span(data.clocks, data.indptr, per_entry, self.labels[page_idx])
 
-    def _clock_span(self, clocks: np.ndarray, per_entry: np.ndarray, pair_label: np.ndarray) -> None:
-        """First and last clock of each label in this batch (a handful of labels: one mask each)."""
-        pair_clock = np.repeat(clocks.astype(np.uint64, copy=False), per_entry)
-        for i in np.flatnonzero(np.bincount(pair_label, minlength=len(self.names))):
-            hit = pair_clock[pair_label == i]
-            self.first_clock[i] = min(self.first_clock[i], hit.min())
-            self.last_clock[i] = max(self.last_clock[i], hit.max())
+    def _clock_span(self, clocks: np.ndarray, indptr: np.ndarray, per_entry: np.ndarray,
+                    pair_label: np.ndarray) -> None:
+        """First and last clock of each label in this batch (a handful of labels: one mask each). Where the
+        batch's clocks ascend (a streamed raw trace's always do), a label's first and last pair give them."""
+        clocks = clocks.astype(np.uint64, copy=False)
+        present = np.flatnonzero(np.bincount(pair_label, minlength=len(self.names)))
+        ascending = clocks.size < 2 or bool(np.all(clocks[1:] >= clocks[:-1]))
+        pair_clock = None if ascending else np.repeat(clocks, per_entry)
+        for i in present:
+            hit = pair_label == i
+            if pair_clock is None:
+                first_pair, last_pair = int(hit.argmax()), hit.size - 1 - int(hit[::-1].argmax())
+                lo, hi = clocks[np.searchsorted(indptr, [first_pair, last_pair], side="right") - 1]
+            else:
+                lo, hi = pair_clock[hit].min(), pair_clock[hit].max()
+            self.first_clock[i] = min(self.first_clock[i], lo)
+            self.last_clock[i] = max(self.last_clock[i], hi)
             self.seen[i] = True
 
     def result(self) -> DmatPlotData:
