@@ -18,6 +18,12 @@ ours adds pandas after the line, and its figure process matplotlib);
 Targets (issue 24): the line no later than the artifact's whole run at every size, the whole command
 within 2x of it at paper size (32,768 blocks), 4x faster at 300,000 and 10x at 1,000,000 blocks with
 peak RSS at most the artifact's; the sample bundle in 20 s and 300 MB.
+
+``--dmat MiB`` adds DMAT on one random-access raw trace (``--blocks ''`` times DMAT alone): ours
+(``dmat/dmat.py``), the numpy floor (:mod:`benchmarks.dmat_floor`: read and bin, nothing else) and the
+artifact's ``dmat.py``, back to back per repeat, and the figure's own render time
+(:mod:`benchmarks.dmat_render`). Targets (issue 24 item 5): >= 30x the artifact (at 640 MB), and ours
+<= 2 x the floor + the render time. Ratios are medians of the per-repeat pairs.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ DEFAULT_BLOCKS = (4096, 32768, 300_000, 1_000_000)
 PAPER_BLOCKS = 32768
 SPEEDUP_TARGETS = {300_000: 4.0, 1_000_000: 10.0}
 SAMPLE_SECONDS, SAMPLE_MB = 20.0, 300.0
+DMAT_SPEEDUP = 30.0  # issue 24 item 5: at 640 MB (--dmat 640)
 LINE_PREFIX = b"No.block:"
 MEASURES = ("wall_s", "cpu_s", "peak_rss_bytes", "peak_tree_pss_bytes")
 
@@ -73,6 +80,11 @@ def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
     return {"line_s": line_s, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_rss_bytes": usage.ru_maxrss * 1024, "peak_tree_pss_bytes": mem.peak_bytes, "line": line}
+
+
+def _sizes(blocks: str) -> list[str]:
+    """``--blocks``: comma-separated sizes; empty (``--blocks ''``) times no block_sched trace."""
+    return [b for b in blocks.split(",") if b.strip()]
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float | None:
@@ -108,7 +120,7 @@ def _prepare_main(argv: Sequence[str]) -> int:
     ap.add_argument("--dmat", type=int, default=0)
     a = ap.parse_args(argv)
     art = prepare_artifact(a.artifact, a.cache, need_dmat=a.dmat > 0)
-    traces = {b: str(block_sched_input(a.cache, int(b), a.seed)) for b in a.blocks.split(",")}
+    traces = {b: str(block_sched_input(a.cache, int(b), a.seed)) for b in _sizes(a.blocks)}
     dmat = None
     if a.dmat:
         from benchmarks.cases.e2egen import dmat_random_result, make_dmat_random
@@ -190,6 +202,7 @@ def run_dmat(prepared: dict[str, Any], tree: Path, args: argparse.Namespace, scr
     root = args.ours or REPO_ROOT
     env = {**child_env(), "PYTHONPATH": str(root)}
     runs: dict[str, list[dict[str, Any]]] = {"ours": [], "floor": [], "artifact": []}
+    load_before = os.getloadavg()[0]
     for i in range(args.repeat):
         runs["ours"].append(timed([sys.executable, str(root / "dmat" / "dmat.py"), str(src), "--out",
                                    str(scratch / f"dmat-ours-{i}")], env, cwd=root))
@@ -205,12 +218,41 @@ def run_dmat(prepared: dict[str, Any], tree: Path, args: argparse.Namespace, scr
             runs["artifact"].append(timed([sys.executable, str(tree / "neutrino" / "tools" / "dmat.py"),
                                            str(tdir / "result" / src.name)], {**child_env(), "PYTHONPATH": str(tree)},
                                           timeout_s=3600))
-    row: dict[str, Any] = {"bytes": src.stat().st_size, "note": prepared["note"]}
+    row: dict[str, Any] = {"bytes": src.stat().st_size, "note": prepared["note"],
+                           "load": [load_before, os.getloadavg()[0]], "runs": runs}
     for who, rs in runs.items():
-        row[who] = {k: _median(rs, k) for k in ("wall_s", "cpu_s", "peak_rss_bytes")} if rs else None
-    row["ours_over_floor"] = row["ours"]["wall_s"] / row["floor"]["wall_s"]
-    row["ratio"] = row["artifact"]["wall_s"] / row["ours"]["wall_s"] if row["artifact"] else None
+        row[who] = {k: _median(rs, k) for k in MEASURES} if rs else None
+    # Per pair (ours and the floor, ours and the artifact, run back to back): the median ratio.
+    row["ours_over_floor"] = statistics.median(o["wall_s"] / f["wall_s"]
+                                               for o, f in zip(runs["ours"], runs["floor"], strict=True))
+    row["ratio"] = statistics.median(a["wall_s"] / o["wall_s"] for o, a in zip(runs["ours"], runs["artifact"],
+                                                                               strict=False)) \
+        if runs["artifact"] else None
+    row["render_s"] = dmat_render_seconds(src, env, root)
+    row["targets"] = _dmat_targets(row)
     return row
+
+
+def dmat_render_seconds(trace: Path, env: dict[str, str], root: Path) -> float:
+    """The figure's own render time (:mod:`benchmarks.dmat_render`: drawing and saving, matplotlib imported)."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.dmat_render", str(trace)], cwd=REPO_ROOT,
+                          env={**env, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(root)])},
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmarks.dmat_render failed: {proc.stderr.strip()[-500:]}")
+    return float(proc.stdout.split()[-1])
+
+
+def _dmat_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 24 item 5: >= 30x the artifact at 640 MB (judged at any size), ours <= 2 x floor + render."""
+    o, f = r["ours"], r["floor"]
+    want = 2 * f["wall_s"] + r["render_s"]
+    out = [{"label": "ours <= 2x floor + render", "measured": o["wall_s"], "want": want,
+            "pass": o["wall_s"] <= want}]
+    if r["ratio"] is not None:
+        out.append({"label": f">= {DMAT_SPEEDUP:g}x the artifact", "measured": r["ratio"], "want": DMAT_SPEEDUP,
+                    "pass": r["ratio"] >= DMAT_SPEEDUP})
+    return out
 
 
 def import_floor(repeat: int) -> dict[str, Any]:
@@ -240,10 +282,22 @@ def _fmt(r: dict[str, Any]) -> str:
             f"{r['ratio']:>6.2f}x (cpu {r['ratio_cpu']:.2f}x)  {verdicts}")
 
 
+def _fmt_dmat(d: dict[str, Any]) -> str:
+    o, f, a = d["ours"], d["floor"], d["artifact"]
+    verdicts = "; ".join(f"{t['label']}: {'PASS' if t['pass'] else 'MISS'}" for t in d["targets"])
+    return (f"dmat {d['bytes'] / 1e6:.0f} MB: ours {o['wall_s']:.2f} s {_mb(o).strip()}, "
+            f"numpy floor {f['wall_s']:.2f} s {_mb(f).strip()}, figure render {d['render_s']:.2f} s; "
+            + (f"artifact {a['wall_s']:.2f} s {_mb(a).strip()}; " if a
+               else f"artifact skipped: {d['note']}; ")
+            + f"load {d['load'][0]:.1f}-{d['load'][1]:.1f}; ours/floor {d['ours_over_floor']:.2f}x "
+            f"(want <= 2 + render/floor = {2 + d['render_s'] / f['wall_s']:.2f}x)"
+            + (f", artifact/ours {d['ratio']:.1f}x" if d["ratio"] is not None else "") + f"  {verdicts}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench --speed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--blocks", default=",".join(str(b) for b in DEFAULT_BLOCKS),
-                    help="comma-separated grid sizes of the block_sched traces")
+                    help="comma-separated grid sizes of the block_sched traces ('' for none: only --dmat)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each command per size, alternating (default 3)")
     ap.add_argument("--sample", action="store_true", help="also time `neutrino-ae sample --scale paper` (once)")
     ap.add_argument("--dmat", type=int, default=0, metavar="BLOCKS",
@@ -274,23 +328,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     floor = import_floor(args.repeat)
     print(f"import floor (python -c 'import numpy'): {floor['wall_s']:.2f} s best, {floor['wall_s_median']:.2f} s "
           "median")
-    print(f"{'blocks':>9}  {'artifact (wall, mem)':>20}  {'ours: line, done, mem':>27}  ratio   "
-          "(mem: peak PSS of the whole process tree)")
+    if _sizes(args.blocks):
+        print(f"{'blocks':>9}  {'artifact (wall, mem)':>20}  {'ours: line, done, mem':>27}  ratio   "
+              "(mem: peak PSS of the whole process tree)")
     rows = []
     # Outside the repository: our commands refuse to write results into a source folder (benchmarks/).
     with tempfile.TemporaryDirectory(prefix="speed-") as tmp:
-        for blocks in (int(b) for b in args.blocks.split(",")):
+        for blocks in (int(b) for b in _sizes(args.blocks)):
             rows.append(run_block_sched(blocks, Path(prepared["traces"][str(blocks)]), tree, args, Path(tmp)))
             print(_fmt(rows[-1]), flush=True)
         dmat = run_dmat(prepared["dmat"], tree, args, Path(tmp)) if args.dmat else None
         sample = sample_paper(Path(tmp), args.ours or REPO_ROOT) if args.sample else None
     if dmat:
-        o, f, a = dmat["ours"], dmat["floor"], dmat["artifact"]
-        print(f"dmat {dmat['bytes'] / 1e6:.0f} MB: ours {o['wall_s']:.2f} s {o['peak_rss_bytes'] / 1e6:.0f} MB, "
-              f"numpy floor {f['wall_s']:.2f} s {f['peak_rss_bytes'] / 1e6:.0f} MB (ours/floor "
-              f"{dmat['ours_over_floor']:.2f}x), "
-              + (f"artifact {a['wall_s']:.2f} s {a['peak_rss_bytes'] / 1e6:.0f} MB: {dmat['ratio']:.1f}x"
-                 if a else f"artifact skipped: {dmat['note']}"))
+        print(_fmt_dmat(dmat))
     if sample:
         print(f"sample --scale paper: {sample['wall_s']:.1f} s wall, {sample['cpu_s']:.1f} s CPU, "
               f"{sample['peak_rss_bytes'] / 1e6:.0f} MB peak: {'PASS' if sample['pass'] else 'MISS'} "

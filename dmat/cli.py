@@ -1,4 +1,7 @@
-"""The dmat command line: ``python dmat/dmat.py <trace.bin | file.dmat | tracedir> [--out DIR] [--json]``."""
+"""The dmat command line: ``python dmat/dmat.py <trace.bin | file.dmat | tracedir> [--out DIR] [--json]``.
+
+The command itself imports numpy and pandas, never matplotlib: a figure process forked before the trace is
+read imports it meanwhile and draws the figure (:mod:`neutrino_ae.report.figure_process`)."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from neutrino_ae.report.figure_process import FigureProcess
 from neutrino_ae.report.script import add_output_args, emit
 
 from . import pipeline
@@ -22,5 +26,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.xbins < 1 or args.ybins < 1:
         parser.error("--xbins and --ybins must be positive")
-    emit(pipeline.dmat_figure(args.input, args.out, args.name, args.xbins, args.ybins), args.json)
+    # matplotlib is imported by the figure process while this one reads the trace; the figure is drawn
+    # there while this one writes the results files.
+    with FigureProcess.start(warm=[f"{__package__}.figures"]) as figures:
+        result = pipeline.dmat_figure(args.input, args.out, args.name, args.xbins, args.ybins, figures=figures)
+    emit(result, args.json)
     return 0

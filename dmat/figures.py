@@ -1,4 +1,10 @@
-"""DMAT figures (Fig. 1, Fig. 10a-c): binned timelines in, RGBA image and matplotlib figure out."""
+"""DMAT figures (Fig. 1, Fig. 10a-c): binned timelines in, RGBA image and matplotlib figure out.
+
+:func:`dmat.pipeline.figure_job` lists what a figure shows as plain arrays and JSON parameters (numpy
+only), and :func:`dmat_figure_from_arrays` draws it (the builder a figure process calls,
+:mod:`neutrino_ae.report.figure_process`): the command line draws in a process that imported matplotlib
+while the trace was read, a notebook in its own process, both from the same job.
+"""
 
 from __future__ import annotations
 
@@ -50,6 +56,14 @@ def render_rgba(plot: DmatPlotData) -> np.ndarray:
 
 def _pages(n: int) -> str:
     return f"{n:,} page" if n == 1 else f"{n:,} pages"
+
+
+def dmat_figure_from_arrays(arrays: dict[str, np.ndarray], params: dict):
+    """The builder of :func:`dmat.pipeline.figure_job`'s jobs: the same figure :func:`_draw` makes of the plot."""
+    plot = DmatPlotData(list(params["names"]), arrays["hist"], arrays["x_edges"], arrays["y_edges"],
+                        int(params["n_pages"]), int(params["max_clock"]), arrays["accesses_per_label"],
+                        arrays["pages_per_label"], arrays["row_label"])
+    return _draw(plot, params["title"], params["synthetic"])
 
 
 def _draw(plot: DmatPlotData, title: str, synthetic: bool):

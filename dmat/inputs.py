@@ -18,7 +18,7 @@ from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat
 from neutrino_ae.formats.dmat_sparsify import sparsify
-from neutrino_ae.formats.dmat_stream import Chunks, DmatScan, scan, write_streamed
+from neutrino_ae.formats.dmat_stream import BUCKET_RECORDS, Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
@@ -229,13 +229,17 @@ def write_raw(raw: RawTrace, dest: Path, on_batch: Callable[[DmatData], None] | 
     """The ``.dmat`` of a scanned raw trace, written to ``dest`` (streamed, in bounded memory: with a guard,
     sized to the memory left); returns the number of clock entries."""
     held = written = None
+    overlap = True
     if raw.guard is not None:
         plan = raw.guard.plan_write(not raw.scan.packs())
         if isinstance(raw.chunks, TraceChunks):
             raw.chunks.chunk_bytes = min(raw.chunks.chunk_bytes, plan.chunk_bytes)
         held, written = plan.memory_bytes, plan.bucket_records
+        # Writing one batch while counting the next holds one more bucket: only where the buckets are at
+        # their cap (memory is plentiful), never where the plan had to shrink them.
+        overlap = plan.bucket_records >= BUCKET_RECORDS
     return write_streamed(dest, raw.chunks, raw.scan, on_batch=on_batch, source=raw.source,
-                          bucket_records=written, memory_bytes=held).num_clocks
+                          bucket_records=written, memory_bytes=held, overlap=overlap).num_clocks
 
 
 # --------------------------------------------------------------------------------------------------

@@ -38,8 +38,8 @@ import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
+from neutrino_ae.report.figure_process import FigureJob, FigureProcess, draw
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.style import save_figure_files
 from neutrino_ae.report.summary import summary_row
 
 from . import FIGURES
@@ -57,12 +57,33 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     ranges_from_tensor_trace,
     tensor_ranges,
 )
-from .figures import FAMILIES, QUANTILES, _draw, _levels, render_rgba  # noqa: F401  (re-exported for callers)
 from .inputs import DmatInput, load_input, tensor_names, write_raw
 from .memory import out_of_memory
 
 SECTION = "dmat"
 PAPER_REFS = {key: fig.paper_ref for key, fig in FIGURES.items()}
+#: Names of :mod:`.figures` (matplotlib) still importable from here, loaded on first use: the command line
+#: itself never imports matplotlib (its figure process does, while the trace is read).
+_FIGURE_NAMES = ("FAMILIES", "QUANTILES", "_draw", "_levels", "render_rgba")
+#: The arrays of :class:`DmatPlotData` the drawing reads.
+DRAWN_ARRAYS = ("hist", "x_edges", "y_edges", "row_label", "accesses_per_label", "pages_per_label")
+
+
+def __getattr__(name: str):
+    if name in _FIGURE_NAMES:
+        from . import figures
+
+        return getattr(figures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def figure_job(plot: DmatPlotData, title: str, synthetic: bool | None, out: Path, stem: str) -> FigureJob:
+    """The figure of ``plot`` as a figure process's job: what :func:`.figures._draw` reads, nothing else
+    (:func:`.figures.dmat_figure_from_arrays` draws it)."""
+    return FigureJob(stem, f"{__package__}.figures:dmat_figure_from_arrays", out,
+                     {k: getattr(plot, k) for k in DRAWN_ARRAYS},
+                     {"names": list(plot.names), "n_pages": int(plot.n_pages), "max_clock": int(plot.max_clock),
+                      "title": title, "synthetic": synthetic})
 
 
 # --------------------------------------------------------------------------------------------------
@@ -71,9 +92,11 @@ PAPER_REFS = {key: fig.paper_ref for key, fig in FIGURES.items()}
 
 def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], name: str | None = None,
                 xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS, section: int = 0,
-                bundle: Bundle | None = None) -> SectionResult:
+                bundle: Bundle | None = None, figures: FigureProcess | None = None) -> SectionResult:
     """One DMAT figure from a ``.bin``, ``.dmat`` or trace directory; PNG path is ``files[<name>.png]``.
-    ``bundle``: the run's bundle; without it (a command line) the one holding the input, found from its path."""
+    ``bundle``: the run's bundle; without it (a command line) the one holding the input, found from its path.
+    ``figures``: the command line's figure process, which draws the figure while the results are written
+    (:mod:`neutrino_ae.report.figure_process`); without it the figure is drawn here."""
     out = Path(out_dir)
     guard = None
     try:
@@ -97,14 +120,15 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
             for batch in inp.dmat.batches():
                 binner.add(batch)
             clock_entries = inp.dmat.clock_entries
-        return _figure(path, out, inp, binner, ranges, clock_entries, bundle)
+        return _figure(path, out, inp, binner, ranges, clock_entries, bundle, figures)
     except MemoryError as exc:
         what = "this DMAT figure"
         raise (guard.out_of_memory(exc, what) if guard is not None else out_of_memory(path, exc, what)) from None
 
 
 def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: DmatBinner,
-            ranges: list[TensorRange], clock_entries: int, bundle: Bundle | None) -> SectionResult:
+            ranges: list[TensorRange], clock_entries: int, bundle: Bundle | None,
+            figures: FigureProcess | None = None) -> SectionResult:
     """The figure, its results files and summary rows, from the binned input."""
     stats = inp.stats
     names = binner.names
@@ -127,8 +151,12 @@ def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: Dma
         notes.append(inp.level_note)
     if notes:
         title += "\n(" + "; ".join(notes) + ")"
-    fig = _draw(plot, title, synthetic)
-    files = save_figure_files(fig, out, inp.name)
+    job = figure_job(plot, title, synthetic, out, inp.name)
+    if figures is None:
+        files = draw(job)
+    else:
+        figures.send([job])  # drawn there while the results files are written here
+        files = {}
     if inp.sparsified is not None:
         files[f"{inp.name}.dmat"] = inp.sparsified
     truth = bundle.ground_truth(SECTION)
@@ -191,6 +219,8 @@ def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: Dma
     data["summary"] = summary
     files.update(write_results(out, f"dmat_{inp.name}", data, input_path=inp.source, bundle=bundle,
                                tables={f"dmat_{inp.name}_tensors": tensors}))
+    if figures is not None:
+        files = {**figures.join(), **files}  # the figure's files first, as when drawn here
     named = ", ".join(f"{n} ({a:,})" for n, a in zip(names, plot.accesses_per_label.astype(np.int64), strict=True))
     text = (f"{inp.name}: {accesses:,} accesses over {pages}, clock up to "
             f"{plot.max_clock:,}; tensors: {named}"

@@ -105,8 +105,11 @@ class KeyCodec:
             clock, number = clock[first], page[first]
         else:
             first = run_starts(keys)
-            count = np.diff(np.r_[first, keys.size])
-            unique = keys[first]
+            if first.size == keys.size:  # every key distinct (a random-access trace): no gather
+                count, unique = np.ones(keys.size, np.int64), keys
+            else:
+                count = np.diff(np.r_[first, keys.size])
+                unique = keys[first]
             del keys
             number = unique & np.uint64((1 << self.page_bits) - 1)
             clock = unique >> np.uint64(self.page_bits)

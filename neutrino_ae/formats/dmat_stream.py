@@ -29,8 +29,10 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -240,13 +242,17 @@ class _Buckets:
 def write_streamed(path: str | os.PathLike[str], chunks: Chunks, info: DmatScan,
                    on_batch: Callable[[DmatData], None] | None = None,
                    scratch_dir: str | os.PathLike[str] | None = None, source: Path | None = None,
-                   bucket_records: int | None = None, memory_bytes: int | None = None) -> StreamSummary:
+                   bucket_records: int | None = None, memory_bytes: int | None = None,
+                   overlap: bool = False) -> StreamSummary:
     """Passes 2 and 3: write the ``.dmat`` of the records ``chunks`` yields (``info`` from :func:`scan` of
     the same records) to ``path`` atomically, handing each batch of clock entries (a canonical
     :class:`DmatData` of consecutive clocks, ``pages`` = all pages) to ``on_batch``. Scratch files go in
     a temporary folder under ``scratch_dir`` (default: beside ``path``), removed when done. ``source``,
     the trace file, is named by the error raised if the records differ from the scan's (the file
-    changed between passes). ``bucket_records`` and ``memory_bytes`` default to the module's constants."""
+    changed between passes). ``bucket_records`` and ``memory_bytes`` default to the module's constants.
+    ``overlap``: each batch is written and handed to ``on_batch`` in a second thread while the next bucket
+    is sorted and counted (numpy's sort and the file write release the GIL; one batch in flight, in order:
+    the same file and the same calls, about one more bucket's memory)."""
     codec = info.codec()
     edge_keys = bucket_edges(info, codec, BUCKET_RECORDS if bucket_records is None else bucket_records)
     dest = Path(path)
@@ -259,7 +265,7 @@ def write_streamed(path: str | os.PathLike[str], chunks: Chunks, info: DmatScan,
                            codec.dtype)
         for chunk in chunks():
             _partition(chunk, codec, edge_keys, buckets)
-        with atomic_open(dest, "wb") as fh:
+        with atomic_open(dest, "wb") as fh, _Emitter(fh, on_batch, overlap) as emit:
             write_head(fh, info.pages, 0)
             carry = _Carry()
             for i in range(edge_keys.size):
@@ -267,18 +273,52 @@ def write_streamed(path: str | os.PathLike[str], chunks: Chunks, info: DmatScan,
                 batch = carry.take(clock, page, count, last=i == edge_keys.size - 1, pages=info.pages)
                 if batch is None:
                     continue
-                body_words(batch.clocks, batch.indptr, batch.pair_page, batch.pair_count).tofile(fh)
                 num_clocks += batch.clocks.size
                 num_pairs += batch.pair_page.size
                 accesses += batch.num_accesses
-                if on_batch is not None:
-                    on_batch(batch)
+                emit(batch)
+            emit.finish()
             if accesses != info.accesses:
                 raise TraceFormatError(source, f"changed while being read: {accesses:,} accesses on the second "
                                                f"pass, {info.accesses:,} on the first")
             fh.seek(8)
             fh.write(np.array([num_clocks], "<u8").tobytes())
     return StreamSummary(num_clocks, num_pairs, buckets.spilled, edge_keys.size)
+
+
+class _Emitter:
+    """Writes each batch's entries to the ``.dmat`` and hands the batch to ``on_batch``, in order: here, or
+    (``overlap``) in one worker thread, at most one batch in flight; a worker's error is raised here."""
+
+    def __init__(self, fh: BinaryIO, on_batch: Callable[[DmatData], None] | None, overlap: bool) -> None:
+        self.fh, self.on_batch = fh, on_batch
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="dmat-write") if overlap else None
+        self.pending: Future | None = None
+
+    def _emit(self, batch: DmatData) -> None:
+        body_words(batch.clocks, batch.indptr, batch.pair_page, batch.pair_count).tofile(self.fh)
+        if self.on_batch is not None:
+            self.on_batch(batch)
+
+    def __call__(self, batch: DmatData) -> None:
+        if self.pool is None:
+            self._emit(batch)
+            return
+        self.finish()
+        self.pending = self.pool.submit(self._emit, batch)
+
+    def finish(self) -> None:
+        """Wait for the batch in flight (raising its error)."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending.result()
+
+    def __enter__(self) -> _Emitter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _Carry:
