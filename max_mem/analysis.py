@@ -1,4 +1,5 @@
-"""Fig. 11's computations: per model x probe measurements in, the table and peaks out (no I/O, no plots)."""
+"""Fig. 11's computations: per model x probe measurements in, the table and peaks out (no I/O, no plots; numpy
+only, pandas imported by :func:`table` alone)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 PAPER_REF = "Fig. 11"
 
@@ -56,7 +56,10 @@ def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
     rank = {n: i for i, n in enumerate(preferred)}
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
 
-def table(entries: Sequence[Entry]) -> pd.DataFrame:
+def table(entries: Sequence[Entry]):  # -> pandas.DataFrame
+    """The results table (``max_mem.csv``), one row per model x probe."""
+    import pandas as pd
+
     rows = []
     for e in entries:
         rows.append({

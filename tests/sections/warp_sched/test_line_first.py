@@ -12,12 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from line_first import HEAVY, REPO, printed, run_script, split_at
 
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import WARP_SCHED
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 def _timeline_trace(path: Path) -> Path:
@@ -67,58 +66,31 @@ CASES = {
         ["fig13c.png", "fig13d.png", "fig13d-sub.png"]),
 }
 
-#: Runs the command as ``python warp_sched/<script>.py`` does and says at exit, in the command's own process
-#: (a figure process ends without running exit handlers), which of pandas/matplotlib it imported.
-_WATCHED = """
-import atexit, runpy, sys
-atexit.register(lambda: print("command imported:", *sorted(m for m in ("pandas", "matplotlib") if m in sys.modules),
-                              file=sys.stderr))
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-
-
-def _imports(lines: list[str]) -> set[str]:
-    return {ln.rsplit("|", 1)[-1].strip() for ln in lines if ln.startswith("import time:")}
-
-
-def _command(tmp_path: Path, script: str, watched: bool) -> tuple[list[str], list[str], list[str], list[str]]:
+def _command(tmp_path: Path, script: str, watched: bool) -> tuple[list[str], list[str], list[str]]:
     make, name, extra, expected, pngs = CASES[script]
     path = make(tmp_path / name)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1",
-           "NEUTRINO_AE_NO_FORK": "0" if watched else "1"}
-    head = [sys.executable, "-X", "importtime", *(["-c", _WATCHED] if watched else [])]
-    # -X importtime writes each import to stderr as it happens; stdout is flushed with the line, so with both on
-    # one pipe the order shows which imports came before the line.
     command = [f"warp_sched/{script.split('-')[0]}.py", str(path), *extra, "--out", str(tmp_path / "out")]
-    proc = subprocess.run([*head, *command], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
-    assert proc.returncode == 0, proc.stdout[-2000:]
-    return proc.stdout.splitlines(), expected, pngs, [str(tmp_path / "out" / p) for p in pngs]
+    return run_script(command, watched), expected, [str(tmp_path / "out" / p) for p in pngs]
 
 
 @pytest.mark.parametrize("script", list(CASES))
 def test_lines_are_printed_before_pandas_or_matplotlib_is_imported(tmp_path, script):
     # Drawn in this process (no figure process): every import is the command's own.
-    lines, expected, pngs, paths = _command(tmp_path, script, watched=False)
-    at = lines.index(expected[0])
-    assert lines[at:at + len(expected)] == expected
-    before, after = _imports(lines[:at]), _imports(lines[at:])
+    lines, expected, paths = _command(tmp_path, script, watched=False)
+    before, after = split_at(lines, expected)
     assert "numpy" in before
-    assert not {m for m in before if m.split(".")[0] in ("pandas", "matplotlib", "numba")}
+    assert not {m for m in before if m.split(".")[0] in HEAVY}
     assert "pandas" in after and "matplotlib" in after  # the figures and tables come after them
-    printed = [ln for ln in lines if not ln.startswith("import time:")]
-    assert printed == [*expected, *paths]  # each line once, then the figures' files
+    assert printed(lines) == [*expected, *paths]  # each line once, then the figures' files
     assert all(Path(p).stat().st_size > 5_000 for p in paths)
 
 
 @pytest.mark.parametrize("script", list(CASES))
 def test_with_a_figure_process_the_command_never_imports_matplotlib_and_pandas_only_after_the_lines(tmp_path, script):
-    lines, expected, pngs, paths = _command(tmp_path, script, watched=True)
-    at = lines.index(expected[0])
-    assert lines[at:at + len(expected)] == expected
+    lines, expected, paths = _command(tmp_path, script, watched=True)
+    before, _ = split_at(lines, expected)
     # pandas is imported by the command alone (the figure process draws from arrays): never before the lines.
-    assert "numpy" in _imports(lines[:at]) and not {m for m in _imports(lines[:at]) if m.split(".")[0] == "pandas"}
+    assert "numpy" in before and not {m for m in before if m.split(".")[0] == "pandas"}
     assert "command imported: pandas" in lines  # and not matplotlib: the figure process drew every figure
     assert all(Path(p).stat().st_size > 5_000 for p in paths)
 
