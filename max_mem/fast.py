@@ -18,6 +18,7 @@ from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.inputs import MiB, read_text_input
 from neutrino_ae.formats.tracedir import trace_dir_order_key
 from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.report.text_table import text_table
 
 from .analysis import (
     _PROBE_TRUTH,
@@ -163,18 +164,6 @@ def _rule_lines(notes: Sequence[str], markdown: bool = False) -> str:
             lines.append("")
         lines += [("- " if markdown else "  ") + n for n in notes]
     return "\n".join(lines)
-
-
-def text_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A table of strings as pandas' ``DataFrame.to_string(index=False)`` prints it: each column right-aligned
-    to its widest cell or header, one space between columns, tab and line breaks shown escaped."""
-    def cell(v: str) -> str:
-        return v.replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-
-    cols = [[cell(c), *(cell(r[k]) for r in rows)] for k, c in enumerate(columns)]
-    widths = [max(len(v) for v in col) for col in cols]
-    return "\n".join(" ".join(col[i].rjust(w) for col, w in zip(cols, widths, strict=True))
-                     for i in range(len(rows) + 1))
 
 
 #: The table the command prints (a subset of the results table's columns).

@@ -1,12 +1,10 @@
 """The artifact's table first (issue 24): ``python max_mem/max_mem.py <root>`` prints it before pandas or
-matplotlib is imported, once; the figure (drawn by a figure process) and the results follow. The table is
-in the text pandas' ``to_string(index=False)`` gives, whatever the folder names."""
+matplotlib is imported, once; the figure (drawn by a figure process) and the results follow."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from line_first import HEAVY, printed, run_script, split_at
 
@@ -51,15 +49,3 @@ def test_table_is_printed_before_pandas_or_matplotlib_is_imported(tmp_path, watc
     assert printed(lines)[:len(EXPECTED)] == EXPECTED and printed(lines).count(EXPECTED[2]) == 1
     assert f"wrote {out / 'max_mem.png'}" in printed(lines)[len(EXPECTED):]
     assert (out / "max_mem.png").stat().st_size > 10_000 and (out / "max_mem.svg").is_file()
-
-
-@pytest.mark.parametrize("names", [
-    ["resnet-bs32", "a"], ["x" * 70, ""], ["tab\there", "line\nbreak", "cr\rhere"], ["ünï", "日本語"],
-    [" lead", "trail "], ["1.5", "NaN", "None", "-"],
-])
-def test_text_table_is_pandas_to_string(names):
-    from max_mem.fast import text_table
-
-    rows = [(n, "p" * (i + 1), f"{i}.5 KiB") for i, n in enumerate(names)]
-    df = pd.DataFrame(rows, columns=["model", "probe_name", "x"])
-    assert text_table(["model", "probe_name", "x"], rows) == df.to_string(index=False)
