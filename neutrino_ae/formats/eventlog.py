@@ -161,13 +161,17 @@ class EventLog:
             return None
         return int(self.launch_columns["launch"][-1])
 
+    def column(self, name: str, complete: bool = True) -> np.ndarray:
+        """One launch column in numpy: integers as float64 with NaN where a launch has none (as
+        ``launches[name].to_numpy(dtype=float, na_value=np.nan)``), other columns as they are;
+        ``complete``: without :attr:`cut_launch` (as :meth:`complete_launches`)."""
+        col = self.launch_columns[name]
+        values = np.where(col.mask, np.nan, col.data.astype(np.float64)) if isinstance(col, IntColumn) else col
+        return values[self._complete()] if complete else values
+
     def probe_mem(self, complete: bool = True) -> np.ndarray:
-        """Each launch's ``[exec] probe-mem`` bytes as float64, NaN where a launch has none; ``complete``:
-        without :attr:`cut_launch` (as :meth:`complete_launches`). numpy only."""
-        col = self.launch_columns["probe_mem"]
-        assert isinstance(col, IntColumn)
-        mem = np.where(col.mask, np.nan, col.data.astype(np.float64))
-        return mem[self._complete()] if complete else mem
+        """Each launch's ``[exec] probe-mem`` bytes as float64, NaN where a launch has none (:meth:`column`)."""
+        return self.column("probe_mem", complete)
 
     def _complete(self) -> np.ndarray | slice:
         """Which launches :meth:`complete_launches` keeps: all but :attr:`cut_launch`."""
