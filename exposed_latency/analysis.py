@@ -3,9 +3,12 @@ pandas imported by :func:`ratios` alone)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 PAPER_REF = "Fig. 12"
 
@@ -37,14 +40,14 @@ def ratio_columns(times: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return r
 
 
-def ratios(df):  # pandas.DataFrame -> pandas.DataFrame
+def ratios(df: pd.DataFrame) -> pd.DataFrame:
     """:func:`ratio_columns` of a workload table (:func:`.pipeline.read_workload_csv`), with its probes."""
     import pandas as pd
 
     return pd.DataFrame({"probe": df["probe"],
                          **ratio_columns({c: df[c].to_numpy(dtype=np.float64) for c in TIME_COLUMNS})})
 
-def _has_unattributed(r) -> bool:  # a ratios DataFrame
+def _has_unattributed(r: pd.DataFrame) -> bool:
     # Below half a percent it is rounding of the logged milliseconds, not a visible segment.
     return bool((r["unattributed_share"] > UNATTRIBUTED_MIN).any())
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS
 from neutrino_ae.report.summary import summary_row
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 GROUPS = ("cutlass_op", "triton_op", "pytorch_op")
 
@@ -72,7 +75,7 @@ def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
 def _ordered_probes(cells: Sequence[Cell]) -> list[str]:
     return _order(sorted({c.probe for c in cells}), PROBE_ORDER)
 
-def long_table(cells: Sequence[Cell]):  # -> pandas.DataFrame
+def long_table(cells: Sequence[Cell]) -> pd.DataFrame:
     """One row per kernel x probe (the ``_long`` table)."""
     import pandas as pd
 
@@ -116,7 +119,7 @@ def wide_rows(cells: Sequence[Cell]) -> tuple[list[str], list[dict[str, Any]]]:
     return cols, list(rows.values())
 
 
-def wide_table(cells: Sequence[Cell]):  # -> pandas.DataFrame
+def wide_table(cells: Sequence[Cell]) -> pd.DataFrame:
     """:func:`wide_rows` as Table 2's DataFrame (missing cells NaN)."""
     import pandas as pd
 

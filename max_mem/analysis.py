@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 PAPER_REF = "Fig. 11"
 
@@ -56,7 +59,7 @@ def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
     rank = {n: i for i, n in enumerate(preferred)}
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
 
-def table(entries: Sequence[Entry]):  # -> pandas.DataFrame
+def table(entries: Sequence[Entry]) -> pd.DataFrame:
     """The results table (``max_mem.csv``), one row per model x probe."""
     import pandas as pd
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched.slots import lowest_free_slots
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 DEFAULT_TAIL_THRESHOLD = 0.9
 #: The numpy sweeps cost about four times per warp what block_sched's numpy metric costs per block, so
@@ -184,7 +188,7 @@ def timeline_columns(rec: WarpRecords, sms: Sequence[int]) -> dict[str, np.ndarr
             "start": start - origin[inv], "end": end - origin[inv]}
 
 
-def timeline_table(rec: WarpRecords, sms: Sequence[int]):  # -> pandas.DataFrame
+def timeline_table(rec: WarpRecords, sms: Sequence[int]) -> pd.DataFrame:
     """:func:`timeline_columns` as a DataFrame (the timeline's CSV table)."""
     import pandas as pd
 
