@@ -1,10 +1,14 @@
-"""Fig. 12's computations: per-workload times in, ratios to the original out (no I/O, no plots)."""
+"""Fig. 12's computations: per-workload times in, ratios to the original out (no I/O, no plots; numpy only,
+pandas imported by :func:`ratios` alone)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 PAPER_REF = "Fig. 12"
 
@@ -22,20 +26,26 @@ UNATTRIBUTED_MIN = 0.005
 # Parts may exceed the total by rounding of the logged milliseconds; beyond this it is flagged.
 SUM_TOLERANCE = 0.02
 
-def ratios(df: pd.DataFrame) -> pd.DataFrame:
+def ratio_columns(times: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per probe: ncu and Neutrino ratios to the original, part shares and stacked segment heights."""
-    r = pd.DataFrame({"probe": df["probe"]})
-    r["ncu_ratio"] = df["ncu"] / df["original"]
-    r["neutrino_ratio"] = df["neutrino"] / df["original"]
+    r = {"ncu_ratio": times["ncu"] / times["original"], "neutrino_ratio": times["neutrino"] / times["original"]}
     for part in PARTS:
-        r[f"{part}_share"] = df[part] / df["neutrino"]
+        r[f"{part}_share"] = times[part] / times["neutrino"]
     share_sum = sum(r[f"{p}_share"] for p in PARTS)
-    r["unattributed_share"] = (1.0 - share_sum).clip(lower=0.0)
+    r["unattributed_share"] = np.clip(1.0 - share_sum, 0.0, None)
     for part in (*PARTS, "unattributed"):
         r[f"{part}_height"] = r[f"{part}_share"] * r["neutrino_ratio"]
-    r["ncu_over_neutrino"] = df["ncu"] / df["neutrino"]
+    r["ncu_over_neutrino"] = times["ncu"] / times["neutrino"]
     r["parts_over_total"] = share_sum
     return r
+
+
+def ratios(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`ratio_columns` of a workload table (:func:`.pipeline.read_workload_csv`), with its probes."""
+    import pandas as pd
+
+    return pd.DataFrame({"probe": df["probe"],
+                         **ratio_columns({c: df[c].to_numpy(dtype=np.float64) for c in TIME_COLUMNS})})
 
 def _has_unattributed(r: pd.DataFrame) -> bool:
     # Below half a percent it is rounding of the logged milliseconds, not a visible segment.

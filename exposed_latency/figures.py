@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -120,3 +120,23 @@ def draw_combined(panels: Sequence[tuple[str, pd.DataFrame]], synthetic: bool):
                    title_fontsize=matplotlib.rcParams["figure.titlesize"])
         style.mark_synthetic(fig, synthetic)
     return fig
+
+
+def _ratios_frame(probes: Sequence[str], columns: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """A ratios table (:func:`.analysis.ratios`' columns) from :func:`.analysis.ratio_columns`' arrays."""
+    return pd.DataFrame({"probe": list(probes), **columns})
+
+
+def workload_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
+    """The figure process's builder (:mod:`neutrino_ae.report.figure_process`): :func:`draw_workload`."""
+    return draw_workload(params["name"], _ratios_frame(params["probes"], arrays), params["synthetic"])
+
+
+def combined_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
+    """The figure process's builder: :func:`draw_combined` of every workload's panel."""
+    panels = []
+    for i, p in enumerate(params["panels"]):
+        cols = {k.split(".", 1)[1]: v for k, v in arrays.items() if k.split(".", 1)[0] == str(i)}
+        panels.append((p["name"], _ratios_frame(p["probes"], cols)))
+    return draw_combined(panels, params["synthetic"])
+

@@ -10,24 +10,25 @@ do not add up to the Neutrino time the rest is drawn as a hatched "unattributed"
 bar top is always the measured ratio.
 
     python exposed_latency/exposed_latency.py [<dir or csv ...>] [--out DIR] [--json]
+
+The numbers and the printed text are :mod:`.fast` (numpy only); this module adds the table files, the
+results JSON and the figures (drawn here, or collected from the command line's figure process), and reads a
+workload CSV out of the plain form (:func:`read_workload_csv`, pandas).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.formats.inputs import MiB, check_input
-from neutrino_ae.report import style
-from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.formats.inputs import check_input
+from neutrino_ae.report.figure_process import FigureProcess, draw
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.summary import summary_row
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
     _TRUTH_KEYS,
@@ -42,20 +43,15 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     _truth,
     ratios,
 )
-from .figures import (  # noqa: F401  (re-exported for callers)
-    BREAK_FACTOR,
-    PART_COLORS,
-    PARTS,
-    WORKLOAD_LABELS,
-    _draw_panel,
-    _legend_handles,
-    _reserve_footer,
-    draw_combined,
-    draw_workload,
-)
+from .fast import MAX_CSV_BYTES, SECTION, Measured, measure, resolve_inputs  # noqa: F401  (re-exported for callers)
+from .figure_inputs import figure_jobs
 
-SECTION = "exposed_latency"
-MAX_CSV_BYTES = 16 * MiB
+
+def draw_workload(name: str, r: pd.DataFrame, synthetic: bool):
+    """Fig. 12 of one workload (:func:`.figures.draw_workload`; matplotlib imported on the call)."""
+    from .figures import draw_workload as draw_one
+
+    return draw_one(name, r, synthetic)
 
 
 def read_workload_csv(path: str | Path) -> pd.DataFrame:
@@ -105,102 +101,47 @@ def read_workload_csv(path: str | Path) -> pd.DataFrame:
     return out
 
 
-def resolve_inputs(paths: Sequence[str | Path]) -> tuple[list[tuple[str, Path]], list[str]]:
-    """``(workload, csv)`` to plot and the expected workload files that are missing.
-
-    A folder contributes the four paper workloads (missing ones are listed); files are taken as given
-    and named by their stem.
-    """
-    found: list[tuple[str, Path]] = []
-    missing: list[str] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            for w in WORKLOADS:
-                if (p / f"{w}.csv").is_file():
-                    found.append((w, p / f"{w}.csv"))
-                else:
-                    missing.append(f"{p / f'{w}.csv'}: missing, no {w} panel")
-        elif p.exists() or p.suffix == ".csv":
-            found.append((p.stem, p))
-        else:
-            raise InputError(p, missing_reason(p, "no such folder or CSV file"))
-    return found, missing
-
-
-def analyze(inputs: Sequence[str | Path], out_dir: str | Path, bundle: Bundle | None = None) -> SectionResult:
+def analyze(inputs: Sequence[str | Path], out_dir: str | Path, bundle: Bundle | None = None,
+            measured: Measured | None = None, figures: FigureProcess | None = None) -> SectionResult:
     """Fig. 12 from workload CSVs (or folders holding ``{attn,gmm,conv,gemm}.csv``). ``bundle``: the run's
-    bundle; without it (a command line) each CSV's own, found from its path."""
+    bundle; without it (a command line) each CSV's own, found from its path. ``measured``: :func:`.fast.measure`
+    of them when done already; ``figures``: the command line's figure process, sent
+    :func:`.figure_inputs.figure_jobs` (without it the figures are drawn here)."""
+    m = measure(inputs, bundle) if measured is None else measured
     out = Path(out_dir)
-    found, missing = resolve_inputs(inputs)
-    if not found:
-        raise InputError(inputs[0] if inputs else None, "no workload CSV found (" + "; ".join(missing) + ")")
-    # Every input is read and checked before anything is written: a bad CSV leaves no figure behind.
-    tables = [(name, path, read_workload_csv(path)) for name, path in found]
-    owners = [bundle or bundle_of(p) for _, p in found]  # the bundle of each CSV
-    kinds = {b.synthetic for b in owners}
-    synthetic = True if True in kinds else None if None in kinds else False
-    gt = owners[0].ground_truth(SECTION)
-    panels: list[tuple[str, pd.DataFrame]] = []
+    jobs = figure_jobs(m, out)
+    drawn = None
+    if figures is None:
+        drawn = {k: v for job in jobs for k, v in draw(job).items()}
     rows = []
-    files: dict[str, Path] = {}
-    summary = []
-    warnings = []
-    for name, path, data in tables:
-        r = ratios(data)
-        panels.append((name, r))
-        for i, row in r.iterrows():
-            rows.append({"workload": name, "probe": row["probe"], **{c: data.at[i, c] for c in TIME_COLUMNS},
-                         **{c: row[c] for c in r.columns if c != "probe" and not c.endswith("_height")}})
-            t = _truth(gt, name, row["probe"])
-            for key in ("ncu_ratio", "neutrino_ratio"):
-                summary.append(summary_row(SECTION, f"{name}.{row['probe']}.{key}", float(row[key]), "x", PAPER_REF,
-                                           owners[0].kind, t.get(key)))
-            if row["parts_over_total"] > 1 + SUM_TOLERANCE:
-                warnings.append(f"{path}: probe {row['probe']}: prologue+kernel+epilogue is "
-                                f"{row['parts_over_total']:.3f} x the neutrino time")
-        fig = draw_workload(name, r, synthetic)
-        files.update(style.save_figure_files(fig, out, f"{SECTION}_{name}", key=f"figure_{name}"))
-    fig = draw_combined(panels, synthetic)
-    files = {**style.save_figure_files(fig, out, SECTION, key="figure"), **files}
+    for w in m.workloads:
+        for i, probe in enumerate(w.probes):
+            rows.append({"workload": w.name, "probe": probe, **{c: w.times[c][i] for c in TIME_COLUMNS},
+                         **{c: v[i] for c, v in w.ratios.items() if not c.endswith("_height")}})
     df = pd.DataFrame(rows)
+    owner = m.owners[0]
     payload = {
         "paper_ref": PAPER_REF,
-        "bundle_kind": owners[0].kind,
-        "synthetic": synthetic,
-        "inputs": [{"workload": n, "csv": str(p)} for n, p in found],
-        "missing": missing,
-        "warnings": warnings,
+        "bundle_kind": owner.kind,
+        "synthetic": m.synthetic,
+        "inputs": [{"workload": n, "csv": str(p)} for n, p in m.found],
+        "missing": m.missing,
+        "warnings": m.warnings,
         "rows": df.to_dict(orient="records"),
-        "summary": summary,
+        "summary": m.summary,
     }
-    files.update(write_results(out, SECTION, payload, input_path=found[0][1], tables={SECTION: df},
-                               bundle=owners[0]))
-    return SectionResult(SECTION, payload, files, {SECTION: df}, summary,
-                         _text(df, summary, missing, warnings, synthetic, files["figure"]))
-
-
-def _text(df: pd.DataFrame, summary: Sequence[dict[str, Any]], missing: Sequence[str], warnings: Sequence[str],
-          synthetic: bool, figure: Path) -> str:
-    lines = [f"{PAPER_REF}: exposed latency (time / original)" + (" [SYNTHETIC sample data]" if synthetic else "")]
-    show = df[["workload", "probe"]].copy()
-    show["ncu"] = ["n/a" if pd.isna(v) else f"{v:.2f}x" for v in df["ncu_ratio"]]
-    show["neutrino"] = [f"{v:.2f}x" for v in df["neutrino_ratio"]]
-    for part in PARTS:
-        show[f"{part} share"] = [f"{v:.1%}" for v in df[f"{part}_share"]]
-    lines.append(show.to_string(index=False))
-    with_truth = [s for s in summary if s["ground_truth"] is not None]
-    if with_truth:
-        err = max(abs(s["value"] - float(s["ground_truth"])) / float(s["ground_truth"]) for s in with_truth)
-        lines.append(f"ground truth: {len(with_truth)} ratios, largest relative deviation {err:.2%}")
-    lines += [f"warning: {w}" for w in warnings]
-    if missing:
-        lines.append("missing inputs (the rest is reported):")
-        lines += [f"  {m}" for m in missing]
-    lines.append(f"wrote {figure} and one figure per workload")
-    return "\n".join(lines)
+    written = write_results(out, SECTION, payload, input_path=m.found[0][1], tables={SECTION: df}, bundle=owner)
+    pics = figures.join() if drawn is None else drawn
+    files: dict[str, Path] = {}
+    for job in jobs:  # the combined figure first, under "figure"; each workload's under "figure_<name>"
+        key = "figure" if job.stem == SECTION else f"figure_{job.stem[len(SECTION) + 1:]}"
+        mine = [p for name, p in pics.items() if name.startswith(f"{job.stem}.")]
+        files.update({key: mine[0], **{f"{key}.{p.suffix[1:]}": p for p in mine[1:]}})
+    files.update(written)
+    text = "\n".join([*m.lines(), f"wrote {files['figure']} and one figure per workload"])
+    return SectionResult(SECTION, payload, files, {SECTION: df}, m.summary, text)
 
 
 def analyze_bundle(bundle: Bundle, out_dir: str | Path) -> SectionResult:
     """The section entry point: Fig. 12 from the run's bundle."""
     return analyze([bundle.path("exposed_latency")], out_dir, bundle=bundle)
-

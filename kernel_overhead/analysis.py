@@ -1,16 +1,19 @@
-"""Table 2's computations: per-cell measurements in; tables, summary rows, truth checks out (no I/O, no plots)."""
+"""Table 2's computations: per-cell measurements in; tables, summary rows, truth checks out (no I/O, no plots;
+numpy only, pandas imported by the table builders alone)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS
 from neutrino_ae.report.summary import summary_row
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 GROUPS = ("cutlass_op", "triton_op", "pytorch_op")
 
@@ -73,6 +76,9 @@ def _ordered_probes(cells: Sequence[Cell]) -> list[str]:
     return _order(sorted({c.probe for c in cells}), PROBE_ORDER)
 
 def long_table(cells: Sequence[Cell]) -> pd.DataFrame:
+    """One row per kernel x probe (the ``_long`` table)."""
+    import pandas as pd
+
     rows = []
     for c in cells:
         regs = c.registers
@@ -91,10 +97,11 @@ def long_table(cells: Sequence[Cell]) -> pd.DataFrame:
         })
     return pd.DataFrame(rows)
 
-def wide_table(cells: Sequence[Cell]) -> pd.DataFrame:
+def wide_rows(cells: Sequence[Cell]) -> tuple[list[str], list[dict[str, Any]]]:
     """Table 2 layout: one row per kernel, ``<probe> slowdown`` and ``<probe> +regs`` (signed) per
     probe, and ``notes``: ``"<probe> <+regs>: probed build allocated fewer registers"`` for each
-    negative ``+regs`` of the row."""
+    negative ``+regs`` of the row; the columns, and the rows (a probe not measured for a kernel is absent
+    from its row)."""
     probes = _ordered_probes(cells)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     notes: dict[tuple[str, str], list[tuple[int, str]]] = {}
@@ -109,7 +116,32 @@ def wide_table(cells: Sequence[Cell]) -> pd.DataFrame:
     for key, row in rows.items():
         row["notes"] = "; ".join(text for _, text in sorted(notes.get(key, [])))
     cols = ["group", "kernel"] + [f"{p} {k}" for p in probes for k in ("slowdown", "+regs")] + ["notes"]
-    return pd.DataFrame(list(rows.values())).reindex(columns=cols)
+    return cols, list(rows.values())
+
+
+def wide_table(cells: Sequence[Cell]) -> pd.DataFrame:
+    """:func:`wide_rows` as Table 2's DataFrame (missing cells NaN)."""
+    import pandas as pd
+
+    cols, rows = wide_rows(cells)
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def text_rows(cells: Sequence[Cell]) -> tuple[list[str], list[list[str]]]:
+    """Table 2 as the command prints it: :func:`wide_rows` without the notes (the text marks a negative
+    ``+regs`` in the cell and explains it below), ``1.23x`` and ``+3`` (``-`` where not measured)."""
+    cols, rows = wide_rows(cells)
+    cols = [c for c in cols if c != "notes"]
+
+    def shown(col: str, v: Any) -> str:
+        missing = v is None or (isinstance(v, float) and np.isnan(v))
+        if col.endswith("slowdown"):
+            return "-" if missing else f"{v:.2f}x"
+        if col.endswith("+regs"):
+            return "-" if missing else regs_label(int(v))
+        return "-" if missing else str(v)
+
+    return cols, [[shown(c, row.get(c)) for c in cols] for row in rows]
 
 def _truth(gt: dict[str, Any] | None, group: str, kernel: str, probe: str) -> dict[str, Any] | None:
     """The sample generator's injected values for one cell (its ``rows`` are per compiled kernel).

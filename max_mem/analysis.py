@@ -1,13 +1,16 @@
-"""Fig. 11's computations: per model x probe measurements in, the table and peaks out (no I/O, no plots)."""
+"""Fig. 11's computations: per model x probe measurements in, the table and peaks out (no I/O, no plots; numpy
+only, pandas imported by :func:`table` alone)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 PAPER_REF = "Fig. 11"
 
@@ -57,6 +60,9 @@ def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
     return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
 
 def table(entries: Sequence[Entry]) -> pd.DataFrame:
+    """The results table (``max_mem.csv``), one row per model x probe."""
+    import pandas as pd
+
     rows = []
     for e in entries:
         rows.append({

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
@@ -19,6 +20,14 @@ def _byte_ticks(lo: float, hi: float) -> list[float]:
     ticks = [t for t in ticks if lo <= t <= hi]
     step = max(1, int(np.ceil(len(ticks) / 8)))
     return ticks[::step]
+
+def figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
+    """The figure process's builder (:mod:`neutrino_ae.report.figure_process`): :func:`draw` of the entries
+    in ``params`` (:func:`.figure_inputs.figure_job`)."""
+    entries = [Entry(e["model"], e["probe"], "", probe_mem_max=e["probe_mem_max"], workload_max=e["workload_max"])
+               for e in params["entries"]]
+    return draw(entries, params["synthetic"])
+
 
 def draw(entries: Sequence[Entry], synthetic: bool):
     """Grouped bars on a log axis: per model one bar per probe plus the workload's own peak."""

@@ -1,16 +1,20 @@
-"""Fig. 13's computations: warp records in, sweeps, tails and tables out (no I/O, no plots)."""
+"""Fig. 13's computations: warp records in, sweeps, tails and tables out (no I/O, no plots; numpy only, pandas
+imported by :func:`timeline_table` alone)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched.slots import lowest_free_slots
+
+if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+    import pandas as pd
 
 DEFAULT_TAIL_THRESHOLD = 0.9
 #: The numpy sweeps cost about four times per warp what block_sched's numpy metric costs per block, so
@@ -167,8 +171,9 @@ def pick_timeline_sms(rec: WarpRecords, n: int = 2) -> list[int]:
                 break
     return picks
 
-def timeline_table(rec: WarpRecords, sms: Sequence[int]) -> pd.DataFrame:
-    """Warps of the chosen SMs with their reconstructed slot, times relative to the SM's first start."""
+def timeline_columns(rec: WarpRecords, sms: Sequence[int]) -> dict[str, np.ndarray]:
+    """Warps of the chosen SMs with their reconstructed slot, times relative to the SM's first start: the
+    columns ``smid, block, warp, slot, start, end``."""
     sel = np.flatnonzero(np.isin(rec.smid, np.asarray(sms, dtype=np.int64)))
     sm = rec.smid[sel]
     start = rec.lstart[sel]
@@ -179,8 +184,29 @@ def timeline_table(rec: WarpRecords, sms: Sequence[int]) -> pd.DataFrame:
     uniq, inv = np.unique(sm, return_inverse=True)
     origin = np.full(uniq.size, np.iinfo(np.int64).max)
     np.minimum.at(origin, inv, start)
-    return pd.DataFrame({"smid": sm, "block": rec.block[sel], "warp": rec.warp[sel], "slot": slot,
-                         "start": start - origin[inv], "end": end - origin[inv]})
+    return {"smid": sm, "block": rec.block[sel], "warp": rec.warp[sel], "slot": slot,
+            "start": start - origin[inv], "end": end - origin[inv]}
+
+
+def timeline_table(rec: WarpRecords, sms: Sequence[int]) -> pd.DataFrame:
+    """:func:`timeline_columns` as a DataFrame (the timeline's CSV table)."""
+    import pandas as pd
+
+    return pd.DataFrame(timeline_columns(rec, sms))
+
+
+def per_sm_stats(cols: dict[str, np.ndarray]) -> list[dict[str, int]]:
+    """Per SM of a timeline (:func:`timeline_columns`), in SM order: its warps, distinct blocks, warp slots
+    used (highest slot + 1) and span (last warp end, cycles since its first start)."""
+    sms, inv = np.unique(cols["smid"], return_inverse=True)
+    warps = np.bincount(inv, minlength=sms.size)
+    blocks = np.bincount(np.unique(np.stack([inv, cols["block"]]), axis=1)[0], minlength=sms.size)
+    slots = np.full(sms.size, np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(slots, inv, cols["slot"])
+    span = np.full(sms.size, np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(span, inv, cols["end"])
+    return [{"smid": int(s), "warps": int(w), "blocks": int(b), "slots": int(sl) + 1, "span_cycles": int(e)}
+            for s, w, b, sl, e in zip(sms, warps, blocks, slots, span, strict=True)]
 
 def peak_resident_blocks(smid: np.ndarray, block: np.ndarray, start: np.ndarray, end: np.ndarray) -> int:
     """Most blocks resident on one SM at once (a block spans its first warp start to its last warp end)."""

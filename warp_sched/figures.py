@@ -1,11 +1,12 @@
-"""Figures of Fig. 13a-d: tables in, matplotlib figures out (shared style)."""
+"""Figures of Fig. 13a-d: builders ``fn(arrays, params) -> Figure`` (:mod:`neutrino_ae.report.figure_process`;
+what they are given is made in :mod:`.figure_inputs`), shared style."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from neutrino_ae.report.style import (
     FIXED_TITLES,
@@ -25,35 +26,78 @@ def _figure(width: float, height: float):
     footer."""
     return tight_figure(width, height)
 
-def _timeline_figure(tab: pd.DataFrame, sms: Sequence[int], title: str, synthetic: bool,
-                     x_max: int | None = None):
-    """Warp slots over time on each SM; ``x_max`` fixes the x range (Fig. 13a and 13b share one)."""
+def timeline_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
+    """Fig. 13a/13b: warp slots over time on each SM (``arrays``: :func:`.analysis.timeline_columns`;
+    ``params``: ``sms``, ``title``, ``synthetic``, ``x_max``, which fixes the x range: 13a and 13b share one)."""
+    sms, title, x_max = params["sms"], params["title"], params["x_max"]
+    smid = arrays["smid"]
     with style_context(FIXED_TITLES):  # y axes are warp slots: no offset text for a title to avoid
         fig = _figure(MAX_WIDTH_IN, 1.2 + 2.2 * len(sms))
         axes = fig.subplots(len(sms), 1, squeeze=False)[:, 0]
         for ax, sm in zip(axes, sms, strict=True):
-            d = tab[tab["smid"] == sm]
-            blocks = d["block"].to_numpy()
+            on = smid == sm
+            blocks, start, end, slot = arrays["block"][on], arrays["start"][on], arrays["end"][on], arrays["slot"][on]
             # Colour index by order of first appearance on this SM, so neighbours differ.
             ub, first_idx = np.unique(blocks, return_index=True)
             rank = np.empty(ub.size, np.int64)
-            rank[np.argsort(d["start"].to_numpy()[first_idx], kind="stable")] = np.arange(ub.size)
+            rank[np.argsort(start[first_idx], kind="stable")] = np.arange(ub.size)
             colour_idx = rank[np.searchsorted(ub, blocks)] % len(PALETTE[:7])
             colours = np.array(PALETTE[:7])[colour_idx]
-            interval_bars(ax, d["slot"].to_numpy(), d["start"].to_numpy(), (d["end"] - d["start"]).to_numpy(),
-                          list(colours), height=0.85, edgecolor="white", linewidth=0.3)
-            nslots = int(d["slot"].max()) + 1
+            interval_bars(ax, slot, start, end - start, list(colours), height=0.85, edgecolor="white", linewidth=0.3)
+            nslots = int(slot.max()) + 1
             ax.set_ylim(nslots - 0.4, -0.6)
             ax.set_ylabel("warp slot")
-            ax.set_title(f"SM {sm}: {ub.size} blocks, {len(d)} warps, {nslots} warp slots used", fontsize=10)
+            ax.set_title(f"SM {sm}: {ub.size} blocks, {int(on.sum())} warps, {nslots} warp slots used", fontsize=10)
             ax.grid(axis="y", visible=False)
-            ax.set_xlim(0, (x_max if x_max else max(int(d["end"].max()), 1)) * 1.01)
+            ax.set_xlim(0, (x_max if x_max else max(int(end.max()), 1)) * 1.01)
             if nslots > 16:
                 ax.set_yticks(np.arange(0, nslots, max(1, nslots // 8)))
         axes[-1].set_xlabel("cycles since the SM's first warp start")
         fig.suptitle(f"{title} (bar colour = block)")
-        mark_synthetic(fig, synthetic)
+        mark_synthetic(fig, params["synthetic"])
     return fig
+
+
+def active_warps_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
+    """Fig. 13c: active warps over time (``arrays``: the sweep ``t``, ``v``; ``params``: :func:`_tail_params`)."""
+    tail, wave = Tail(**params["tail"]), LastWaveTail(**params["wave"])
+    t, active = arrays["t"], arrays["v"]
+    # Warp and SM counts stay far below 1e6: no y offset text for a title to avoid, so titles stay fixed.
+    with style_context(FIXED_TITLES):
+        fig = _figure(MAX_WIDTH_IN, 3.6)
+        ax = fig.subplots()
+        draw_step(ax, t, active, tail.kernel_start, tail.kernel_end, PALETTE[0], 1, "active warps", fill_alpha=0.25)
+        _shade_tail(ax, tail, wave)
+        ax.set_xlabel(params["xlabel"])
+        ax.set_ylabel("active warps (all SMs)")
+        ax.set_ylim(0, max(int(active.max()), 1) * 1.3)
+        ax.set_xlim(tail.kernel_start, tail.kernel_end)
+        ax.legend(loc="upper right", ncols=3)
+        ax.set_title(f"Fig. 13c: active warps over time ({params['n_sms']} SMs)")
+        mark_synthetic(fig, params["synthetic"])
+    return fig
+
+
+def busy_sms_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
+    """Fig. 13d and 13d-sub: busy SMs over ``[lo, hi]`` (``arrays``: the sweep ``t``, ``v``; ``params``:
+    :func:`_tail_params` and ``lo``, ``hi``, ``title``)."""
+    tail, wave = Tail(**params["tail"]), LastWaveTail(**params["wave"])
+    n_sms, threshold, lo, hi = params["n_sms"], tail.threshold, params["lo"], params["hi"]
+    with style_context(FIXED_TITLES):
+        fig = _figure(MAX_WIDTH_IN, 3.6)
+        ax = fig.subplots()
+        draw_step(ax, arrays["t"], arrays["v"], lo, hi, PALETTE[2], 1.2, "busy SMs")
+        ax.axhline(threshold * n_sms, color="grey", lw=1, ls="-.", label=f"{threshold:.0%} of {n_sms} SMs")
+        _shade_tail(ax, tail, wave)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(0, n_sms * 1.35)
+        ax.set_xlabel(params["xlabel"])
+        ax.set_ylabel("SMs with running warps")
+        ax.legend(loc="upper right", ncols=2)
+        ax.set_title(params["title"])
+        mark_synthetic(fig, params["synthetic"])
+    return fig
+
 
 def _shade_tail(ax, tail: Tail, wave: LastWaveTail) -> None:
     ax.axvspan(tail.tail_start, tail.kernel_end, color=PALETTE[1], alpha=0.12, lw=0,

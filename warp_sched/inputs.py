@@ -20,7 +20,6 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, refuse_pickle
@@ -98,6 +97,8 @@ def records_from_table(path: str | os.PathLike[str], align: str = "sm") -> WarpR
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             raise TraceFormatError(p, f"not a valid .npz archive ({exc})") from None
     elif p.suffix.lower() == ".csv":
+        import pandas as pd  # the CSV reader: only for a .csv table
+
         try:
             df = pd.read_csv(p)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:

@@ -15,9 +15,10 @@ from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.summary import summary_row
 
 from .analysis import DEFAULT_TAIL_THRESHOLD, pick_timeline_sms
+from .fast import timeline_extent
 from .inputs import PAPER_REF, SECTION, chosen_line, find_inputs, load_warp_records
 from .tailing import fig13cd
-from .timelines import fig13a, fig13b, timeline_extent
+from .timelines import fig13a, fig13b
 
 
 def warp_sched(root: str | os.PathLike[str], out_dir: str | os.PathLike[str],

@@ -34,6 +34,9 @@ Robustness: bytes are decoded as UTF-8 with replacement; lines with unknown tags
 numbers are skipped; a final line without its newline is treated as truncated and dropped (its text
 is kept in :attr:`EventLog.truncated_tail`, so the loss is visible).
 
+Read with numpy alone: the launches and memory tables are pandas DataFrames built on first use, and
+:meth:`EventLog.probe_mem` gives the column a per-figure script's first line needs without them.
+
 The lines are written by :class:`.eventlog_write.EventLogWriter`; the tags and grammar of each kind are
 :mod:`.eventlog_tags`, the vectorised machinery :mod:`.eventlog_scan` and :mod:`.eventlog_kinds`.
 """
@@ -42,10 +45,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog_kinds import (
@@ -86,6 +90,9 @@ from neutrino_ae.formats.eventlog_tags import (
 )
 from neutrino_ae.formats.inputs import check_input
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 #: An event.log is a few lines per launch; 4 GiB is millions of launches. Beyond, it is not one.
 MAX_EVENT_LOG_BYTES = 4 << 30
 
@@ -98,31 +105,83 @@ MEM_COLUMNS = ["op", "rc", "dptr", "bytesize"]
 
 
 @dataclass
+class IntColumn:
+    """A nullable integer column in numpy: ``data`` where ``mask`` is False, missing where True (pandas'
+    ``IntegerArray`` layout: nanosecond times and byte counts lose precision as float64)."""
+
+    data: np.ndarray
+    mask: np.ndarray
+
+
+def _pandas_column(col: object) -> object:
+    import pandas as pd
+
+    if isinstance(col, IntColumn):
+        return pd.arrays.IntegerArray(col.data, col.mask)
+    if isinstance(col, np.ndarray) and col.dtype == object:
+        # Explicit object dtype: string inference would turn the missing entries into NaN.
+        return pd.Series(col, dtype=object)
+    return col
+
+
+@dataclass
 class EventLog:
     path: Path | None
     pid: int | None
     cmd: str | None
     l2_flush_bytes: int | None
-    launches: pd.DataFrame
-    mem: pd.DataFrame
+    launch_columns: dict[str, object]  # LAUNCH_COLUMNS: numpy arrays and IntColumns, one entry per launch
+    mem_columns: dict[str, object]  # MEM_COLUMNS, one entry per [mem] line
     analyze: list[str] = field(default_factory=list)
     truncated_tail: str | None = None  # unterminated last line that was dropped
 
+    @cached_property
+    def launches(self) -> pd.DataFrame:
+        """One row per launch (``LAUNCH_COLUMNS``; nullable integers)."""
+        import pandas as pd
+
+        # The params column stays an object array: pandas would otherwise inspect every tuple.
+        return pd.DataFrame({c: (v if c == "params" else _pandas_column(v)) for c, v in self.launch_columns.items()})
+
+    @cached_property
+    def mem(self) -> pd.DataFrame:
+        """One row per ``[mem]`` line (``MEM_COLUMNS``)."""
+        import pandas as pd
+
+        return pd.DataFrame({c: _pandas_column(v) for c, v in self.mem_columns.items()})
+
     def __len__(self) -> int:
-        return len(self.launches)
+        return len(self.launch_columns["launch"])
 
     @property
     def cut_launch(self) -> int | None:
         """The launch the file was cut in: when the log ends without a newline (a run killed while
         writing), its last launch may lack lines that were never written -- None otherwise."""
-        if self.truncated_tail is None or not len(self.launches):
+        if self.truncated_tail is None or not len(self):
             return None
-        return int(self.launches["launch"].iloc[-1])
+        return int(self.launch_columns["launch"][-1])
+
+    def column(self, name: str, complete: bool = True) -> np.ndarray:
+        """One launch column in numpy: integers as float64 with NaN where a launch has none (as
+        ``launches[name].to_numpy(dtype=float, na_value=np.nan)``), other columns as they are;
+        ``complete``: without :attr:`cut_launch` (as :meth:`complete_launches`)."""
+        col = self.launch_columns[name]
+        values = np.where(col.mask, np.nan, col.data.astype(np.float64)) if isinstance(col, IntColumn) else col
+        return values[self._complete()] if complete else values
+
+    def probe_mem(self, complete: bool = True) -> np.ndarray:
+        """Each launch's ``[exec] probe-mem`` bytes as float64, NaN where a launch has none (:meth:`column`)."""
+        return self.column("probe_mem", complete)
+
+    def _complete(self) -> np.ndarray | slice:
+        """Which launches :meth:`complete_launches` keeps: all but :attr:`cut_launch`."""
+        cut = self.cut_launch
+        return slice(None) if cut is None else self.launch_columns["launch"] != cut
 
     def complete_launches(self) -> pd.DataFrame:
         """``launches`` without :attr:`cut_launch`: what an analysis may trust; report the cut one."""
-        cut = self.cut_launch
-        return self.launches if cut is None else self.launches[self.launches["launch"] != cut]
+        keep = self._complete()
+        return self.launches if isinstance(keep, slice) else self.launches[keep]
 
 
 def _first_per_launch(starts: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -147,21 +206,20 @@ def _column(n: int, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _int_column(n: int, rows: np.ndarray, values: np.ndarray) -> pd.arrays.IntegerArray:
+def _int_column(n: int, rows: np.ndarray, values: np.ndarray) -> IntColumn:
     # Nullable integers: nanosecond times and byte counts lose precision as float64.
     data = np.zeros(n, dtype=np.int64)
     mask = np.ones(n, dtype=bool)
     data[rows] = values
     mask[rows] = False
-    return pd.arrays.IntegerArray(data, mask)
+    return IntColumn(data, mask)
 
 
-def _object_column(n: int, rows: np.ndarray, values: list | np.ndarray) -> pd.Series:
+def _object_column(n: int, rows: np.ndarray, values: list | np.ndarray) -> np.ndarray:
     out = np.full(n, None, dtype=object)
     if len(rows):
         out[rows] = values
-    # Explicit object dtype: string inference would turn the missing entries into NaN.
-    return pd.Series(out, dtype=object)
+    return out
 
 
 def parse_bytes(data: bytes, path: Path | None = None, *, vectorised: bool = True) -> EventLog:
@@ -252,7 +310,7 @@ def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True
     failed[frows] = True
     cols["failed"] = failed
 
-    launches = pd.DataFrame({c: cols[c] for c in LAUNCH_COLUMNS})
+    launches = {c: cols[c] for c in LAUNCH_COLUMNS}
 
     # The rare kinds: their regexes run over just the lines with their tag.
     def lines_of(prefix: bytes) -> bytes | memoryview:
@@ -260,12 +318,12 @@ def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True
 
     m_tab = np.asarray(RE_MEM.findall(lines_of(P_MEM)), dtype=np.bytes_).reshape(-1, 4)
     has_size = m_tab[:, 3] != b""
-    mem = pd.DataFrame({
-        "op": pd.Series([decode(b) for b in m_tab[:, 0]], dtype=object),
+    mem = {
+        "op": np.fromiter((decode(b) for b in m_tab[:, 0]), dtype=object, count=len(m_tab)),
         "rc": m_tab[:, 1].astype(np.int64),
         "dptr": np.array([int(x, 16) for x in m_tab[:, 2]], dtype=np.uint64),
         "bytesize": _int_column(len(m_tab), np.flatnonzero(has_size), ints(m_tab[has_size, 3])),
-    })
+    }
 
     init = log.subset(P_INIT) if fast else text
     pid = RE_PID.search(lines_of(P_PID)) or RE_PID.search(init)
@@ -278,8 +336,8 @@ def _parse(buf: bytearray, size: int, path: Path | None, vectorised: bool = True
         pid=int(pid.group(1)) if pid else None,
         cmd=decode(cmd.group(1)).rstrip() if cmd else None,
         l2_flush_bytes=int(l2.group(1)) if l2 else None,
-        launches=launches,
-        mem=mem,
+        launch_columns=launches,
+        mem_columns=mem,
         analyze=analyze,
         truncated_tail=truncated,
     )

@@ -32,15 +32,17 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
-from neutrino_ae.formats.eventlog import EventLog, parse_event_log
 from neutrino_ae.formats.kernelinfo import KernelInfo, RegisterUsage, read_kernel_info, read_register_usage
 from neutrino_ae.formats.probe import ProbeSpec, read_probe_toml
-from neutrino_ae.formats.tensortrace import read_tensor_trace
+
+if TYPE_CHECKING:  # the event log and tensor.trace readers import pandas: only when they are read
+    import pandas as pd
+
+    from neutrino_ae.formats.eventlog import EventLog
 
 _NUMERIC_STEM = re.compile(r"\d+(?:\.\d+)?")
 _KERNEL_DIR = re.compile(r"(\d+)_([0-9a-fA-F]+)")
@@ -146,6 +148,8 @@ class TraceDir:
 
     @cached_property
     def _event_log(self) -> EventLog:
+        from neutrino_ae.formats.eventlog import parse_event_log
+
         return parse_event_log(self.path / "event.log")
 
     def event_log(self) -> EventLog:
@@ -160,6 +164,8 @@ class TraceDir:
         return self._probe
 
     def tensor_trace(self) -> pd.DataFrame | None:
+        from neutrino_ae.formats.tensortrace import read_tensor_trace
+
         f = self.path / "tensor.trace"
         return read_tensor_trace(f) if f.exists() else None
 

@@ -6,7 +6,8 @@ A per-figure command line spends most of its time after the artifact's line on i
 on laying out text; neither depends on the numbers. Started right after ``import numpy``, the figure
 process has matplotlib loaded by the time the numbers exist, and the figures are then drawn side by side
 (the first in the figure process itself, each further one in a process forked from it, which starts with
-everything imported). What crosses the pipe is plain data: a JSON header (the builder's
+everything imported; while it waits for the jobs it draws a small figure with text, so the fonts are loaded
+once, not again in each forked process). What crosses the pipe is plain data: a JSON header (the builder's
 ``"module:function"`` name, the output folder and stem, JSON parameters) and the arrays in ``.npy`` form,
 read back with ``allow_pickle=False``; the result is a JSON list of the files written or one error line.
 
@@ -161,6 +162,7 @@ def _serve(jobs_r: int, result_w: int, warm: Sequence[str]) -> None:
         _die_with_parent()
         for name in ("matplotlib.figure", "matplotlib.backends.backend_agg", "neutrino_ae.report.style", *warm):
             importlib.import_module(name)
+        _warm_text()
         with os.fdopen(jobs_r, "rb") as fh:
             jobs = _read_jobs(io.BytesIO(fh.read()))  # numpy reads .npy data from a seekable file only
         doc = {"files": _draw_side_by_side(jobs)} if jobs else {"files": {}}
@@ -169,6 +171,20 @@ def _serve(jobs_r: int, result_w: int, warm: Sequence[str]) -> None:
     with contextlib.suppress(OSError), os.fdopen(result_w, "w", encoding="utf-8") as out:
         json.dump(doc, out)
     os._exit(code)
+
+
+def _warm_text() -> None:
+    """Draw a small figure with text in the house style before any job arrives: the fonts are loaded and
+    their caches filled once here, not again in every process forked to draw a figure."""
+    from neutrino_ae.report.style import new_figure, style_context
+
+    with style_context():
+        fig = new_figure(2.0, 1.0)
+        ax = fig.add_subplot(1, 1, 1)
+        ax.set_title("warm 0.5x")
+        ax.set_xlabel("cycles")
+        fig.text(0.5, 0.01, "synthetic", fontsize=8)
+        fig.canvas.draw()
 
 
 def _die_with_parent() -> None:

@@ -6,12 +6,13 @@ import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from neutrino_ae.atomic import atomic_open, write_json, write_text
 from neutrino_ae.bundle.context import Bundle, bundle_of
+
+if TYPE_CHECKING:  # pandas is imported where a table is written: a command's first line comes before it
+    import pandas as pd
 
 #: Rows of a table shown in its Markdown copy (the CSV always has them all): a per-warp or per-step
 #: table of a large trace has millions of rows, which no one reads as Markdown.
@@ -74,6 +75,8 @@ def integer_columns(df: pd.DataFrame) -> pd.DataFrame:
 
 def dataframe_to_markdown(df: pd.DataFrame, floatfmt: str = ".3g") -> str:
     """A GitHub-flavoured Markdown table (no ``tabulate`` dependency)."""
+    import pandas as pd
+
     def cell(v: Any) -> str:
         if v is pd.NA or v is None:
             return ""

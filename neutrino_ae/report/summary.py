@@ -30,15 +30,16 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from neutrino_ae.atomic import write_json
 from neutrino_ae.bundle.manifest import UNKNOWN
 from neutrino_ae.errors import InputError
 from neutrino_ae.report.layout import MAX_SUMMARY_BYTES
 from neutrino_ae.report.results import SectionResult
+
+if TYPE_CHECKING:  # pandas: only for summary_table
+    import pandas as pd
 
 SCHEMA = "neutrino-ae-summary/1"
 SUMMARY_NAME = "summary.json"
@@ -198,6 +199,8 @@ def format_number(value: Any) -> str:
 
 def summary_table(rows: Iterable[Mapping[str, Any]], ground_truth: bool = True) -> pd.DataFrame:
     """Summary rows as a display table (numbers formatted as text); ``ground_truth`` keeps that column."""
+    import pandas as pd
+
     columns = [c for c in SUMMARY_COLUMNS if ground_truth or c != "ground_truth"]
     df = pd.DataFrame([{c: row.get(c) for c in columns} for row in rows], columns=columns)
     for col in ("value", "ground_truth"):

@@ -59,8 +59,10 @@ def _tree(root: Path, branch: str) -> Path:
 @pytest.mark.parametrize("branch", ["artifact", "main"])
 def test_table2_shows_the_signed_register_delta_ptxas_gives(tmp_path, branch, monkeypatch):
     figures = []
-    draw = ko.draw_heatmap
-    monkeypatch.setattr(ko, "draw_heatmap", lambda *a, **k: figures.append(draw(*a, **k)) or figures[-1])
+    from kernel_overhead import figures as kof
+
+    draw = kof.draw_heatmap  # the builder the figure is drawn by (kernel_overhead.figure_inputs)
+    monkeypatch.setattr(kof, "draw_heatmap", lambda *a, **k: figures.append(draw(*a, **k)) or figures[-1])
     out = tmp_path / "out"
     res = ko.analyze(_tree(tmp_path, branch), out)
     want = {(GROUP[k], k, p): probed - pruned for (b, p, k), (probed, pruned) in PTXAS.items() if b == branch}

@@ -246,17 +246,17 @@ def _check_envelope(t, v, lo, hi, cols):
 
 
 def test_fig13a_and_13b_share_one_x_range(tiny_bundle, tmp_path, monkeypatch):
-    from warp_sched import figures, timelines
+    from warp_sched import figures
 
     drawn = {}
-    real = figures._timeline_figure
+    real = figures.timeline_figure
 
-    def spy(tab, sms, title, synthetic, x_max=None):
-        fig = real(tab, sms, title, synthetic, x_max)
-        drawn[title[:8]] = ({ax.get_xlim() for ax in fig.axes}, int(tab["end"].max()))
+    def spy(arrays, params):
+        fig = real(arrays, params)
+        drawn[params["title"][:8]] = ({ax.get_xlim() for ax in fig.axes}, int(arrays["end"].max()))
         return fig
 
-    monkeypatch.setattr(timelines, "_timeline_figure", spy)
+    monkeypatch.setattr(figures, "timeline_figure", spy)
     pipeline.warp_sched(tiny_bundle, tmp_path / "out")
     (lims_a, end_a), (lims_b, end_b) = drawn["Fig. 13a"], drawn["Fig. 13b"]
     assert len(lims_a) == 1 and lims_a == lims_b  # every panel of both figures: one range

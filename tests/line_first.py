@@ -1,0 +1,58 @@
+"""What the line-first tests share (issue 24): run a per-figure script under ``-X importtime`` and say which
+modules were imported before its first result line.
+
+``-X importtime`` writes each import to stderr as it happens; the script flushes stdout with its lines, so
+with both on one pipe the order shows which imports came before them. In the watched form the command runs
+with a figure process (``NEUTRINO_AE_NO_FORK=0``) and reports at exit, in its own process (a figure process
+ends without running exit handlers), which of pandas/matplotlib it imported.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+_WATCHED = """
+import atexit, runpy, sys
+atexit.register(lambda: print("command imported:", *sorted(m for m in ("pandas", "matplotlib") if m in sys.modules),
+                              file=sys.stderr))
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+HEAVY = ("pandas", "matplotlib", "numba")
+
+
+def imports(lines: Sequence[str]) -> set[str]:
+    """The modules ``-X importtime`` reported in ``lines``."""
+    return {ln.rsplit("|", 1)[-1].strip() for ln in lines if ln.startswith("import time:")}
+
+
+def run_script(command: Sequence[str], watched: bool) -> list[str]:
+    """stdout and stderr of ``python -X importtime <command>`` (a script and its arguments) run from the
+    repository, as lines; the figures drawn in the command's process (``watched=False``) or by its figure
+    process, with the ``command imported: ...`` line at exit (``watched=True``)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1",
+           "NEUTRINO_AE_NO_FORK": "0" if watched else "1"}
+    head = [sys.executable, "-X", "importtime", *(["-c", _WATCHED] if watched else [])]
+    proc = subprocess.run([*head, *command], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    return proc.stdout.splitlines()
+
+
+def split_at(lines: Sequence[str], expected: Sequence[str]) -> tuple[set[str], set[str]]:
+    """The modules imported before the ``expected`` lines (which must appear together, in order) and after."""
+    at = list(lines).index(expected[0])
+    assert list(lines[at:at + len(expected)]) == list(expected)
+    return imports(lines[:at]), imports(lines[at:])
+
+
+def printed(lines: Sequence[str]) -> list[str]:
+    """What the command printed (the import-time lines left out)."""
+    return [ln for ln in lines if not ln.startswith("import time:")]
