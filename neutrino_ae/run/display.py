@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from neutrino_ae.report import style
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run.lock import parent_hold
 
@@ -84,6 +83,8 @@ def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[s
     import io
 
     from PIL import Image
+
+    from neutrino_ae.report import style  # matplotlib: not for the command line's verdict, which needs none
 
     path = Path(path)
     raw = path.read_bytes()
