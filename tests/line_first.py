@@ -3,8 +3,10 @@ modules were imported before its first result line.
 
 ``-X importtime`` writes each import to stderr as it happens; the script flushes stdout with its lines, so
 with both on one pipe the order shows which imports came before them. In the watched form the command runs
-with a figure process (``NEUTRINO_AE_NO_FORK=0``) and reports at exit, in its own process (a figure process
-ends without running exit handlers), which of pandas/matplotlib it imported.
+with a figure process (``NEUTRINO_AE_NO_FORK=0``), whose own imports would share that pipe and could split
+a line in two; so there the command's own process notes which modules it holds when it first writes to
+stdout (reported as ``import time:`` lines ahead of its output) and, at exit (a figure process ends without
+running exit handlers), which of pandas/matplotlib it imported.
 """
 
 from __future__ import annotations
@@ -18,9 +20,28 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 _WATCHED = """
-import atexit, runpy, sys
-atexit.register(lambda: print("command imported:", *sorted(m for m in ("pandas", "matplotlib") if m in sys.modules),
-                              file=sys.stderr))
+import atexit, os, runpy, sys
+held = []
+
+class FirstWrite:
+    def __init__(self, out):
+        self.out = out
+    def write(self, text):
+        if text and not held and os.getpid() == PID:
+            held.append(sorted(sys.modules))
+        return self.out.write(text)
+    def __getattr__(self, name):
+        return getattr(self.out, name)
+
+PID = os.getpid()
+sys.stdout = FirstWrite(sys.stdout)
+
+def report():
+    for name in (held[0] if held else []):
+        print("import time: watched | before the first line |", name, file=sys.stderr)
+    print("command imported:", *sorted(m for m in ("pandas", "matplotlib") if m in sys.modules), file=sys.stderr)
+
+atexit.register(report)
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
@@ -39,9 +60,15 @@ def run_script(command: Sequence[str], watched: bool) -> list[str]:
     process, with the ``command imported: ...`` line at exit (``watched=True``)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1",
            "NEUTRINO_AE_NO_FORK": "0" if watched else "1"}
-    head = [sys.executable, "-X", "importtime", *(["-c", _WATCHED] if watched else [])]
-    proc = subprocess.run([*head, *command], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    if watched:
+        proc = subprocess.run([sys.executable, "-c", _WATCHED, *command], cwd=REPO, env=env, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        err = proc.stderr.splitlines()
+        held = [ln for ln in err if ln.startswith("import time: watched")]
+        return [*held, *proc.stdout.splitlines(), *(ln for ln in err if ln not in held)]
+    proc = subprocess.run([sys.executable, "-X", "importtime", *command], cwd=REPO, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:]
     return proc.stdout.splitlines()
 

@@ -61,27 +61,12 @@ def test_line_is_printed_before_pandas_or_matplotlib_is_imported(tmp_path):
     assert (tmp_path / "out" / "block_sched_timeline.png").is_file()
 
 
-#: Runs the command as ``python block_sched/block_sched.py`` does and says at exit, in the command's own
-#: process (a figure process ends without running exit handlers), which of pandas/matplotlib it imported.
-_WATCHED = """
-import atexit, runpy, sys
-atexit.register(lambda: print("command imported:", *sorted(m for m in ("pandas", "matplotlib") if m in sys.modules),
-                              file=sys.stderr))
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-
-
 def test_with_a_figure_process_the_command_never_imports_matplotlib_and_pandas_only_after_the_line(tmp_path):
+    from line_first import run_script, split_at
+
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1", "NEUTRINO_AE_NO_FORK": "0"}
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", _WATCHED, "block_sched/block_sched.py", str(path),
-                           "--out", str(tmp_path / "out")], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
-    assert proc.returncode == 0, proc.stdout[-2000:]
-    lines = proc.stdout.splitlines()
-    at = lines.index(SUBTLE_LINE)
-    before = {ln.rsplit("|", 1)[-1].strip() for ln in lines[:at] if ln.startswith("import time:")}
+    lines = run_script(["block_sched/block_sched.py", str(path), "--out", str(tmp_path / "out")], watched=True)
+    before, _ = split_at(lines, [SUBTLE_LINE])
     # pandas is imported by the command alone (the figure process draws from arrays): never before the line.
     assert "numpy" in before and not {m for m in before if m.split(".")[0] == "pandas"}
     assert "command imported: pandas" in lines  # and not matplotlib: the figure process drew every figure
