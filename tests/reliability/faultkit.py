@@ -203,6 +203,11 @@ class Cli:
                 if lock_is_free(self.out):
                     self.alive_when_lock_freed = alive(self.seen)
             if self.proc.poll() is not None:
+                if self.signalled_at is not None and self.alive_when_lock_freed is None and self.out is not None \
+                        and lock_is_free(self.out):
+                    # The lock was freed and the command ended between two looks (a loaded machine): what
+                    # still runs now is the nearest observation to that moment.
+                    self.alive_when_lock_freed = alive(self.seen)
                 return
             time.sleep(0.01)
 
