@@ -199,17 +199,18 @@ class Cli:
     def _watch(self) -> None:
         while not self._done.is_set():
             self.seen |= descendants(self.proc.pid)
-            if self.signalled_at is not None and self.alive_when_lock_freed is None and self.out is not None:
-                if lock_is_free(self.out):
-                    self.alive_when_lock_freed = alive(self.seen)
+            self._look_at_lock()
             if self.proc.poll() is not None:
-                if self.signalled_at is not None and self.alive_when_lock_freed is None and self.out is not None \
-                        and lock_is_free(self.out):
-                    # The lock was freed and the command ended between two looks (a loaded machine): what
-                    # still runs now is the nearest observation to that moment.
-                    self.alive_when_lock_freed = alive(self.seen)
-                return
+                break
             time.sleep(0.01)
+        # The lock may have been freed and the command ended between two looks (a loaded machine), or wait()
+        # may have stopped the loop first: what still runs now is the nearest observation to that moment.
+        self._look_at_lock()
+
+    def _look_at_lock(self) -> None:
+        if self.signalled_at is not None and self.alive_when_lock_freed is None and self.out is not None:
+            if lock_is_free(self.out):
+                self.alive_when_lock_freed = alive(self.seen)
 
     def wait_for(self, what: Callable[[], bool], timeout: float = 60.0, label: str = "") -> None:
         end = time.monotonic() + timeout
