@@ -83,3 +83,18 @@ def split_at(lines: Sequence[str], expected: Sequence[str]) -> tuple[set[str], s
 def printed(lines: Sequence[str]) -> list[str]:
     """What the command printed (the import-time lines left out)."""
     return [ln for ln in lines if not ln.startswith("import time:")]
+
+
+def assert_line_first(lines: Sequence[str], expected: Sequence[str], watched: bool) -> None:
+    """The ``expected`` lines come first, once, with numpy imported before them and none of :data:`HEAVY`;
+    pandas after them; matplotlib after them in the command (``watched=False``) or never in it (the
+    figure process drew the figures, ``watched=True``)."""
+    before, after = split_at(lines, expected)
+    assert "numpy" in before
+    # Watched, ``before`` is what the command's own process held at its first line (run_script).
+    assert not {m for m in before if m.split(".")[0] in HEAVY}
+    if watched:
+        assert "command imported: pandas" in lines
+    else:
+        assert "pandas" in after and "matplotlib" in after
+    assert printed(lines)[:len(expected)] == list(expected)

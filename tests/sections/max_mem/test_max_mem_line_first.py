@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from line_first import HEAVY, printed, run_script, split_at
+from line_first import assert_line_first, printed, run_script
 
 from max_mem.pipeline import WORKLOAD_MEMORY_RULE
 
@@ -38,15 +38,8 @@ def test_table_is_printed_before_pandas_or_matplotlib_is_imported(tmp_path, watc
     root = _tree(tmp_path / "max_mem")
     out = tmp_path / "out"
     lines = run_script(["max_mem/max_mem.py", str(root), "--out", str(out)], watched)
-    before, after = split_at(lines, EXPECTED)
-    assert "numpy" in before
-    # Watched, ``before`` is what the command's own process held at its first line (run_script).
-    assert not {m for m in before if m.split(".")[0] in HEAVY}
-    assert watched or "pandas" in after  # watched: "command imported: pandas" below
-    if watched:  # the figure process drew the figure: the command never imported matplotlib
-        assert "command imported: pandas" in lines
-    else:
-        assert "matplotlib" in after
-    assert printed(lines)[:len(EXPECTED)] == EXPECTED and printed(lines).count(EXPECTED[2]) == 1
+    # Watched: the figure process drew the figures, the command never imported matplotlib.
+    assert_line_first(lines, EXPECTED, watched)
+    assert printed(lines).count(EXPECTED[2]) == 1
     assert f"wrote {out / 'max_mem.png'}" in printed(lines)[len(EXPECTED):]
     assert (out / "max_mem.png").stat().st_size > 10_000 and (out / "max_mem.svg").is_file()
