@@ -14,20 +14,12 @@ import numpy as np
 import pytest
 from line_first import HEAVY, REPO, printed, run_script, split_at
 
-from neutrino_ae.formats.bintrace import TraceHeader
-from neutrino_ae.formats.bintrace_write import write_trace
-from neutrino_ae.formats.records import WARP_SCHED
-
 
 def _timeline_trace(path: Path) -> Path:
-    """3 blocks of 2 warps: SM 4 runs blocks 0 and 2, SM 6 block 1 (as in test_warp_sched.py)."""
-    arr = np.zeros((3, 2, 1), dtype=WARP_SCHED)
-    base = 5 * 10**11
-    arr[0, :, 0] = [(base + 0, 100, 4), (base + 0, 40, 4)]
-    arr[1, :, 0] = [(base + 10, 50, 6), (base + 10, 50, 6)]
-    arr[2, :, 0] = [(base + 40, 30, 4), (base + 45, 30, 4)]
-    write_trace(path, TraceHeader((3, 1, 1), (64, 1, 1)), [("warp", arr)])
-    return path
+    """3 blocks of 2 warps: SM 4 runs blocks 0 and 2, SM 6 block 1 (test_warp_sched.py's trace)."""
+    from test_warp_sched import _warp_trace  # this folder is on sys.path (pytest's rootdir-relative import)
+
+    return _warp_trace(path)
 
 
 def _timeline_dir(path: Path) -> Path:
