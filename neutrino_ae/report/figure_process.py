@@ -121,15 +121,8 @@ class FigureProcess:
         if self._jobs_w is not None:  # nothing was sent: let the process end
             os.close(self._jobs_w)
             self._jobs_w = None
-        with os.fdopen(self._result_r, encoding="utf-8") as fh:
-            text = fh.read()
-        self._result_r = None
-        _, status = os.waitpid(self._pid, 0)
-        self._pid = None
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = {"error": f"the figure process ended with status {os.waitstatus_to_exitcode(status)}"}
+        doc = _result_of(self._pid, self._result_r, "the figure process")
+        self._result_r = self._pid = None
         if "error" in doc:
             raise NeutrinoAEError(f"drawing a figure failed: {doc['error']}")
         return {name: Path(p) for name, p in doc["files"].items()}
@@ -212,6 +205,18 @@ def _read_jobs(fh: io.BytesIO) -> list[FigureJob]:
                       h["params"]) for h in header]
 
 
+def _result_of(pid: int, read_fd: int, who: str) -> dict[str, Any]:
+    """What a figure process wrote on its pipe once it has ended (``files`` or ``error``); how it ended when it
+    wrote nothing readable."""
+    with os.fdopen(read_fd, encoding="utf-8") as fh:
+        text = fh.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"error": f"{who} ended with status {os.waitstatus_to_exitcode(status)}"}
+
+
 def _draw_side_by_side(jobs: Sequence[FigureJob]) -> dict[str, str]:
     """The first figure here, each other one in a process forked from this one; every file by name."""
     children = []
@@ -238,13 +243,7 @@ def _draw_side_by_side(jobs: Sequence[FigureJob]) -> dict[str, str]:
     except Exception as exc:  # noqa: BLE001 - reported with the others once they have ended
         errors.append(f"{jobs[0].stem}: {exc}" if str(exc) else f"{jobs[0].stem}: {type(exc).__name__}")
     for pid, r in children:
-        with os.fdopen(r, encoding="utf-8") as fh:
-            text = fh.read()
-        _, status = os.waitpid(pid, 0)
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = {"error": f"a figure process ended with status {os.waitstatus_to_exitcode(status)}"}
+        doc = _result_of(pid, r, "a figure process")
         if "error" in doc:
             errors.append(doc["error"])
         else:
