@@ -50,7 +50,8 @@ all with q, k, v of shape (4, 32, 4096, 64) fp16, seed 42, scale 0.5, non-causal
 `dmat/fig10a.py` (64 / 64 / 2 / 4), `dmat/fig10b.py` (PyTorch SDPA, flash backend, keyword
 `flash`), `dmat/fig10c.py` (SDPA memory-efficient backend, keyword `fmha`).
 
-DMAT traces are large and slow to collect (minutes per figure). The pattern depends on the GPU
+DMAT traces are large and slow to collect (minutes per figure): `collect_args={"dmat": ["--figures",
+"fig1"]}` collects only the figures named. The pattern depends on the GPU
 (the paper notes an RTX 3080 reproduces its plots exactly) and varies a little run to run.
 """
 

@@ -24,8 +24,31 @@ def sparsify_trace_dir(trace_dir: Path, dest: Path) -> Path:
     return dest
 
 
+def figures_from_args(args: Sequence[str]) -> list[str] | None:
+    """The figures named by ``--figures fig1,fig10b`` in the notebook's ``collect_args["dmat"]``
+    (each DMAT collection takes minutes), or None for all of them."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog='collect_args["dmat"]', add_help=False, exit_on_error=False)
+    ap.add_argument("--figures", default="")
+    try:
+        ns, rest = ap.parse_known_args(list(args))
+    except argparse.ArgumentError as exc:
+        raise CollectError(f'collect_args["dmat"]: {exc}') from None
+    if rest:
+        raise CollectError(f'collect_args["dmat"]: unknown argument(s) {" ".join(rest)} (known: --figures)')
+    names = [f for f in ns.figures.split(",") if f]
+    unknown = [f for f in names if f not in FIGURES]
+    if unknown:
+        raise CollectError(f'collect_args["dmat"]: unknown figure(s) {", ".join(unknown)} '
+                           f'(known: {", ".join(FIGURES)})')
+    return names or None
+
+
 def collect(root: Path, ctx: CollectContext, figures: Sequence[str] | None = None) -> None:
-    """Fill ``root/dmat/`` with ``raw/<fig>/<tracedir>`` and ``<fig>.dmat`` per figure."""
+    """Fill ``root/dmat/`` with ``raw/<fig>/<tracedir>`` and ``<fig>.dmat`` per figure (all of them, or
+    those of ``collect_args={"dmat": ["--figures", "fig1,fig10b"]}``)."""
+    figures = figures or figures_from_args(ctx.extra_args.get("dmat", []))
     with staged(root / "dmat") as out:
         for fig in figures or list(FIGURES):
             raw = out / "raw" / fig
