@@ -23,6 +23,11 @@ Ordering rules (never ``os.listdir`` order):
   **after** every parsed name -- it cannot be compared with them (no year; a copy's mtime is the copy's) and
   a folder someone named is taken as the one meant -- and such names among themselves by modification
   time, then name. Modification time is used for nothing else. Callers print the folder they chose.
+* folders of processes that launched nothing are not collections (:func:`launched_nothing`): while it
+  probes a kernel, the probe engine runs ``nvidia-smi`` with the hook's ``LD_PRELOAD`` inherited, and
+  on a real GPU each call leaves a folder (event.log: pid, command, "init success", nothing else) a
+  second *newer* than the workload's. :func:`find_trace_dirs` leaves them out whenever a folder that
+  did load or launch GPU code is beside them.
 """
 
 from __future__ import annotations
@@ -198,6 +203,24 @@ def is_trace_dir(path: str | os.PathLike[str]) -> bool:
     return p.is_dir() and any((p / n).exists() for n in ("event.log", "probe.toml", "result", "kernel"))
 
 
+_GPU_WORK_LINE = re.compile(rb"^\[(?:mod|bin|exec|jit|count)\]", re.M)
+
+
+def launched_nothing(path: str | os.PathLike[str]) -> bool:
+    """True for the trace folder of a process that loaded no GPU code and launched no kernel: no
+    ``result/``, no ``kernel/``, and an event.log without a module, launch or JIT line (the probe
+    engine's ``nvidia-smi`` calls, see the module docstring)."""
+    p = Path(path)
+    if (p / "result").is_dir() or (p / "kernel").is_dir():
+        return False
+    try:
+        with open(p / "event.log", "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    return _GPU_WORK_LINE.search(head) is None
+
+
 def trace_dir_order_key(path: Path) -> tuple:
     """Sort key of a trace folder, oldest first (the rule in the module docstring): a parsed name by its
     time and pid; an unparsed one after every parsed one, by modification time then name."""
@@ -222,14 +245,16 @@ def _walk_trace_dirs(root: Path) -> list[Path]:
 
 def find_trace_dirs(root: str | os.PathLike[str], recursive: bool = False) -> list[Path]:
     """Trace directories directly under ``root`` (or ``root`` itself when it is one), oldest first by
-    :func:`trace_dir_order_key`; with ``recursive``, every trace directory anywhere under ``root``."""
+    :func:`trace_dir_order_key`; with ``recursive``, every trace directory anywhere under ``root``.
+    Folders of processes that :func:`launched_nothing` are left out unless nothing else is there."""
     r = Path(root)
     if not r.is_dir():
         raise InputError(r, "no such directory" if not r.exists() else "is not a directory")
     if is_trace_dir(r) and ((r / "event.log").exists() or (r / "result").is_dir()):
         return [r]
     found = _walk_trace_dirs(r) if recursive else [d for d in r.iterdir() if is_trace_dir(d)]
-    return sorted(found, key=trace_dir_order_key)
+    work = [d for d in found if not launched_nothing(d)]
+    return sorted(work or found, key=trace_dir_order_key)
 
 
 def newest_trace_dir(root: str | os.PathLike[str], recursive: bool = False) -> Path:

@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.formats.tracedir import TRACE_LINE_MARK, trace_dir_order_key, trace_dirs_from_stderr
+from neutrino_ae.formats.tracedir import (
+    TRACE_LINE_MARK,
+    launched_nothing,
+    trace_dir_order_key,
+    trace_dirs_from_stderr,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT_S = 3600.0
@@ -134,14 +139,23 @@ def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, ou
     if not announced:
         raise CollectError(f"`{cmd}` printed no '{TRACE_LINE_MARK} <dir>' line on stderr: {tail(err_text)} "
                            f"(full log: {se})")
-    moved = []
+    found = []
     for name in announced:
         src = Path(name)
         if not src.is_absolute():
             src = Path(workdir) / src
         if not src.is_dir():
             raise CollectError(f"`{cmd}` announced trace folder {src}, which does not exist")
-        target = out / (dest_name if dest_name and len(announced) == 1 else src.name)
+        found.append(src)
+    # The probe engine's nvidia-smi calls run hooked too; their folders hold nothing of the workload.
+    helpers = [src for src in found if launched_nothing(src)]
+    if helpers and len(helpers) < len(found):
+        for src in helpers:
+            shutil.rmtree(src, ignore_errors=True)
+        found = [src for src in found if src not in helpers]
+    moved = []
+    for src in found:
+        target = out / (dest_name if dest_name and len(found) == 1 else src.name)
         target = _unique(target)
         shutil.move(str(src), str(target))
         moved.append(target)

@@ -1,0 +1,33 @@
+# Neutrino Auto-Generated Code for Trace Reading
+import struct
+from typing import NamedTuple
+from neutrino import TraceHeader, TraceSection
+
+
+class GMEMBytes(NamedTuple):
+    sync_bytes: int
+    async_bytes: int
+
+
+def parse(path: str) -> tuple[TraceHeader, list[TraceSection], dict[str, list[list[NamedTuple]]]]:
+    with open(path, "rb") as f:
+        header: TraceHeader = TraceHeader(*struct.unpack("iiiiiiii", f.read(32)))
+        sections: list[TraceSection] = []
+        for _ in range(header.numProbes):
+            sections.append(TraceSection(*struct.unpack("IIQ", f.read(16))))
+        gridSize = header.gridDimX * header.gridDimY * header.gridDimZ
+        blockSize = header.blockDimX * header.blockDimY * header.blockDimZ
+        records: dict[str, list[list[NamedTuple]]] = dict()
+
+        # Read GMEMBytes
+        records["GMEMBytes"] = []
+        f.seek(sections[0].offset)
+        for i in range(gridSize):
+            records["GMEMBytes"].append([])
+            for j in range(blockSize // sections[0].warpDiv):
+                records["GMEMBytes"][-1].append([])
+                for k in range(sections[0].size // 8):
+                    records["GMEMBytes"][i][j].append(GMEMBytes(*struct.unpack("II", f.read(8))))
+
+    return header, sections, records
+# END of Neutrino Auto-Generated Code for Trace Reading
