@@ -78,7 +78,9 @@ def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
         td = TraceDir(p)
         results = list(td.results())
         if not results:
-            raise InputError(p, "trace directory has no result/*.bin trace")
+            from neutrino_ae.formats.tracedir import no_result_message
+
+            raise InputError(p, no_result_message(p))
         return [(Path(r), td.open_result(r)) for r in results]
     return [(p, open_trace(p))]
 

@@ -19,7 +19,10 @@ def sparsify_trace_dir(trace_dir: Path, dest: Path) -> Path:
     """Turn the newest dmat ``result/*.bin`` of ``trace_dir`` into a ``.dmat`` file, chunk by chunk."""
     td = TraceDir(trace_dir)
     if not td.results():
-        raise CollectError(f"{trace_dir}: no result/*.bin (did the -k keyword match a kernel?)")
+        from neutrino_ae.formats.tracedir import no_result_message
+
+        why = no_result_message(trace_dir).partition(": ")[2] or "did the -k keyword match a kernel?"
+        raise CollectError(f"{trace_dir}: no result/*.bin ({why})")
     write_raw(scan_raw(td.open_result(-1)), dest)
     return dest
 

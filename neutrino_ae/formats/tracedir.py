@@ -125,7 +125,7 @@ class TraceDir:
         """The last ``result/*.bin`` in launch order (the one a section reads from a trace directory)."""
         files = self.results()
         if not files:
-            raise InputError(self.path, "trace directory has no result/*.bin trace")
+            raise InputError(self.path, no_result_message(self.path))
         return files[-1]
 
     def ignored_results(self) -> list[Path]:
@@ -196,6 +196,37 @@ class TraceDir:
                     problem = e.problem
             out.append(KernelDir(d, idx, info, regs, problem))
         return out
+
+
+_ENGINE_ERROR = re.compile(r"^(\w+(?:Error|Exception)\b.*)$", re.M)
+#: What to do about a probe engine error, by the words Neutrino uses in it.
+_ENGINE_HINTS = {
+    "PTX Not Found": "the kernel's binary carries no PTX, which Neutrino probes: use a PTX-included build, "
+                     "e.g. PyTorch built with TORCH_CUDA_ARCH_LIST='9.0+PTX'; python prepare_env.py --check",
+}
+
+
+def no_result_message(path: str | os.PathLike[str]) -> str:
+    """"trace directory has no result/*.bin trace", and why, from what Neutrino left in the folder: the
+    probe engine's error in a ``kernel/*/process.log`` (the kernel then ran unprobed), or an event.log
+    with no launch (the process died or exited before launching; the CLI does not pass its exit code on)."""
+    p = Path(path)
+    reasons = []
+    for log in sorted((p / "kernel").glob("*/process.log")):
+        errors = _ENGINE_ERROR.findall(log.read_text(encoding="utf-8", errors="replace"))
+        if errors:
+            hint = next((h for words, h in _ENGINE_HINTS.items() if words in errors[-1]), "")
+            reasons.append(f"the probe engine failed on kernel {log.parent.name}: {errors[-1].strip()}"
+                           + (f" ({hint})" if hint else ""))
+    if not reasons:
+        try:
+            log_text = (p / "event.log").read_bytes()[: 1 << 20]
+        except OSError:
+            log_text = None
+        if log_text is not None and not re.search(rb"^\[exec\]", log_text, re.M):
+            reasons.append("its event.log records no kernel launch: the traced process ended before launching "
+                           "one (a crash? its stderr is in the CLI's log)")
+    return "trace directory has no result/*.bin trace" + (f": {'; '.join(reasons[:2])}" if reasons else "")
 
 
 def is_trace_dir(path: str | os.PathLike[str]) -> bool:

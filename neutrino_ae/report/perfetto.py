@@ -37,7 +37,7 @@ from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import BLOCK_SCHED
-from neutrino_ae.formats.tracedir import TraceDir
+from neutrino_ae.formats.tracedir import TraceDir, no_result_message
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched.slots import lowest_free_slots
 
@@ -82,7 +82,7 @@ def _results(path: Path) -> tuple[list[tuple[Path, BinTrace]], str | None]:
         td = TraceDir(path)
         files = td.results()
         if not files:
-            raise InputError(path, "trace directory has no result/*.bin trace")
+            raise InputError(path, no_result_message(path))
         probe = td.probe()
         name = probe.saving[0] if probe is not None and probe.saving else None
         return [(f, td.open_result(f)) for f in files], name

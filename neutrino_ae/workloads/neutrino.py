@@ -13,6 +13,7 @@ one from a section's own collection script.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import shutil
 import subprocess
@@ -166,17 +167,16 @@ def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, ou
 
 @contextlib.contextmanager
 def staged(final: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield an empty staging folder that replaces ``final`` only if the block succeeds."""
+    """Yield an empty staging folder that replaces ``final`` only if the block succeeds. A failed
+    block leaves the staging folder (hidden, so no analysis reads it) with the logs its error names;
+    the next collection of ``final`` removes it."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
+    for old_stage in final.parent.glob(f".{glob.escape(final.name)}.collecting-*"):
+        shutil.rmtree(old_stage, ignore_errors=True)
     stage = final.with_name(f".{final.name}.collecting-{os.getpid()}")
-    shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir()
-    try:
-        yield stage
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+    yield stage  # an exception in the block propagates from here: nothing below runs
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
     if final.exists():
         final.rename(old)
@@ -214,7 +214,9 @@ def script_collector(section: str, script: str | os.PathLike[str]) -> Callable[[
                     "--repeats", str(ctx.repeats), *ctx.extra_args.get(section, [])]
             rc, so, se, secs = run_command(argv, REPO_ROOT, out, f"collect_{section}", ctx.env, ctx.timeout)
             if rc != 0:
-                raise CollectError(f"{script} exited {rc}: {tail(se.read_text(errors='replace'))} (log: {se})")
+                # The collection scripts report their failed cells on stdout; stderr is often empty.
+                log = se if se.read_text(errors="replace").strip() else so
+                raise CollectError(f"{script} exited {rc}: {tail(log.read_text(errors='replace'))} (log: {log})")
             ctx.log(f"  {Path(script).name}: done in {secs:.1f}s ({so})")
     collect.__doc__ = f"Run {script} into <trace_root>/{section}."
     return collect

@@ -112,3 +112,20 @@ def test_real_dmat_count_size_and_zero_filled_slots(branch):
     filled = rec["clock"] != 0
     assert filled[:4].all() and not filled[4:].any()
     assert (rec["addr"][4:] == 0).all() and (np.diff(rec["clock"][:4].astype(np.int64), axis=1) > 0).all()
+
+
+def test_a_kernel_without_ptx_says_so_instead_of_only_no_result():
+    """Real H200 run: PyTorch without PTX; the probe engine's error is in process.log, not in our message."""
+    td = TraceDir(next((H200 / "failed" / "torch-no-ptx" / "trace").iterdir()))
+    with pytest.raises(Exception) as err:
+        td.newest_result()
+    msg = str(err.value)
+    assert "no result/*.bin" in msg and "ValueError: PTX Not Found in CUBIN" in msg and "PTX-included build" in msg
+    assert "\n" not in msg
+
+
+def test_a_process_that_died_before_launching_says_so():
+    """Real H200 run: Triton's launcher crashed under the hook; event.log stops after `[info] dl`."""
+    td = TraceDir(next((H200 / "failed" / "triton-launch" / "trace").iterdir()))
+    with pytest.raises(Exception, match="records no kernel launch"):
+        td.newest_result()

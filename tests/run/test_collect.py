@@ -11,7 +11,7 @@ import pytest
 from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.formats.tracedir import TraceDir, trace_dirs_from_stderr
 from neutrino_ae.run import runner
-from neutrino_ae.workloads.neutrino import CollectContext, CollectError, run_neutrino, staged
+from neutrino_ae.workloads.neutrino import CollectContext, CollectError, run_neutrino, script_collector, staged
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_neutrino"
 
@@ -83,8 +83,11 @@ def test_staged_keeps_old_on_failure(tmp_path):
     (final / "old.txt").write_text("old")
     with pytest.raises(RuntimeError), staged(final) as stage:
         (stage / "new.txt").write_text("new")
-        raise RuntimeError("boom")
-    assert [p.name for p in tmp_path.iterdir()] == ["sec"] and (final / "old.txt").is_file()
+        raise RuntimeError(f"boom (log: {stage / 'new.txt'})")
+    assert sorted(p.name for p in final.iterdir()) == ["old.txt"]
+    # the failed collection's folder stays, hidden, so the log its error names can be read
+    (left,) = [p for p in tmp_path.iterdir() if p.name != "sec"]
+    assert left.name.startswith(".sec.collecting-") and (left / "new.txt").read_text() == "new"
     with staged(final) as stage:
         (stage / "new.txt").write_text("new")
     assert sorted(p.name for p in final.iterdir()) == ["new.txt"]
@@ -117,3 +120,17 @@ def test_block_sched_analysis_of_collected_tree(fake_path, tmp_path):
     assert rows["raw.mean_running_cycles"] == 16 * 1000
     assert rows["raw.mean_scheduling_cycles"] == 15 * 100
     assert "No.block:64 Running:16000 Scheduling:1500(cycle)" in res.text
+
+
+def test_a_failed_collection_script_names_its_stdout_when_stderr_is_empty(tmp_path):
+    """Real H200 run: exposed_latency/main.py reports failed cells on stdout and exits 1 with an empty
+    stderr; the notebook said "exited 1: (no output)" and named a log that had been deleted."""
+    script = tmp_path / "collect.py"
+    script.write_text("import sys\nprint('failed attn/block_sched: no launch that saved a trace')\nsys.exit(1)\n")
+    collect = script_collector("toy", script)
+    with pytest.raises(CollectError) as err:
+        collect(tmp_path / "root", CollectContext())
+    msg = str(err.value)
+    assert "failed attn/block_sched: no launch that saved a trace" in msg and "(no output)" not in msg
+    log = Path(msg.rsplit("(log: ", 1)[1].rstrip(")"))
+    assert log.is_file() and "failed attn/block_sched" in log.read_text()
