@@ -238,11 +238,11 @@ _GPU_WORK_LINE = re.compile(rb"^\[(?:mod|bin|exec|jit|count)\]", re.M)
 
 
 def launched_nothing(path: str | os.PathLike[str]) -> bool:
-    """True for the trace folder of a process that loaded no GPU code and launched no kernel: no
-    ``result/``, no ``kernel/``, and an event.log without a module, launch or JIT line (the probe
-    engine's ``nvidia-smi`` calls, see the module docstring)."""
+    """True for the trace folder of a process that loaded no GPU code and launched no kernel: nothing in
+    ``result/`` or ``kernel/`` (the hook driver makes both, empty, at start-up) and an event.log without
+    a module, launch or JIT line (the probe engine's ``nvidia-smi`` calls, see the module docstring)."""
     p = Path(path)
-    if (p / "result").is_dir() or (p / "kernel").is_dir():
+    if any((p / "result").glob("*")) or any((p / "kernel").glob("*")):
         return False
     try:
         with open(p / "event.log", "rb") as fh:

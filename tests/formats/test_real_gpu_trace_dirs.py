@@ -129,3 +129,15 @@ def test_a_process_that_died_before_launching_says_so():
     td = TraceDir(next((H200 / "failed" / "triton-launch" / "trace").iterdir()))
     with pytest.raises(Exception, match="records no kernel launch"):
         td.newest_result()
+
+
+def test_the_hook_drivers_empty_folders_do_not_make_a_helper_a_collection(tmp_path):
+    """The hook driver creates result/ and kernel/ at start-up, in the nvidia-smi calls' folders too
+    (git keeps no empty folder, so the committed real folders lack them)."""
+    case = H200 / "artifact" / "dmat"
+    for d in (case / "trace").iterdir():
+        (tmp_path / d.name / "result").mkdir(parents=True)
+        (tmp_path / d.name / "kernel").mkdir()
+        (tmp_path / d.name / "event.log").write_bytes((d / "event.log").read_bytes())
+    assert [launched_nothing(d) for d in sorted(tmp_path.iterdir())] == [False, True, True, True]
+    assert newest_trace_dir(tmp_path).name == workload_dir(case).name

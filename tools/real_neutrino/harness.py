@@ -30,6 +30,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from neutrino_ae.formats.tracedir import launched_nothing
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 KERNELS_CU = REPO / "tools" / "genuine" / "kernels.cu"
@@ -122,7 +124,12 @@ def build(branch: str, root: Path) -> Install:
     emu.mkdir()
     smi = bindir / "nvidia-smi"
     # The probe engine asks for compute_cap alone; other callers (prepare_env) for a full GPU line.
+    # Like the real nvidia-smi it loads libcuda.so.1 and calls cuInit: run by the probe engine, it
+    # inherits the hook's LD_PRELOAD and LD_LIBRARY_PATH, so the hook driver opens a trace folder for it
+    # and announces it on the CLI's stderr, as on a real GPU (tests/data/gpu/h200/MANIFEST.md).
     smi.write_text("#!/bin/sh\n"
+                   f"{sys.executable} -c 'import ctypes; ctypes.CDLL(\"libcuda.so.1\").cuInit(0)' "
+                   ">&2 || true\n"
                    'case "$*" in *query-gpu=compute_cap" "*) echo 8.0 ;;\n'
                    '  *) echo "NVIDIA A100-SXM4-40GB (emucuda), 8.0, 999.0" ;; esac\n')
     smi.chmod(0o755)
@@ -176,7 +183,8 @@ def run(install: Install, cli_args: list[str], command: list[str], workdir: Path
     workdir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([str(install.neutrino), *cli_args, *command], cwd=workdir, capture_output=True,
                           text=True, env=install.env(fill, **emucuda), timeout=timeout)
-    found = re.findall(r"trace in (\S+)", proc.stderr)
-    if proc.returncode != 0 or not found:
+    found = [(workdir / d).resolve() for d in re.findall(r"trace in (\S+)", proc.stderr)]
+    work = [d for d in found if not launched_nothing(d)]  # not the nvidia-smi calls' folders
+    if proc.returncode != 0 or not work:
         raise RuntimeError(f"neutrino {' '.join(cli_args)} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    return (workdir / found[-1]).resolve(), proc
+    return work[-1], proc
