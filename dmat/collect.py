@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from neutrino_ae.formats.tracedir import TraceDir
+from neutrino_ae.formats.tracedir import TraceDir, no_result_reasons
 from neutrino_ae.workloads.neutrino import CollectContext, CollectError, run_neutrino, staged
 
 from . import FIGURES
@@ -19,9 +19,7 @@ def sparsify_trace_dir(trace_dir: Path, dest: Path) -> Path:
     """Turn the newest dmat ``result/*.bin`` of ``trace_dir`` into a ``.dmat`` file, chunk by chunk."""
     td = TraceDir(trace_dir)
     if not td.results():
-        from neutrino_ae.formats.tracedir import no_result_message
-
-        why = no_result_message(trace_dir).partition(": ")[2] or "did the -k keyword match a kernel?"
+        why = "; ".join(no_result_reasons(trace_dir)) or "did the -k keyword match a kernel?"
         raise CollectError(f"{trace_dir}: no result/*.bin ({why})")
     write_raw(scan_raw(td.open_result(-1)), dest)
     return dest

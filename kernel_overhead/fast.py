@@ -16,7 +16,7 @@ from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS, read_kernel_info, read_register_usage
-from neutrino_ae.formats.tracedir import launched_nothing, trace_dir_order_key
+from neutrino_ae.formats.tracedir import trace_dir_order_key, workload_dirs
 from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.report.text_table import text_table
 
@@ -54,8 +54,7 @@ def find_trace_dirs(probe_dir: Path) -> list[Path]:
     if (probe_dir / "event.log").is_file():
         return [probe_dir]
     found = [probe_dir / d for d in _subdirs(probe_dir) if (probe_dir / d / "event.log").is_file()]
-    work = [d for d in found if not launched_nothing(d)]  # not the probe engine's nvidia-smi folders
-    return sorted(work or found, key=trace_dir_order_key)
+    return sorted(workload_dirs(found), key=trace_dir_order_key)  # not the probe engine's nvidia-smi folders
 
 
 def measure_cell(group: str, kernel: str, probe: str, probe_dir: str | Path) -> Cell:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -206,10 +207,10 @@ _ENGINE_HINTS = {
 }
 
 
-def no_result_message(path: str | os.PathLike[str]) -> str:
-    """"trace directory has no result/*.bin trace", and why, from what Neutrino left in the folder: the
-    probe engine's error in a ``kernel/*/process.log`` (the kernel then ran unprobed), or an event.log
-    with no launch (the process died or exited before launching; the CLI does not pass its exit code on)."""
+def no_result_reasons(path: str | os.PathLike[str]) -> list[str]:
+    """Why a trace folder holds no ``result/*.bin``, from what Neutrino left in it: the probe engine's error
+    in a ``kernel/*/process.log`` (the kernel then ran unprobed), or an event.log with no launch (the
+    process died or exited before launching; the CLI does not pass its exit code on). Empty when neither."""
     p = Path(path)
     reasons = []
     for log in sorted((p / "kernel").glob("*/process.log")):
@@ -219,14 +220,17 @@ def no_result_message(path: str | os.PathLike[str]) -> str:
             reasons.append(f"the probe engine failed on kernel {log.parent.name}: {errors[-1].strip()}"
                            + (f" ({hint})" if hint else ""))
     if not reasons:
-        try:
-            log_text = (p / "event.log").read_bytes()[: 1 << 20]
-        except OSError:
-            log_text = None
-        if log_text is not None and not re.search(rb"^\[exec\]", log_text, re.M):
+        head = _event_log_head(p)
+        if head is not None and not re.search(rb"^\[exec\]", head, re.M):
             reasons.append("its event.log records no kernel launch: the traced process ended before launching "
                            "one (a crash? its stderr is in the CLI's log)")
-    return "trace directory has no result/*.bin trace" + (f": {'; '.join(reasons[:2])}" if reasons else "")
+    return reasons[:2]
+
+
+def no_result_message(path: str | os.PathLike[str]) -> str:
+    """"trace directory has no result/*.bin trace", and why (:func:`no_result_reasons`)."""
+    reasons = no_result_reasons(path)
+    return "trace directory has no result/*.bin trace" + (f": {'; '.join(reasons)}" if reasons else "")
 
 
 def is_trace_dir(path: str | os.PathLike[str]) -> bool:
@@ -237,6 +241,15 @@ def is_trace_dir(path: str | os.PathLike[str]) -> bool:
 _GPU_WORK_LINE = re.compile(rb"^\[(?:mod|bin|exec|jit|count)\]", re.M)
 
 
+def _event_log_head(p: Path) -> bytes | None:
+    """The first MiB of ``p/event.log`` (enough for a start-up and many launches), None when unreadable."""
+    try:
+        with open(p / "event.log", "rb") as fh:
+            return fh.read(1 << 20)
+    except OSError:
+        return None
+
+
 def launched_nothing(path: str | os.PathLike[str]) -> bool:
     """True for the trace folder of a process that loaded no GPU code and launched no kernel: nothing in
     ``result/`` or ``kernel/`` (the hook driver makes both, empty, at start-up) and an event.log without
@@ -244,12 +257,15 @@ def launched_nothing(path: str | os.PathLike[str]) -> bool:
     p = Path(path)
     if any((p / "result").glob("*")) or any((p / "kernel").glob("*")):
         return False
-    try:
-        with open(p / "event.log", "rb") as fh:
-            head = fh.read(1 << 20)
-    except OSError:
-        return False
-    return _GPU_WORK_LINE.search(head) is None
+    head = _event_log_head(p)
+    return head is not None and _GPU_WORK_LINE.search(head) is None
+
+
+def workload_dirs(dirs: Sequence[Path]) -> list[Path]:
+    """``dirs`` without the folders of processes that :func:`launched_nothing`, in the same order; all of
+    ``dirs`` when nothing else is among them (then there is no better folder to point at)."""
+    work = [d for d in dirs if not launched_nothing(d)]
+    return work or list(dirs)
 
 
 def trace_dir_order_key(path: Path) -> tuple:
@@ -284,8 +300,7 @@ def find_trace_dirs(root: str | os.PathLike[str], recursive: bool = False) -> li
     if is_trace_dir(r) and ((r / "event.log").exists() or (r / "result").is_dir()):
         return [r]
     found = _walk_trace_dirs(r) if recursive else [d for d in r.iterdir() if is_trace_dir(d)]
-    work = [d for d in found if not launched_nothing(d)]
-    return sorted(work or found, key=trace_dir_order_key)
+    return sorted(workload_dirs(found), key=trace_dir_order_key)
 
 
 def newest_trace_dir(root: str | os.PathLike[str], recursive: bool = False) -> Path:

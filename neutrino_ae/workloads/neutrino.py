@@ -27,9 +27,9 @@ from pathlib import Path
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.formats.tracedir import (
     TRACE_LINE_MARK,
-    launched_nothing,
     trace_dir_order_key,
     trace_dirs_from_stderr,
+    workload_dirs,
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -149,11 +149,11 @@ def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, ou
             raise CollectError(f"`{cmd}` announced trace folder {src}, which does not exist")
         found.append(src)
     # The probe engine's nvidia-smi calls run hooked too; their folders hold nothing of the workload.
-    helpers = [src for src in found if launched_nothing(src)]
-    if helpers and len(helpers) < len(found):
-        for src in helpers:
+    kept = workload_dirs(found)
+    for src in found:
+        if src not in kept:
             shutil.rmtree(src, ignore_errors=True)
-        found = [src for src in found if src not in helpers]
+    found = kept
     moved = []
     for src in found:
         target = out / (dest_name if dest_name and len(found) == 1 else src.name)
