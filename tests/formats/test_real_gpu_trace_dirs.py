@@ -8,23 +8,15 @@ process.log, the artifact's own analyze hook's printed line), never from the cod
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_data import H200, workload_dir
 
 from neutrino_ae.formats.records import BLOCK_SCHED, DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, launched_nothing, newest_trace_dir
 
-H200 = Path(__file__).resolve().parents[1] / "data" / "gpu" / "h200"
 CASES = sorted(p for p in H200.glob("*/*") if (p / "command.txt").is_file())
-
-
-def workload_dir(case: Path) -> Path:
-    """The folder of the traced workload, found by its event.log's command, not by any rule under test."""
-    (found,) = [d for d in (case / "trace").iterdir()
-                if "workload.py" in (d / "event.log").read_text(errors="replace").split("\n", 2)[1]]
-    return found
 
 
 def test_every_case_of_both_branches_is_there():

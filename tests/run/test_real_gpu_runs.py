@@ -11,19 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from gpu_data import H200, workload_dir
 
 from exposed_latency.main import launch_times, original_time
 from kernel_overhead.fast import measure_cell
 from neutrino_ae.workloads.neutrino import run_neutrino
 
 REPO = Path(__file__).resolve().parents[2]
-H200 = REPO / "tests" / "data" / "gpu" / "h200"
 NUM = r"([0-9.]+)"
-
-
-def workload_dir(case: Path) -> Path:
-    (found,) = [d for d in (case / "trace").iterdir() if b"workload.py" in (d / "event.log").read_bytes()[:300]]
-    return found
 
 
 def replaying_cli(case: Path, tmp_path: Path) -> Path:
