@@ -53,6 +53,42 @@ def analyze(bundle, out):
 '''
 
 
+SLOW_SAMPLE_INIT = '''
+from neutrino_ae.report.section import Section
+
+SECTION = Section(name="slow_sample", title="Slow sample toy", paper_ref="none", order=91, runtime="until stopped",
+                  inputs=(), analyze="writer:analyze", sample="writer:build")
+'''
+SLOW_SAMPLE_WRITER = '''
+import time
+
+
+def analyze(bundle, out):
+    raise NotImplementedError
+
+
+def build(root, ctx):
+    """Writes a heartbeat under the staging folder until stopped: a signal always lands mid-generation."""
+    folder = root / "slow_sample"
+    folder.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with open(folder / "heartbeat.txt", "a") as fh:
+            fh.write("beat\\n")
+        time.sleep(0.02)
+    return {}
+'''
+
+
+def make_slow_sample_section(root: Path) -> Path:
+    """A section whose sample writer never finishes, so a test can signal a generation that is surely running."""
+    folder = root / "slow_sample"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(textwrap.dedent(SLOW_SAMPLE_INIT))
+    (folder / "writer.py").write_text(textwrap.dedent(SLOW_SAMPLE_WRITER))
+    return root
+
+
 def make_slow_section(root: Path) -> Path:
     folder = root / "slow"
     folder.mkdir(parents=True)

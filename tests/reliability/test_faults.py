@@ -34,6 +34,7 @@ from faultkit import (
     digests,
     leftovers,
     lock_is_free,
+    make_slow_sample_section,
     make_slow_section,
     section_digests,
     tree_state,
@@ -335,9 +336,13 @@ def test_a_sample_generation_that_waits_too_long_says_who_holds_the_root(tmp_pat
 
 def test_sigterm_on_sample_leaves_no_staging_and_exits_143(tmp_path):
     root = tmp_path / "traces" / "sample"
-    cli = Cli(["sample", "--out", str(root)], tmp_path)
+    # The toy section's writer runs until stopped, so the signal lands mid-generation however fast the
+    # real sections are written (a plain small sample is done in about a second, which raced the signal).
+    extra = make_slow_sample_section(tmp_path / "sections")
+    cli = Cli(["sample", "--out", str(root)], tmp_path, env=cli_env(NEUTRINO_AE_SECTIONS=str(extra)))
     try:  # the generator builds in ..sample.generating.partial-*, renamed to .sample.generating at the end
-        cli.wait_for(lambda: any(root.parent.glob("*.generating*")), label="generation under way")
+        cli.wait_for(lambda: any(root.parent.glob("*.generating*/slow_sample/heartbeat.txt")),
+                     label="the slow sample writer under way")
         cli.signal(signal.SIGTERM)
         rc = cli.wait(60)
     finally:
