@@ -18,7 +18,7 @@ from neutrino_ae.report.script import add_output_args, emit
 
 from . import fast
 from .estimates import estimate
-from .figure_inputs import figure_jobs
+from .figure_inputs import early_figure_jobs, late_figure_jobs
 
 DESCRIPTION = "Block scheduling cost (paper Sec. 4.5) from ``block_sched`` traces."
 
@@ -35,7 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.json:
             print("\n".join(f.line for f in first), flush=True)
         est = estimate(args.traces, args.section, first=first)
-        figures.send(figure_jobs(est, args.out))  # drawn while pandas is imported and the results written
+        figures.send(early_figure_jobs(est, args.out))  # the timeline: drawn while the rest is computed
+        figures.send(late_figure_jobs(est, args.out))  # drawn while pandas is imported and the results written
         from . import pipeline  # pandas: after the line is out
 
         result = pipeline.block_sched(args.traces, args.out, args.section, estimates=est, figures=figures)

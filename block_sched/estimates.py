@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -23,14 +24,20 @@ from .fast import BlockRecords, FifoPerSM, FirstLine, SlotReuse, first_lines, sl
 
 @dataclass
 class TraceEstimates:
-    """One trace: its label, records, both estimators per SM, bundle and ground truth (sample bundles)."""
+    """One trace: its label, records, both estimators per SM, bundle and ground truth (sample bundles).
+    The slot-reuse estimator is computed on first use: the timeline figure needs only the FIFO metric, and
+    the command line sends it before that."""
 
     label: str
     path: Path
     first: FirstLine
-    slot_reuse: SlotReuse
     bundle: Bundle
     truth: dict | None
+
+    @cached_property
+    def slot_reuse(self) -> SlotReuse:
+        rec = self.records
+        return slot_reuse_per_sm(rec.lstart, rec.elapse, rec.smid)
 
     @property
     def records(self) -> BlockRecords:
@@ -43,12 +50,16 @@ class TraceEstimates:
     def per_sm_ratios(self) -> tuple[np.ndarray, np.ndarray]:
         """Scheduling / running and slot reuse / running per SM (NaN where an SM ran for 0 cycles), in the
         FIFO metric's SM order."""
+        return self.artifact_ratio(), self._per_running(_aligned(self.slot_reuse, self.fifo.smid))
+
+    def artifact_ratio(self) -> np.ndarray:
+        """Scheduling / running per SM by the artifact's metric (NaN where an SM ran for 0 cycles)."""
+        return self._per_running(self.fifo.scheduling_cycles)
+
+    def _per_running(self, cycles: np.ndarray) -> np.ndarray:
         running = self.fifo.running_cycles.astype(float)
-        reuse = _aligned(self.slot_reuse, self.fifo.smid)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ok = running > 0
-            return (np.where(ok, self.fifo.scheduling_cycles / running, np.nan),
-                    np.where(ok, reuse / running, np.nan))
+            return np.where(running > 0, cycles / running, np.nan)
 
 
 def _aligned(reuse: SlotReuse, smid: np.ndarray) -> np.ndarray:
@@ -110,8 +121,5 @@ def estimate(paths: Sequence[str | os.PathLike[str]], section: int = 0, bundle: 
     out = []
     for f in (first if first is not None else first_lines(paths, section)):
         owner = bundle or bundle_of(f.path)
-        rec = f.records
-        out.append(TraceEstimates(trace_label(f.path, used, owner), f.path, f,
-                                  slot_reuse_per_sm(rec.lstart, rec.elapse, rec.smid), owner,
-                                  trace_truth(f.path, owner)))
+        out.append(TraceEstimates(trace_label(f.path, used, owner), f.path, f, owner, trace_truth(f.path, owner)))
     return out

@@ -54,7 +54,7 @@ def timeline_job(t: TraceEstimates, synthetic: bool, out: Path, zoom_blocks: int
     """Block timeline of the SMs with the lowest, median and highest ratio: each SM's blocks in index order
     (its first ``max_blocks`` by start time where it ran more)."""
     rec = t.records
-    smid, ratio = t.fifo.smid, t.per_sm_ratios()[0]
+    smid, ratio = t.fifo.smid, t.artifact_ratio()
     arrays, sms = {}, []
     for sm in pick_sms(smid, ratio):
         sel = np.flatnonzero(rec.smid == sm)  # block indices, ascending
@@ -86,8 +86,34 @@ def compare_job(traces: Sequence[TraceEstimates], synthetic: bool, out: Path) ->
 
 def figure_jobs(traces: Sequence[TraceEstimates], out: Path) -> list[FigureJob]:
     """Every figure of the section, in the order its files are listed."""
-    synthetic = any(t.bundle.synthetic for t in traces)
-    jobs = [per_sm_job(traces, synthetic, out), timeline_job(traces[0], synthetic, out)]
+    late = late_figure_jobs(traces, out)
+    return [late[0], *early_figure_jobs(traces, out), *late[1:]]
+
+
+#: The figures' stems in the order :func:`figure_jobs` lists them (the order of a result's files).
+FIGURE_ORDER = ("block_sched_per_sm", "block_sched_timeline", "block_sched_compare")
+
+
+def in_figure_order(files: dict[str, Path]) -> dict[str, Path]:
+    """Figure files (by name) in :data:`FIGURE_ORDER`, each figure's formats as they came: the command line
+    sends the early figures first, and their files come back first."""
+    rank = {stem: i for i, stem in enumerate(FIGURE_ORDER)}
+    return dict(sorted(files.items(), key=lambda kv: rank.get(Path(kv[0]).stem, len(rank))))
+
+
+def early_figure_jobs(traces: Sequence[TraceEstimates], out: Path) -> list[FigureJob]:
+    """The figures made from the artifact's metric alone (the timeline): they can be sent with the line."""
+    return [timeline_job(traces[0], _synthetic(traces), out)]
+
+
+def late_figure_jobs(traces: Sequence[TraceEstimates], out: Path) -> list[FigureJob]:
+    """The figures that need the slot-reuse estimator too (per SM; and the comparison of several traces)."""
+    synthetic = _synthetic(traces)
+    jobs = [per_sm_job(traces, synthetic, out)]
     if len(traces) > 1:
         jobs.append(compare_job(traces, synthetic, out))
     return jobs
+
+
+def _synthetic(traces: Sequence[TraceEstimates]) -> bool:
+    return any(t.bundle.synthetic for t in traces)

@@ -48,7 +48,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
 )
 from .estimates import TraceEstimates, estimate, trace_label, trace_truth  # noqa: F401  (re-exported for callers)
 from .fast import FirstLine, first_lines, first_warp_records, resolve_traces  # noqa: F401  (re-exported)
-from .figure_inputs import figure_jobs
+from .figure_inputs import figure_jobs, in_figure_order
 
 SECTION = "block_sched"
 PAPER_REF = "Sec. 4.5"
@@ -147,7 +147,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     written = write_results(out, SECTION, data, input_path=traces[0].path, bundle=owners[0],
                             tables={"block_sched_compare": compare, "block_sched_per_sm": per_sm})
     if figures is not None:
-        drawn = figures.join()
+        drawn = in_figure_order(figures.join())
     files = {**drawn, **written}  # the figures in their jobs' order, each figure's PNG first
     lines = [t.line for t in traces]
     extra = [f"  {t.label}: scheduling/running {t.mean_scheduling / t.mean_running:.1%} (artifact), "

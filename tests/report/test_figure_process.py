@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -125,3 +126,101 @@ def test_a_command_killed_while_figures_draw_leaves_no_figure_process_writing(tm
     finally:
         if cmd.poll() is None:
             cmd.kill()
+
+
+def marked_figure(arrays: dict, params: dict):
+    """A builder that leaves ``params["mark"]`` behind as soon as it starts, then draws a line plot."""
+    Path(params["mark"]).touch()
+    return line_figure(arrays, params)
+
+
+def _wait_for(path: Path, timeout: float = 30.0) -> bool:
+    end = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_figure_sent_first_is_drawn_before_the_others_are_sent(tmp_path, monkeypatch):
+    """The command sends the figure whose numbers exist first (block_sched's timeline, right after its line)
+    and the others later: the first starts drawing without waiting for them."""
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "0")
+    mark = tmp_path / "first-started"
+    with FigureProcess.start() as proc:
+        proc.send([FigureJob("early", f"{HERE}:marked_figure", tmp_path, {"y": np.arange(5)},
+                             {"title": "early", "mark": str(mark)})])
+        assert _wait_for(mark), "the first figure did not start before the second was sent"
+        proc.send(_jobs(tmp_path)[1:])
+        files = proc.join()
+    assert list(files) == ["early.png", "early.svg", "f1.png", "f1.svg", "f2.png", "f2.svg"]  # the order sent
+    with pytest.raises(RuntimeError, match="after join"):
+        proc.send(_jobs(tmp_path)[:1])
+
+
+_HELD_IMPORT = """
+import pathlib
+import time
+
+while not pathlib.Path({release!r}).exists():  # the figure process is still importing until the test says
+    time.sleep(0.01)
+"""
+
+
+def test_send_does_not_wait_for_a_figure_process_that_is_still_importing(tmp_path, monkeypatch):
+    """A pipe holds 64 KiB; a figure's arrays are often more, and the figure process reads only once its
+    imports are done: send hands them to a writer thread and returns."""
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "0")
+    release = tmp_path / "release"
+    (tmp_path / "held_import_for_figures.py").write_text(_HELD_IMPORT.format(release=str(release)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with FigureProcess.start(warm=["held_import_for_figures"]) as proc:
+        big = {"y": np.arange(5), "unused": np.zeros(2_000_000)}  # 16 MB to carry
+
+        def sends() -> None:
+            proc.send([FigureJob("big", f"{HERE}:line_figure", tmp_path, big, {"title": "big"})])
+            proc.send(_jobs(tmp_path)[:1])
+
+        caller = threading.Thread(target=sends, daemon=True)
+        caller.start()
+        caller.join(30)
+        returned = not caller.is_alive()
+        release.touch()  # (unblocks a send that waited, so a failure ends instead of hanging)
+        caller.join(30)
+        assert returned, "send waited for the figure process to finish importing"
+        files = proc.join()
+    assert list(files) == ["big.png", "big.svg", "f0.png", "f0.svg"]
+    assert all(p.is_file() for p in files.values())
+
+
+_FRESH = textwrap.dedent("""
+    import sys
+    import numpy as np
+    sys.path.insert(0, {tests!r})
+    from neutrino_ae.report.figure_process import FigureJob, FigureProcess, draw
+    out = sys.argv[1]
+    job = lambda where: FigureJob("f", "report.test_figure_process:line_figure", f"{{out}}/{{where}}",
+                                  {{"y": np.sin(np.arange(50))}}, {{"title": "a title, with ticks"}})
+    proc = FigureProcess.start()
+    proc.send([job("forked")])
+    proc.join()
+    assert "matplotlib" not in sys.modules  # imported in the figure process alone
+    draw(job("here"))
+    import matplotlib.image, matplotlib.lines
+    same = np.array_equal(*(matplotlib.image.imread(f"{{out}}/{{d}}/f.png") for d in ("forked", "here")))
+    print(same, "Supported properties" in matplotlib.lines.Line2D.set.__doc__)
+""")
+
+
+def test_the_figure_process_imports_matplotlib_without_set_docstrings_and_draws_the_same_pixels(tmp_path):
+    """The figure process imports matplotlib with short ``set()`` docstrings (a third of its import time);
+    a fresh command's figure drawn there has the same pixels as one drawn by a plain import, and the command's
+    own matplotlib keeps its full docstrings."""
+    script = _FRESH.format(tests=str(REPO / "tests"))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}", "NEUTRINO_AE_NO_FORK": "0",
+           "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
