@@ -219,8 +219,9 @@ def slot_reuse_per_sm(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) 
     # One sort of a packed (SM, time) int64 key instead of lexsorts (10x faster at 1M blocks). Starts
     # and ends share the packing, so the two sorted key arrays compare directly.
     high = sm_idx.astype(np.int64) << span_bits
-    skey = np.sort(high | (lstart - lo))
-    ekey = np.sort(high | (end - lo))
+    by_sm = _grouped_by_sm(sm_idx, sms.size)
+    skey = _sorted(high | (lstart - lo), by_sm)
+    ekey = _sorted(high | (end - lo), by_sm)
     mask = np.int64((1 << span_bits) - 1)
     starts = (skey & mask) + lo
     ends = (ekey & mask) + lo
@@ -235,6 +236,23 @@ def slot_reuse_per_sm(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) 
     gaps = np.zeros(n, np.int64)
     gaps[use] = starts[use] - ends[use - c[use]]
     return SlotReuse(sms, peak, np.add.reduceat(gaps, first))
+
+
+def _grouped_by_sm(sm_idx: np.ndarray, sms: int) -> np.ndarray | None:
+    """A stable order grouping the records by SM (a counting sort of 8- or 16-bit indices); None for more
+    SMs than that."""
+    if sms > (1 << 16):
+        return None
+    return np.argsort(sm_idx.astype(np.uint8 if sms <= (1 << 8) else np.uint16), kind="stable")
+
+
+def _sorted(keys: np.ndarray, by_sm: np.ndarray | None) -> np.ndarray:
+    """``np.sort(keys)`` for packed (SM, time) keys. Grouped by SM first, each SM's keys are in block-index
+    order, which is nearly time order (blocks are dispatched in about index order): long sorted runs, which
+    a stable (run-merging) sort finishes in a fraction of a quicksort's time."""
+    if by_sm is None:
+        return np.sort(keys)
+    return np.sort(keys[by_sm], kind="stable")
 
 
 def _slot_reuse_lexsort(lstart: np.ndarray, end: np.ndarray, smid: np.ndarray) -> SlotReuse:

@@ -143,6 +143,30 @@ def test_slot_reuse_matches_reference(path, seed, n, sms):
     pd.testing.assert_frame_equal(df, bs.slot_reuse_metric_numpy(lstart, elapse, smid), check_dtype=False)
 
 
+@pytest.mark.parametrize("seed,n,sms", [(21, 2000, 300), (22, 700, 256)])
+def test_slot_reuse_matches_reference_past_256_sms(path, seed, n, sms):
+    # Past 256 SMs the records are grouped by a 16-bit counting sort before the keys are sorted.
+    lstart, elapse, smid = random_case(seed, n, sms)
+    df = bs.slot_reuse_metric_numpy(lstart, elapse, smid)
+    got = {int(r.smid): (int(r.peak_resident), int(r.slot_reuse_cycles)) for r in df.itertuples()}
+    assert got == ref_slot_reuse(lstart, elapse, smid)
+
+
+def test_slot_reuse_with_more_sms_than_16_bits_agrees_with_the_lexsort_form():
+    from block_sched.fast import _slot_reuse_lexsort, slot_reuse_per_sm
+
+    rng = np.random.default_rng(5)
+    n = 200_000
+    smid = rng.permutation(np.r_[np.arange(70_000), rng.integers(0, 70_000, n - 70_000)]) * 3  # every SM, ids < 2**20
+    lstart = rng.integers(0, 5_000, n) // 4 * 4
+    elapse = rng.integers(0, 300, n)
+    fast_form = slot_reuse_per_sm(lstart, elapse, smid)
+    lexsort_form = _slot_reuse_lexsort(lstart, lstart + elapse, smid)
+    assert fast_form.smid.size == 70_000
+    for name in ("smid", "peak_resident", "slot_reuse_cycles"):
+        assert np.array_equal(getattr(fast_form, name), getattr(lexsort_form, name)), name
+
+
 def test_slot_reuse_wide_clock_span_takes_the_lexsort_path(path):
     # A span too wide to pack with the SM index: both paths must fall back and still agree.
     lstart, elapse, smid = random_case(3, 80, 5)
