@@ -72,11 +72,15 @@ def timeline_figure(arrays: dict[str, np.ndarray], params: dict):
     with style_context(FIXED_TITLES):  # y axes are block slots: no offset text for a title to avoid
         fig = _figure(MAX_WIDTH_IN - 0.2, 1.9 * len(sms) + 1.2)  # its y labels reach past the edge
         axes = fig.subplots(len(sms), 2, squeeze=False, gridspec_kw={"width_ratios": [2, 1]})
+        # Every SM's slots in one call: the greedy steps over each SM's k-th block together.
+        starts = [arrays[f"{info['sm']}.start"] for info in sms]
+        ends = [s + arrays[f"{info['sm']}.elapse"] for s, info in zip(starts, sms, strict=True)]
+        which = np.repeat(np.arange(len(sms)), [s.size for s in starts])
+        all_slots = np.split(lowest_free_slots(which, np.concatenate(starts), np.concatenate(ends)),
+                             np.cumsum([s.size for s in starts])[:-1])
         for row, info in enumerate(sms):
             sm = info["sm"]
-            start = arrays[f"{sm}.start"]
-            end = start + arrays[f"{sm}.elapse"]
-            slots = lowest_free_slots(np.zeros(start.size, np.int64), start, end)
+            start, end, slots = starts[row], ends[row], all_slots[row]
             t0 = start.min()
             # Zoom on the first refills: gaps between a finished block and the next are visible there.
             order = np.sort(end - t0)
