@@ -26,11 +26,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
+import numpy as np
 
 from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import open_trace  # noqa: F401  (re-exported for callers)
+from neutrino_ae.report.columns import Columns, FrameMap
 from neutrino_ae.report.figure_process import FigureProcess, draw
 from neutrino_ae.report.results import SectionResult, write_results
 from neutrino_ae.report.summary import summary_row
@@ -67,7 +68,7 @@ PAPER_LINE = {"grid_size": 32768, "mean_running_cycles": 602241, "mean_schedulin
 def artifact_deviation(t: TraceSched) -> str | None:
     """Why the artifact's script would not print this trace's line, where ours does (docs/DESIGN.md,
     "Deviations from the artifact's scripts"): it indexes its per-SM lists by raw SM id."""
-    ids = t.per_sm["smid"].to_numpy()
+    ids = np.asarray(t.per_sm["smid"])
     if ids.size == 0 or (int(ids.min()) == 0 and int(ids.max()) == ids.size - 1):
         return None
     return (f"SM ids {int(ids.min())}..{int(ids.max())} are not 0..{ids.size - 1}: the artifact's block_sched.py "
@@ -88,13 +89,13 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     est = list(estimates) if estimates is not None else estimate(paths, section, bundle)
     if figures is None:
         drawn = {k: v for job in figure_jobs(est, out) for k, v in draw(job).items()}
-    traces = [analyze_records(e.label, e.path, e.records, e.fifo, compiled=False, slot_reuse=e.slot_reuse)
-              for e in est]
+    traces = [analyze_records(e.label, e.path, e.records, e.fifo, compiled=False, slot_reuse=e.slot_reuse,
+                              frame=False) for e in est]
     owners = [e.bundle for e in est]
     truths = [e.truth for e in est]
     dirs = {t.label: trace_dir_of(t, b) for t, b in zip(traces, owners, strict=True)}
 
-    compare = pd.DataFrame({
+    compare = Columns({
         "trace": [t.label for t in traces],
         "grid_size": [t.records.grid_size for t in traces],
         "block_size": [t.records.block_size for t in traces],
@@ -107,12 +108,12 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
         "line": [t.line for t in traces],
         "path": [str(t.path) for t in traces],
     })
-    per_sm = pd.concat([t.per_sm for t in traces], ignore_index=True)
+    per_sm = Columns.concat([t.per_sm for t in traces])
 
     # Ground truth (sample bundles): the injected dispatch gaps summed per SM, averaged over used SMs. Both
     # estimators (artifact FIFO and slot reuse) estimate that same quantity.
-    compare["gt_running_cycles"] = [_gt(g, "running_cycles_per_sm") for g in truths]
-    compare["gt_scheduling_cycles"] = [_gt(g, "scheduling_cycles_per_sm") for g in truths]
+    compare = compare.with_column("gt_running_cycles", [_gt(g, "running_cycles_per_sm") for g in truths])
+    compare = compare.with_column("gt_scheduling_cycles", [_gt(g, "scheduling_cycles_per_sm") for g in truths])
     summary = []
     for t, g, b in zip(traces, truths, owners, strict=True):
         gt_run, gt_sched = _gt(g, "running_cycles_per_sm"), _gt(g, "scheduling_cycles_per_sm")
@@ -158,7 +159,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     notes = [f"  {t.label}: {note}" for t in traces if (note := artifact_deviation(t))]
     read = "trace dirs read: " + ", ".join(f"{t.label} {dirs[t.label]}" for t in traces)
     text = "\n".join([*lines, *extra, *notes, read, f"results: {files['json']}"])
-    return SectionResult(SECTION, data, files, {"block_sched_compare": compare, "block_sched_per_sm": per_sm},
+    return SectionResult(SECTION, data, files, FrameMap({"block_sched_compare": compare, "block_sched_per_sm": per_sm}),
                          summary, text)
 
 

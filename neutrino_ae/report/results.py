@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neutrino_ae.atomic import atomic_open, write_json, write_text
 from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.report.columns import Columns, markdown_table
 
 if TYPE_CHECKING:  # pandas is imported where a table is written: a command's first line comes before it
     import pandas as pd
@@ -21,9 +23,11 @@ MARKDOWN_MAX_ROWS = 200
 
 def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[str, Any],
                   input_path: str | os.PathLike[str] | None = None,
-                  tables: dict[str, pd.DataFrame] | None = None, bundle: Bundle | None = None) -> dict[str, Path]:
+                  tables: Mapping[str, pd.DataFrame | Columns] | None = None, bundle: Bundle | None = None
+                  ) -> dict[str, Path]:
     """Write ``<out_dir>/<section>.json`` (payload + provenance) and each table as CSV and Markdown (the
-    Markdown copy holds the first :data:`MARKDOWN_MAX_ROWS` rows; the CSV all of them).
+    Markdown copy holds the first :data:`MARKDOWN_MAX_ROWS` rows; the CSV all of them). A table is a
+    DataFrame or :class:`neutrino_ae.report.columns.Columns` (the same files, without pandas).
 
     The provenance is ``bundle``'s (the run's bundle), or that of the bundle holding ``input_path``
     when no bundle is given (a per-figure command line); neither given: no provenance.
@@ -44,15 +48,19 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
         if "warning" in doc["provenance"]:
             doc.setdefault("provenance_warning", doc["provenance"]["warning"])
     doc.setdefault("generated_at", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
-    for name, df in (tables or {}).items():
-        df = integer_columns(df)
+    for name, table in (tables or {}).items():
         csv_path = out / f"{name}.csv"
-        with atomic_open(csv_path, "w", encoding="utf-8", newline="") as fh:
-            df.to_csv(fh, index=False)
+        if isinstance(table, Columns):  # written without pandas, byte for byte as the DataFrame would be
+            write_text(csv_path, table.csv_text())
+            md = table.markdown(MARKDOWN_MAX_ROWS)
+        else:
+            table = integer_columns(table)
+            with atomic_open(csv_path, "w", encoding="utf-8", newline="") as fh:
+                table.to_csv(fh, index=False)
+            md = dataframe_to_markdown(table.head(MARKDOWN_MAX_ROWS))
         written[f"{name}.csv"] = csv_path
-        md = dataframe_to_markdown(df.head(MARKDOWN_MAX_ROWS))
-        if len(df) > MARKDOWN_MAX_ROWS:
-            md += f"\n\n_First {MARKDOWN_MAX_ROWS:,} of {len(df):,} rows; the whole table is `{csv_path.name}`._"
+        if len(table) > MARKDOWN_MAX_ROWS:
+            md += f"\n\n_First {MARKDOWN_MAX_ROWS:,} of {len(table):,} rows; the whole table is `{csv_path.name}`._"
         written[f"{name}.md"] = write_text(out / f"{name}.md", md + "\n")
     written["json"] = write_json(out / f"{section}.json", doc)
     return written
@@ -75,19 +83,7 @@ def integer_columns(df: pd.DataFrame) -> pd.DataFrame:
 
 def dataframe_to_markdown(df: pd.DataFrame, floatfmt: str = ".3g") -> str:
     """A GitHub-flavoured Markdown table (no ``tabulate`` dependency)."""
-    import pandas as pd
-
-    def cell(v: Any) -> str:
-        if v is pd.NA or v is None:
-            return ""
-        if isinstance(v, float):
-            return "" if pd.isna(v) else format(v, floatfmt)
-        return str(v).replace("|", "\\|")
-
-    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
-    sep = "| " + " | ".join("---" for _ in df.columns) + " |"
-    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *rows])
+    return markdown_table(list(df.columns), df.itertuples(index=False), floatfmt)
 
 
 @dataclass
@@ -103,7 +99,7 @@ class SectionResult:
     section: str
     data: dict[str, Any]
     files: dict[str, Path] = field(default_factory=dict)
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)  # a FrameMap where built as Columns
     summary: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
 

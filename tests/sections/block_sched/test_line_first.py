@@ -1,5 +1,5 @@
 """The artifact's line first (issue 24): ``python block_sched/block_sched.py <trace.bin>`` prints it
-before pandas or matplotlib is imported, once; the figures and results follow. And the numpy FIFO
+before matplotlib is imported (and pandas never is), once; the figures and results follow. And the numpy FIFO
 (padded per-position table) agrees with the plain rule on SMs of any load."""
 
 from __future__ import annotations
@@ -55,21 +55,22 @@ def test_line_is_printed_before_pandas_or_matplotlib_is_imported(tmp_path):
     after = {ln.rsplit("|", 1)[-1].strip() for ln in lines[at:] if ln.startswith("import time:")}
     assert "numpy" in before
     assert not {m for m in before if m.split(".")[0] in ("pandas", "matplotlib", "numba")}
-    assert "pandas" in after and "matplotlib" in after  # the figures and tables come after it
+    assert "matplotlib" in after  # the figures come after it
+    assert not {m for m in after if m.split(".")[0] == "pandas"}  # the tables are written without it
     printed = [ln for ln in lines if not ln.startswith("import time:")]
     assert printed.count(SUBTLE_LINE) == 1 and printed[0] == SUBTLE_LINE
     assert (tmp_path / "out" / "block_sched_timeline.png").is_file()
 
 
-def test_with_a_figure_process_the_command_never_imports_matplotlib_and_pandas_only_after_the_line(tmp_path):
+def test_with_a_figure_process_the_command_imports_neither_matplotlib_nor_pandas(tmp_path):
     from line_first import run_script, split_at
 
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
     lines = run_script(["block_sched/block_sched.py", str(path), "--out", str(tmp_path / "out")], watched=True)
     before, _ = split_at(lines, [SUBTLE_LINE])
-    # pandas is imported by the command alone (the figure process draws from arrays): never before the line.
+    # The figure process draws from arrays, and the tables are numpy columns written as pandas would.
     assert "numpy" in before and not {m for m in before if m.split(".")[0] == "pandas"}
-    assert "command imported: pandas" in lines  # and not matplotlib: the figure process drew every figure
+    assert "command imported:" in lines, [ln for ln in lines if ln.startswith("command imported")]  # nothing
     for stem in ("block_sched_per_sm.png", "block_sched_per_sm.svg", "block_sched_timeline.png"):
         assert (tmp_path / "out" / stem).stat().st_size > 10_000
 
