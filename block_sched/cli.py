@@ -1,8 +1,10 @@
 """The block_sched command line (``python block_sched/block_sched.py <trace.bin | tracedir> ...``).
 
 The artifact's line(s) come first, printed and flushed as soon as the numbers exist (:mod:`.fast`:
-numpy only); the figures, tables and results files follow (:mod:`.pipeline`), pandas imported only then,
-the figures drawn by a process that imports matplotlib meanwhile (:mod:`neutrino_ae.report.figure_process`).
+numpy only); the figures, tables and results files follow (:mod:`.pipeline`), the tables as numpy columns
+(no pandas), the figures drawn by a process that imports matplotlib meanwhile
+(:mod:`neutrino_ae.report.figure_process`): the timeline is sent with the line, the per-SM figure once the
+slot-reuse estimator exists.
 With ``--json`` stdout is the JSON document alone.
 """
 
@@ -36,8 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(f.line for f in first), flush=True)
         est = estimate(args.traces, args.section, first=first)
         figures.send(early_figure_jobs(est, args.out))  # the timeline: drawn while the rest is computed
-        figures.send(late_figure_jobs(est, args.out))  # drawn while pandas is imported and the results written
-        from . import pipeline  # pandas: after the line is out
+        figures.send(late_figure_jobs(est, args.out))  # drawn while the results are written
+        from . import pipeline
 
         result = pipeline.block_sched(args.traces, args.out, args.section, estimates=est, figures=figures)
     if args.json:

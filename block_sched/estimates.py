@@ -2,7 +2,7 @@
 slot-reuse estimator, the trace's label, its bundle and that bundle's ground truth.
 
 The command line computes these right after printing the line and sends the figures to their process
-(:mod:`.figure_inputs`) before pandas is imported for the tables and results files (:mod:`.pipeline`);
+(:mod:`.figure_inputs`) before the tables and results files are written (:mod:`.pipeline`);
 a notebook goes through the same function from :func:`.pipeline.block_sched`.
 """
 

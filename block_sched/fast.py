@@ -1,6 +1,6 @@
 """The artifact's line, as soon as the numbers exist: the traces' first-warp records and the
 first-entry FIFO metric per SM, with numpy alone (no pandas, no matplotlib, no numba import); and the
-slot-reuse estimator, so the figures can be sent to their process before pandas is imported.
+slot-reuse estimator, so the figures can be sent to their process before the results are written.
 
 The command line prints what this computes before it imports what the figures, tables and
 results need (:mod:`.pipeline`), and hands the records and per-SM numbers over so nothing is
