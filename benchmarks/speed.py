@@ -7,12 +7,14 @@ paper-scale sample bundle.
 Per size, ``python block_sched/block_sched.py <trace.bin> --out DIR`` (ours) and the artifact's
 ``neutrino/tools/block_sched.py <trace.bin>`` run in turn (ours, artifact, ours, artifact, ...), each a
 whole process reaped with ``os.wait4``: seconds until the ``No.block:`` line is read from its stdout,
-seconds until it exits, CPU seconds (its whole tree), the largest process's peak RSS and the whole tree's
-peak memory (PSS summed over its processes, sampled: :mod:`benchmarks.tree_memory`; the memory target
-is judged on it, as ours runs figure processes beside the command). Medians are printed, and the ratio
-artifact / ours of each pair's wall seconds (median over pairs: pairing keeps it meaningful when the
-machine's speed drifts). The import floor is ``python -c 'import numpy'`` (the artifact's only import;
-ours adds pandas after the line, and its figure process matplotlib);
+seconds until it exits, CPU seconds (its whole tree), the largest process's peak RSS; then one more run of
+each for the whole tree's peak memory (PSS summed over its processes, sampled every 20 ms:
+:mod:`benchmarks.tree_memory`; the memory target is judged on it, as ours runs figure processes beside the
+command). The sampler reads /proc while the command runs, CPU that the command's processes would share on
+a small machine, so no timed run is sampled. Medians are printed, and the ratio artifact / ours of each
+pair's wall seconds (median over pairs: pairing keeps it meaningful when the machine's speed drifts). The
+import floor is ``python -c 'import numpy'`` (the artifact's only import, and our command's; its figure
+process imports matplotlib);
 ``--sample`` adds ``python -m neutrino_ae sample --scale paper``.
 
 Targets (issue 24): the line no later than the artifact's whole run at every size, the whole command
@@ -58,15 +60,17 @@ LINE_PREFIX = b"No.block:"
 MEASURES = ("wall_s", "cpu_s", "peak_rss_bytes", "peak_tree_pss_bytes")
 
 
-def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd: Path = REPO_ROOT) -> dict[str, Any]:
-    """One whole-process run: seconds to the artifact line on stdout, to exit; CPU seconds; peak RSS."""
+def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd: Path = REPO_ROOT,
+          sample_memory: bool = True) -> dict[str, Any]:
+    """One whole-process run: seconds to the artifact line on stdout, to exit; CPU seconds; peak RSS; the
+    process tree's peak PSS where ``sample_memory`` (else None)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env,
                             start_new_session=True)
     line_s, line = None, ""
     assert proc.stdout is not None
     deadline = t0 + timeout_s
-    with TreeMemory(proc.pid) as mem:  # until stdout closes: every process of the command has ended then
+    with TreeMemory(proc.pid) if sample_memory else _NoSampling() as mem:  # until stdout closes: all have ended
         for raw in proc.stdout:
             if line_s is None and raw.startswith(LINE_PREFIX):
                 line_s, line = time.perf_counter() - t0, raw.decode().strip()
@@ -80,6 +84,16 @@ def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
     return {"line_s": line_s, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_rss_bytes": usage.ru_maxrss * 1024, "peak_tree_pss_bytes": mem.peak_bytes, "line": line}
+
+
+class _NoSampling:
+    peak_bytes = None
+
+    def __enter__(self) -> _NoSampling:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def _sizes(blocks: str) -> list[str]:
@@ -160,8 +174,10 @@ def run_block_sched(blocks: int, trace: Path, art_tree: Path, args: argparse.Nam
     art_env = {**child_env(), "PYTHONPATH": str(art_tree)}
     ours, art = [], []
     for _ in range(args.repeat):
-        ours.append(timed(ours_cmd, ours_env, cwd=root))
-        art.append(timed(art_cmd, art_env))
+        ours.append(timed(ours_cmd, ours_env, cwd=root, sample_memory=False))
+        art.append(timed(art_cmd, art_env, sample_memory=False))
+    memory = {"ours": timed(ours_cmd, ours_env, cwd=root)["peak_tree_pss_bytes"],
+              "artifact": timed(art_cmd, art_env)["peak_tree_pss_bytes"]}
     if ours[0]["line"] != art[0]["line"]:
         raise RuntimeError(f"lines differ: ours {ours[0]['line']!r}, artifact {art[0]['line']!r}")
     pair = [a["wall_s"] / o["wall_s"] for o, a in zip(ours, art, strict=True)]
@@ -170,6 +186,8 @@ def run_block_sched(blocks: int, trace: Path, art_tree: Path, args: argparse.Nam
            "artifact": {k: _median(art, k) for k in MEASURES},
            "ratio": statistics.median(pair), "ratio_runs": pair,
            "ratio_cpu": _median(art, "cpu_s") / _median(ours, "cpu_s")}
+    for who in ("ours", "artifact"):  # from the sampled run of each
+        row[who]["peak_tree_pss_bytes"] = memory[who]
     row["targets"] = _targets(row)
     return row
 

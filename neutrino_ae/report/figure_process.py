@@ -21,6 +21,7 @@ drawn when it is sent.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import io
 import json
@@ -191,6 +192,9 @@ def _serve(jobs_r: int, result_w: int, warm: Sequence[str]) -> None:
         _die_with_parent()
         _import_for_figures(warm)
         _warm_text()
+        # What is loaded now is shared with every drawing process forked below: out of the collector's
+        # reach, a collection there does not walk (and so copy) the whole shared heap.
+        gc.freeze()
         doc = {"files": _draw_as_they_come(jobs_r)}
     except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it as one line
         doc, code = {"error": str(exc) or type(exc).__name__}, 1
@@ -315,6 +319,7 @@ def _fork_draw(job: FigureJob, jobs_r: int) -> tuple[int, int]:
         code = 0
         try:
             _die_with_parent()
+            gc.disable()  # one figure, then exit: its garbage goes with the process
             doc: dict[str, Any] = {"files": {k: str(v) for k, v in draw(job).items()}}
         except BaseException as exc:  # noqa: BLE001
             doc, code = {"error": f"{job.stem}: {exc}" if str(exc) else f"{job.stem}: {type(exc).__name__}"}, 1
