@@ -80,21 +80,22 @@ def build(root, ctx):
 '''
 
 
+def _toy_section(root: Path, name: str, files: dict[str, str]) -> Path:
+    """A section folder ``root/name`` (for ``$NEUTRINO_AE_SECTIONS``) holding ``files``; ``root``."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    for file, text in files.items():
+        (folder / file).write_text(textwrap.dedent(text))
+    return root
+
+
 def make_slow_sample_section(root: Path) -> Path:
     """A section whose sample writer never finishes, so a test can signal a generation that is surely running."""
-    folder = root / "slow_sample"
-    folder.mkdir(parents=True)
-    (folder / "__init__.py").write_text(textwrap.dedent(SLOW_SAMPLE_INIT))
-    (folder / "writer.py").write_text(textwrap.dedent(SLOW_SAMPLE_WRITER))
-    return root
+    return _toy_section(root, "slow_sample", {"__init__.py": SLOW_SAMPLE_INIT, "writer.py": SLOW_SAMPLE_WRITER})
 
 
 def make_slow_section(root: Path) -> Path:
-    folder = root / "slow"
-    folder.mkdir(parents=True)
-    (folder / "__init__.py").write_text(textwrap.dedent(SLOW_INIT))
-    (folder / "analysis.py").write_text(textwrap.dedent(SLOW_ANALYSIS))
-    return root
+    return _toy_section(root, "slow", {"__init__.py": SLOW_INIT, "analysis.py": SLOW_ANALYSIS})
 
 
 def cli_env(**extra: str) -> dict[str, str]:
