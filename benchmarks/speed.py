@@ -31,6 +31,7 @@ artifact's ``dmat.py``, back to back per repeat, and the figure's own render tim
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -40,6 +41,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from benchmarks.measure import REPO_ROOT, child_env
@@ -70,7 +72,8 @@ def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd
     line_s, line = None, ""
     assert proc.stdout is not None
     deadline = t0 + timeout_s
-    with TreeMemory(proc.pid) if sample_memory else _NoSampling() as mem:  # until stdout closes: all have ended
+    no_sampling = contextlib.nullcontext(SimpleNamespace(peak_bytes=None))
+    with TreeMemory(proc.pid) if sample_memory else no_sampling as mem:  # until stdout closes: all have ended
         for raw in proc.stdout:
             if line_s is None and raw.startswith(LINE_PREFIX):
                 line_s, line = time.perf_counter() - t0, raw.decode().strip()
@@ -84,16 +87,6 @@ def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
     return {"line_s": line_s, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_rss_bytes": usage.ru_maxrss * 1024, "peak_tree_pss_bytes": mem.peak_bytes, "line": line}
-
-
-class _NoSampling:
-    peak_bytes = None
-
-    def __enter__(self) -> _NoSampling:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _sizes(blocks: str) -> list[str]:

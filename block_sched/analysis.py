@@ -12,7 +12,7 @@ from neutrino_ae.report.columns import Columns
 from neutrino_ae.sched import intervals as accel
 
 from .estimates import _gt  # noqa: F401  (re-exported for callers)
-from .fast import BlockRecords, FifoPerSM, SlotReuse, fifo_per_sm, line_of, slot_reuse_per_sm
+from .fast import BlockRecords, FifoPerSM, SlotReuse, fifo_per_sm, line_of, share_of_running, slot_reuse_per_sm
 
 if TYPE_CHECKING:  # the tables are numpy columns; pandas only for the DataFrame forms, imported there
     import pandas as pd
@@ -67,12 +67,16 @@ def artifact_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) ->
     Compiled single pass (:func:`neutrino_ae.sched.intervals.artifact_fifo_kernel`) when numba is available,
     else :func:`artifact_metric_numpy`; both give the same table.
     """
-    if not accel.use_numba(np.size(lstart)):
-        return artifact_metric_numpy(lstart, elapse, smid)
+    return _fifo_table(_fifo(lstart, elapse, smid, compiled=True))
+
+
+def _fifo(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray, compiled: bool) -> FifoPerSM:
+    """The FIFO metric per SM: the compiled pass where ``compiled`` and numba is worth it at this size."""
+    if not (compiled and accel.use_numba(np.size(lstart))):
+        return fifo_per_sm(lstart, elapse, smid)
     lstart, elapse = accel.i64(lstart), accel.i64(elapse)
     sms, gidx = accel.dense_ids(smid)
-    blocks, running, sched = accel.artifact_fifo_kernel(lstart, elapse, gidx, sms.size)
-    return _fifo_table(FifoPerSM(sms, blocks, running, sched))
+    return FifoPerSM(sms, *accel.artifact_fifo_kernel(lstart, elapse, gidx, sms.size))
 
 def artifact_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """:func:`artifact_metric` in numpy (the path without numba): :func:`.fast.fifo_per_sm` as a table."""
@@ -90,14 +94,18 @@ def slot_reuse_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) 
     Compiled merge over the per-SM sorted starts and ends when numba is available, else
     :func:`slot_reuse_metric_numpy`; both give the same table.
     """
-    if not accel.use_numba(np.size(lstart)) or np.size(lstart) == 0:
-        return slot_reuse_metric_numpy(lstart, elapse, smid)
+    return _reuse_table(_slot_reuse(lstart, elapse, smid, compiled=True))
+
+
+def _slot_reuse(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray, compiled: bool) -> SlotReuse:
+    """The slot-reuse estimator per SM: the compiled merge where ``compiled`` and numba is worth it here."""
+    if not (compiled and accel.use_numba(np.size(lstart))) or np.size(lstart) == 0:
+        return slot_reuse_per_sm(lstart, elapse, smid)
     lstart = accel.i64(lstart)
     end = lstart + accel.i64(elapse)
     sms, gidx = accel.dense_ids(smid)
     (starts, ends), first, counts = accel.group_sorted(gidx, sms.size, lstart, end)
-    peak, total = accel.peak_and_reuse_kernel(starts, ends, first, counts)
-    return _reuse_table(SlotReuse(sms, peak, total))
+    return SlotReuse(sms, *accel.peak_and_reuse_kernel(starts, ends, first, counts))
 
 def slot_reuse_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """:func:`slot_reuse_metric` in numpy (the path without numba): :func:`.fast.slot_reuse_per_sm` as a table."""
@@ -116,30 +124,12 @@ def artifact_line(grid_size: int, per_sm: pd.DataFrame | Columns) -> tuple[str, 
 def per_sm_table(label: str, fifo: FifoPerSM, reuse: SlotReuse) -> Columns:
     """The per-SM table: the FIFO metric's SMs with their slot-reuse numbers and both ratios (NaN where an
     SM ran for 0 cycles, or, for the slot-reuse columns, where the estimator has no such SM)."""
-    if np.array_equal(fifo.smid, reuse.smid):
-        # Both list the same SMs in ascending order: the columns line up as they are.
-        peak, total = reuse.peak_resident, reuse.slot_reuse_cycles
-    else:  # a left join on the SM id
-        pos = np.minimum(np.searchsorted(reuse.smid, fifo.smid), max(reuse.smid.size - 1, 0))
-        found = reuse.smid[pos] == fifo.smid if reuse.smid.size else np.zeros(fifo.smid.size, bool)
-        peak = np.where(found, reuse.peak_resident[pos] if reuse.smid.size else 0, np.nan)
-        total = np.where(found, reuse.slot_reuse_cycles[pos] if reuse.smid.size else 0, np.nan)
-    running = fifo.running_cycles.astype(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(running > 0, fifo.scheduling_cycles / running, np.nan)
-        reuse_ratio = np.where(running > 0, total / running, np.nan)
+    peak, total = reuse.on(fifo.smid)
     return Columns({"trace": [label] * fifo.smid.size, "smid": fifo.smid, "blocks": fifo.blocks,
                     "running_cycles": fifo.running_cycles, "scheduling_cycles": fifo.scheduling_cycles,
-                    "peak_resident": peak, "slot_reuse_cycles": total, "ratio": ratio,
-                    "slot_reuse_ratio": reuse_ratio})
-
-
-def _fifo_of(table: pd.DataFrame) -> FifoPerSM:
-    return FifoPerSM(*(table[c].to_numpy() for c in ("smid", "blocks", "running_cycles", "scheduling_cycles")))
-
-
-def _reuse_of(table: pd.DataFrame) -> SlotReuse:
-    return SlotReuse(*(table[c].to_numpy() for c in ("smid", "peak_resident", "slot_reuse_cycles")))
+                    "peak_resident": peak, "slot_reuse_cycles": total,
+                    "ratio": share_of_running(fifo.scheduling_cycles, fifo.running_cycles),
+                    "slot_reuse_ratio": share_of_running(total, fifo.running_cycles)})
 
 
 def analyze_records(label: str, path: Path, rec: BlockRecords, fifo: FifoPerSM | None = None,
@@ -153,10 +143,9 @@ def analyze_records(label: str, path: Path, rec: BlockRecords, fifo: FifoPerSM |
     if compiled is None:
         compiled = accel.use_numba(np.size(rec.lstart))
     if fifo is None:
-        fifo = _fifo_of((artifact_metric if compiled else artifact_metric_numpy)(rec.lstart, rec.elapse, rec.smid))
+        fifo = _fifo(rec.lstart, rec.elapse, rec.smid, compiled)
     if slot_reuse is None:
-        slot_reuse = _reuse_of((slot_reuse_metric if compiled else slot_reuse_metric_numpy)(
-            rec.lstart, rec.elapse, rec.smid))
+        slot_reuse = _slot_reuse(rec.lstart, rec.elapse, rec.smid, compiled)
     table = per_sm_table(label, fifo, slot_reuse)
     line, mean_run, mean_sched = artifact_line(rec.grid_size, table)
     mean_reuse = _mean(np.asarray(table["slot_reuse_cycles"], dtype=float)) if len(table) else 0.0

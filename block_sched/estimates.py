@@ -19,7 +19,7 @@ import numpy as np
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
 
-from .fast import BlockRecords, FifoPerSM, FirstLine, SlotReuse, first_lines, slot_reuse_per_sm
+from .fast import BlockRecords, FifoPerSM, FirstLine, SlotReuse, first_lines, share_of_running, slot_reuse_per_sm
 
 
 @dataclass
@@ -50,27 +50,12 @@ class TraceEstimates:
     def per_sm_ratios(self) -> tuple[np.ndarray, np.ndarray]:
         """Scheduling / running and slot reuse / running per SM (NaN where an SM ran for 0 cycles), in the
         FIFO metric's SM order."""
-        return self.artifact_ratio(), self._per_running(_aligned(self.slot_reuse, self.fifo.smid))
+        reuse = self.slot_reuse.on(self.fifo.smid)[1]
+        return self.artifact_ratio(), share_of_running(reuse, self.fifo.running_cycles)
 
     def artifact_ratio(self) -> np.ndarray:
         """Scheduling / running per SM by the artifact's metric (NaN where an SM ran for 0 cycles)."""
-        return self._per_running(self.fifo.scheduling_cycles)
-
-    def _per_running(self, cycles: np.ndarray) -> np.ndarray:
-        running = self.fifo.running_cycles.astype(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(running > 0, cycles / running, np.nan)
-
-
-def _aligned(reuse: SlotReuse, smid: np.ndarray) -> np.ndarray:
-    """The slot-reuse totals in the order of ``smid`` (both list the SMs that ran a block, ascending)."""
-    if np.array_equal(reuse.smid, smid):
-        return reuse.slot_reuse_cycles.astype(float)
-    out = np.full(smid.size, np.nan)
-    pos = np.searchsorted(reuse.smid, smid)
-    found = (pos < reuse.smid.size) & (reuse.smid[np.minimum(pos, reuse.smid.size - 1)] == smid)
-    out[found] = reuse.slot_reuse_cycles[pos[found]]
-    return out
+        return share_of_running(self.fifo.scheduling_cycles, self.fifo.running_cycles)
 
 
 def _gt(truth: dict | None, key: str) -> float | None:

@@ -200,6 +200,25 @@ class SlotReuse:
     peak_resident: np.ndarray
     slot_reuse_cycles: np.ndarray
 
+    def on(self, smid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Peak residency and slot-reuse cycles in the order of ``smid`` (ascending ids, such as the FIFO
+        metric's): as they are where the SMs are the same, else as floats, NaN for an SM not listed here."""
+        if np.array_equal(self.smid, smid):
+            return self.peak_resident, self.slot_reuse_cycles
+        peak, total = np.full(smid.size, np.nan), np.full(smid.size, np.nan)
+        pos = np.searchsorted(self.smid, smid)
+        found = (pos < self.smid.size) & (self.smid[np.minimum(pos, self.smid.size - 1)] == smid)
+        peak[found] = self.peak_resident[pos[found]]
+        total[found] = self.slot_reuse_cycles[pos[found]]
+        return peak, total
+
+
+def share_of_running(cycles: np.ndarray, running_cycles: np.ndarray) -> np.ndarray:
+    """``cycles / running_cycles`` per SM, NaN where an SM ran for 0 cycles."""
+    running = running_cycles.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(running > 0, cycles / running, np.nan)
+
 
 def slot_reuse_per_sm(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> SlotReuse:
     """The slot-reuse estimator in numpy (the rule is in :mod:`.pipeline`'s docstring)."""

@@ -9,7 +9,7 @@ notebook, the run record.
 
 Values are formatted as pandas formats them: a list is typed as ``pd.DataFrame`` types it (ints, floats
 with None as NaN, all-None or text as objects), a float column with missing values and otherwise whole
-numbers is written as integers (:func:`neutrino_ae.report.results.integer_columns`), floats in their
+numbers is written as integers (:func:`counts_with_gaps`, as ``results.integer_columns`` does), floats in their
 shortest round-trip form, a missing value as an empty cell.
 """
 
@@ -70,15 +70,6 @@ class Columns:
     def __getitem__(self, name: str) -> np.ndarray:
         return self._cols[name]
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._cols
-
-    def with_column(self, name: str, values: Sequence[Any] | np.ndarray, first: bool = False) -> Columns:
-        """This table with ``name`` added (at the end, or as the first column)."""
-        col = {name: values}
-        rest = {k: v for k, v in self._cols.items() if k != name}
-        return Columns({**col, **rest} if first else {**rest, **col})
-
     @classmethod
     def concat(cls, tables: Sequence[Columns]) -> Columns:
         """The tables' rows one after the other (same columns, in the first's order), each column promoted
@@ -123,13 +114,19 @@ class Columns:
         return markdown_table(self.columns, (tuple(c[i] for c in cells) for i in range(n)), floatfmt)
 
 
+def counts_with_gaps(values: np.ndarray) -> bool:
+    """Whether a float column is whole numbers with missing values: counts that pandas widened to floats
+    because a cell is missing (``168`` became ``168.0``), which the files show as integers."""
+    missing = np.isnan(values)
+    present = values[~missing]
+    return bool(missing.any()) and bool(present.size) and bool(np.all(present % 1 == 0)) \
+        and bool(np.all(np.abs(present) < 2**53))
+
+
 def _cells(col: np.ndarray) -> list[Any]:
     if col.dtype.kind == "f":
-        missing = np.isnan(col)
-        present = col[~missing]
-        if missing.any() and present.size and bool(np.all(present % 1 == 0)) and bool(np.all(np.abs(present) < 2**53)):
-            return [None if m else int(v) for v, m in zip(col.tolist(), missing.tolist(), strict=True)]
-        return [None if m else v for v, m in zip(col.tolist(), missing.tolist(), strict=True)]
+        whole = counts_with_gaps(col)
+        return [None if math.isnan(v) else int(v) if whole else v for v in col.tolist()]
     if col.dtype.kind in "iub":
         return col.tolist()
     return [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in col.tolist()]

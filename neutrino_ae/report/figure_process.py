@@ -77,7 +77,7 @@ class FigureProcess:
         self._inline: dict[str, Path] = {}
         self._joined = False
         self._writer: threading.Thread | None = None
-        self._frames: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._frames: queue.SimpleQueue[memoryview | None] = queue.SimpleQueue()
 
     @classmethod
     def start(cls, warm: Sequence[str] = ()) -> FigureProcess:
@@ -112,11 +112,13 @@ class FigureProcess:
         header = [{"stem": j.stem, "builder": j.builder, "out": str(j.out), "params": dict(j.params),
                    "arrays": list(j.arrays)} for j in jobs]
         text = json.dumps(header).encode()
-        buf.write(_LEN.pack(len(text)) + text)
+        buf.write(bytes(_LEN.size) + _LEN.pack(len(text)) + text)  # the frame's length first, filled in below
         for job in jobs:
             for arr in job.arrays.values():
                 np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
-        self._frames.put(_LEN.pack(buf.tell()) + buf.getvalue())
+        frame = buf.getbuffer()
+        frame[:_LEN.size] = _LEN.pack(len(frame) - _LEN.size)
+        self._frames.put(frame)
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_frames, name="figure-jobs", daemon=True)
             self._writer.start()

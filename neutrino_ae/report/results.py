@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from neutrino_ae.atomic import atomic_open, write_json, write_text
 from neutrino_ae.bundle.context import Bundle, bundle_of
-from neutrino_ae.report.columns import Columns, markdown_table
+from neutrino_ae.report.columns import Columns, counts_with_gaps, markdown_table
 
 if TYPE_CHECKING:  # pandas is imported where a table is written: a command's first line comes before it
     import pandas as pd
@@ -69,15 +71,10 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
 def integer_columns(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with each float column that holds missing values and otherwise only whole numbers as
     pandas' nullable integers: pandas widens a column of counts to floats as soon as one cell is
-    missing (``168`` becomes ``168.0``); the files must show the counts as the analysis made them."""
-    fix = {}
-    for col in df.columns:
-        values = df[col]
-        if values.dtype.kind != "f" or not values.isna().any():
-            continue
-        present = values.dropna()
-        if len(present) and bool(((present % 1) == 0).all()) and bool((present.abs() < 2**53).all()):
-            fix[col] = "Int64"
+    missing (``168`` becomes ``168.0``); the files must show the counts as the analysis made them
+    (:func:`neutrino_ae.report.columns.counts_with_gaps`, the rule :class:`Columns` writes by too)."""
+    fix = {col: "Int64" for col in df.columns if df[col].dtype.kind == "f"
+           and counts_with_gaps(df[col].to_numpy(dtype=float, na_value=np.nan))}
     return df.astype(fix) if fix else df
 
 

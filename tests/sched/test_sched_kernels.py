@@ -342,3 +342,20 @@ def test_compiled_kernels_are_cached_outside_the_source_tree(tmp_path):
     subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, check=True, timeout=300)
     assert list((tmp_path / "neutrino-ae" / "numba").rglob("*.nbi"))
     assert set((repo / "neutrino_ae").rglob("*.nbi")) == before
+
+
+def test_per_sm_table_joins_slot_reuse_on_sm_id_where_the_sms_differ():
+    # The estimators list the same SMs in practice; where they do not, the table is a left join on the SM id.
+    from block_sched.analysis import per_sm_table
+    from block_sched.fast import FifoPerSM, SlotReuse
+
+    fifo = FifoPerSM(np.array([2, 5, 9]), np.array([3, 1, 4]), np.array([30, 0, 40]), np.array([6, 0, 8]))
+    reuse = SlotReuse(np.array([5, 9, 11]), np.array([1, 2, 7]), np.array([10, 20, 70]))
+    table = per_sm_table("t", fifo, reuse).to_frame()
+    expected = pd.DataFrame({"trace": "t", "smid": [2, 5, 9], "blocks": [3, 1, 4], "running_cycles": [30, 0, 40],
+                             "scheduling_cycles": [6, 0, 8]}).merge(
+        pd.DataFrame({"smid": [5, 9, 11], "peak_resident": [1, 2, 7], "slot_reuse_cycles": [10, 20, 70]}),
+        on="smid", how="left")
+    expected["ratio"] = [0.2, np.nan, 0.2]
+    expected["slot_reuse_ratio"] = [np.nan, np.nan, 0.5]
+    pd.testing.assert_frame_equal(table, expected, check_dtype=False)
