@@ -37,11 +37,15 @@ from pathlib import Path
 
 from neutrino_ae.report.layout import third_party_dir
 from neutrino_ae.workloads import envcheck  # this file's folder (the repo root) is sys.path[0]
+from neutrino_ae.workloads.family import AUTO, FAMILIES, PTX
 
 HERE = Path(__file__).resolve().parent
 STEP_TIMEOUT_S = 3600  # a CUTLASS build is the slowest step
 PROJECT_PYTHON = HERE / ".venv" / "bin" / "python"  # the environment `make setup` creates
 _REEXEC_ENV = "NEUTRINO_AE_PREPARE_ENV_REEXEC"
+#: the paper family's Triton: the artifact's pin, the last line that launches with cuLaunchKernel (a newer
+#: one crashes under Neutrino's hook driver, neutrino_ae/workloads/family.py)
+TRITON_PIN = "triton==3.1.0"
 
 
 def _env_of(python: str | os.PathLike[str]) -> Path:
@@ -117,18 +121,24 @@ def plan_install(report: envcheck.Report) -> Plan:
                                      "see the output above"))
 
     triton = report.get("triton")
-    if triton and triton.status == envcheck.OK:
+    if report.family == PTX:
+        # The PTX family runs the suite's Triton kernels from committed sm_80 PTX: no Triton needed, and a
+        # Triton >= 3.3 would crash under the hook driver (workloads/family.py).
+        plan.skipped.append(f"triton: not needed by the ptx workloads ({report.family_reason})")
+    elif triton and triton.status == envcheck.OK:
         plan.skipped.append(f"triton: already installed ({triton.detail})")
     else:
-        plan.steps.append(Step("install triton", [py, "-m", "pip", "install", "triton"], None,
+        plan.steps.append(Step("install triton", [py, "-m", "pip", "install", TRITON_PIN], None,
                                "pip could not install triton; it needs Linux x86-64 and a matching Python"))
 
     torch = report.get("torch")
-    if torch is None or torch.status != envcheck.OK:
+    if report.family == PTX:
+        plan.skipped.append("torch: not needed by the ptx workloads")
+    elif torch is None or torch.status != envcheck.OK:
         plan.problems.append("torch: not installed; install a CUDA build of PyTorch for your driver yourself "
                              "(https://pytorch.org), it is too build-specific to automate here")
     ptx = report.get("torch-ptx")
-    if ptx is not None and ptx.status == envcheck.MISSING:
+    if report.family != PTX and ptx is not None and ptx.status == envcheck.MISSING:
         plan.problems.append(f"torch-ptx: {ptx.hint}")
 
     cutlass = report.get("cutlass")
@@ -189,6 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="with --install: print the commands only")
     ap.add_argument("--neutrino", default="neutrino", help="name or path of the Neutrino CLI")
     ap.add_argument("--torch-timeout", type=float, default=180.0, help="seconds allowed for 'import torch'")
+    ap.add_argument("--workloads", choices=(AUTO, *FAMILIES), default=AUTO,
+                    help="the workload family to check for: paper (the artifact's PyTorch/Triton scripts), ptx "
+                         "(the same kernels as PTX through the driver API) or auto (ptx unless PyTorch embeds "
+                         "PTX and Triton is older than 3.3)")
     ap.add_argument("--python", help=f"the environment to check and install into, by its Python executable "
                                      f"(default: {PROJECT_PYTHON} when it exists, else this Python)")
     args = ap.parse_args(argv)
@@ -205,7 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         script_args = list(sys.argv[1:] if argv is None else argv)
         os.execve(python, [python, str(Path(__file__).resolve()), *script_args], {**os.environ, _REEXEC_ENV: "1"})
     where = f"environment {sys.prefix} (Python {sys.executable})"
-    report = envcheck.run_checks(neutrino=args.neutrino, torch_timeout=args.torch_timeout)
+    report = envcheck.run_checks(neutrino=args.neutrino, torch_timeout=args.torch_timeout,
+                                 workloads=args.workloads)
     if args.install:
         print(report.table(), "\n", flush=True)
         print(f"installing into the {where}; the notebooks' kernel must use this environment "
@@ -214,7 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rc = execute(plan_install(report), args.dry_run)
         if args.dry_run or rc != 0:
             return rc
-        final = envcheck.run_checks(neutrino=args.neutrino, torch_timeout=args.torch_timeout)
+        final = envcheck.run_checks(neutrino=args.neutrino, torch_timeout=args.torch_timeout,
+                                 workloads=args.workloads)
         print("\nafter install:\n" + final.table())
         return final.exit_code
     if args.json:

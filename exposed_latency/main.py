@@ -34,11 +34,16 @@ NCU_METRICS = {
 COLUMNS = ("probe", "original", "ncu", "neutrino", "prologue", "kernel", "epilogue")
 
 
-def workloads(python: str) -> dict[str, tuple[list[str], str]]:
+def workloads(python: str, family: str = "paper") -> dict[str, tuple[list[str], str]]:
     """name -> (command, kernel keyword)."""
     from neutrino_ae.workloads.cutlass import CUTLASS_OPS
     from neutrino_ae.workloads.envcheck import cutlass_bin_dir
 
+    if family == "ptx":  # Triton attn/gmm from sm_80 PTX; gemm/conv as CUDA C tensor-core stand-ins for CUTLASS
+        from neutrino_ae.workloads.ptx_ops import KERNELS
+
+        ptx_ops = [python, "-m", "neutrino_ae.workloads.ptx_ops"]
+        return {name: ([*ptx_ops, name], KERNELS[name]) for name in ("attn", "gmm", "conv", "gemm")}
     ops = [python, "-m", "neutrino_ae.workloads.ops"]
     bdir = cutlass_bin_dir()
     return {
@@ -103,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", default="attn,gmm,conv,gemm")
     ap.add_argument("--repeats", type=int, default=1, help="runs per cell; the median is kept")
     ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--family", choices=("paper", "ptx"), default="paper",
+                    help="paper: Triton and CUTLASS binaries; ptx: the same kernels as PTX (ptx_ops.py)")
     args = ap.parse_args(argv)
 
     import os
@@ -112,7 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     from neutrino_ae.atomic import atomic_open
     from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
-    wl = workloads(sys.executable)
+    if args.family == "ptx":
+        from neutrino_ae.workloads.ptx_kernels import prebuild
+        from neutrino_ae.workloads.ptx_ops import SOURCES
+
+        prebuild(SOURCES)  # nvcc runs here, not inside the profiled processes
+    wl = workloads(sys.executable, args.family)
     written = 0
     for name in [w for w in args.workloads.split(",") if w]:
         if name not in wl:

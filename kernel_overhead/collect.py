@@ -24,16 +24,27 @@ from neutrino_ae.workloads.ops import TORCH_OPS, TRITON_OPS, run_op
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 # torch.randn & co. launch distribution kernels before the operator; keep them un-probed.
 FILTERED_KERNEL = "distribution:copy"
-def commands(python: str) -> dict[tuple[str, str], tuple[list[str], str | None]]:
-    """(group, kernel) -> (command, -k keyword or None)."""
+def commands(python: str, family: str = "paper") -> dict[tuple[str, str], tuple[list[str], str | None]]:
+    """(group, kernel) -> (command, -k keyword or None). The ``ptx`` family runs CUDA C stand-ins of the
+    PyTorch operators and the Triton kernels from sm_80 PTX (``neutrino_ae/workloads/ptx_ops.py``); the
+    table keeps the paper's groups."""
     from neutrino_ae.workloads.envcheck import cutlass_bin_dir
 
     me = str(Path(__file__).resolve())
     cmds: dict[tuple[str, str], tuple[list[str], str | None]] = {}
-    for op in TORCH_OPS:
-        cmds[("pytorch_op", op)] = ([python, me, "--run", op], None)
-    for op in TRITON_OPS:
-        cmds[("triton_op", op)] = ([python, me, "--run", op], op)
+    if family == "ptx":
+        from neutrino_ae.workloads.ptx_ops import KERNELS
+
+        ptx_ops = [python, "-m", "neutrino_ae.workloads.ptx_ops"]
+        for op in TORCH_OPS:
+            cmds[("pytorch_op", op)] = ([*ptx_ops, op], KERNELS[op])
+        for op in TRITON_OPS:
+            cmds[("triton_op", op)] = ([*ptx_ops, op], KERNELS[op])
+    else:
+        for op in TORCH_OPS:
+            cmds[("pytorch_op", op)] = ([python, me, "--run", op], None)
+        for op in TRITON_OPS:
+            cmds[("triton_op", op)] = ([python, me, "--run", op], op)
     bdir = cutlass_bin_dir()
     for name, (binary, *args) in CUTLASS_OPS.items():
         cmds[("cutlass_op", name)] = ([str(bdir / binary), *args], None)
@@ -49,15 +60,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated kernels to collect (default all)")
     ap.add_argument("--repeats", type=int, default=1, help="accepted for a uniform interface; unused")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per neutrino run")
+    ap.add_argument("--family", choices=("paper", "ptx"), default="paper",
+                    help="paper: PyTorch operators and Triton; ptx: the same kernels as PTX (ptx_ops.py)")
     args = ap.parse_args(argv)
     if args.run:
         return run_op(args.run)
+    if args.family == "ptx":
+        from neutrino_ae.workloads.ptx_kernels import prebuild
+        from neutrino_ae.workloads.ptx_ops import SOURCES
+
+        prebuild(SOURCES)  # nvcc runs here, not inside the profiled processes
 
     from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     only = {s for s in args.only.split(",") if s}
     ok = failed = 0
-    for (group, kernel), (cmd, kw) in commands(sys.executable).items():
+    for (group, kernel), (cmd, kw) in commands(sys.executable, args.family).items():
         if only and kernel not in only:
             continue
         if group == "cutlass_op" and not os.access(cmd[0], os.X_OK):

@@ -76,8 +76,10 @@ def _run_builtin(model: str) -> int:
     return 0
 
 
-def submodules(model: str, compiled: Path | None, python: str) -> dict[str, list[str]] | str:
+def submodules(model: str, compiled: Path | None, python: str, family: str = "paper") -> dict[str, list[str]] | str:
     """sub-module name -> command, or the reason there is none."""
+    if family == "ptx":  # every model, from the suite's PTX kernels (ptx_workload.py)
+        return {"layer": [python, str(Path(__file__).resolve().with_name("ptx_workload.py")), model]}
     if compiled is not None and (compiled / model).is_dir():
         scripts = sorted((compiled / model).glob("*.py"))
         if scripts:
@@ -97,15 +99,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compiled", type=Path, default=None, help="folder of <model>/<sub>.py scripts")
     ap.add_argument("--repeats", type=int, default=1, help="accepted for a uniform interface; unused")
     ap.add_argument("--timeout", type=float, default=3600.0)
+    ap.add_argument("--family", choices=("paper", "ptx"), default="paper",
+                    help="paper: torch.compile'd sub-modules; ptx: the same layers from PTX kernels (ptx_workload.py)")
     args = ap.parse_args(argv)
     if args.run:
         return _run_builtin(args.run)
+    if args.family == "ptx":
+        from neutrino_ae.workloads.ptx_kernels import prebuild
+        from neutrino_ae.workloads.ptx_layers import LAYERS_CU
+
+        prebuild([LAYERS_CU])  # nvcc runs here, not inside the profiled process (ptx_workload.SOURCES)
 
     from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     ok = failed = 0
     for model in [m for m in args.models.split(",") if m]:
-        subs = submodules(model, args.compiled, sys.executable)
+        subs = submodules(model, args.compiled, sys.executable, args.family)
         if isinstance(subs, str):
             print(f"skipped {model}: {subs}")
             continue

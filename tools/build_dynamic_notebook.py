@@ -57,6 +57,9 @@ PARAMETERS = code(f"""
     timeout = 3600  # seconds allowed per collection command
     collect_args = {{}}  # extra CLI arguments per section, e.g. {{"max_mem": ["--models", "llama1b-bs32"]}}
     strict = False  # True: a failed collection or analysis stops the notebook instead of being reported
+    workloads = "auto"  # "paper": the artifact's PyTorch/Triton scripts; "ptx": the same kernels as PTX
+    # through the driver API (what Neutrino can probe on PyTorch >= 2.x SASS-only wheels and Triton >= 3.3);
+    # "auto": ptx unless this machine's PyTorch embeds PTX and its Triton is older than 3.3
 """)
 
 ENV_MD = md("""
@@ -65,14 +68,19 @@ ENV_MD = md("""
     The check below is `prepare_env.py --check` run in-process: one row per requirement, and what to
     do about anything missing. It never installs anything; run `python prepare_env.py --install`
     (idempotent; `--dry-run` lists the commands) in a terminal for that. Collection runs only when
-    `collect` is true, `neutrino` is on PATH and `nvidia-smi` lists a GPU.
+    `collect` is true, `neutrino` is on PATH and `nvidia-smi` lists a GPU. The `workloads` row says
+    which workload family runs and why: the artifact's PyTorch/Triton scripts (`paper`), or the same
+    kernels as PTX launched through the CUDA driver API (`ptx`), the only kind Neutrino can probe with
+    a current PyTorch (SASS-only wheels) or Triton (>= 3.3 launches with `cuLaunchKernelEx`, which
+    Neutrino's hook driver lacks). Each result names the family and marks each stand-in kernel.
 """)
 
 ENV = code("""
     from neutrino_ae.run.dynamic_notebook import DynamicNotebook
 
     nb = DynamicNotebook(sections=sections, output_dir=output_dir, trace_root=trace_root, neutrino=neutrino,
-                         repeats=repeats, collect=collect, timeout=timeout, collect_args=collect_args, strict=strict)
+                         repeats=repeats, collect=collect, timeout=timeout, collect_args=collect_args, strict=strict,
+                         workloads=workloads)
 """)
 
 INTERNALS_MD = md("""

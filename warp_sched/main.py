@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--neutrino", default="neutrino")
     ap.add_argument("--repeats", type=int, default=1, help="accepted for a uniform interface; unused")
     ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--family", choices=("paper", "ptx"), default="paper",
+                    help="paper: the kernel run by Triton; ptx: the same kernel from sm_80 PTX (ptx_workload.py)")
     args = ap.parse_args(argv)
     if args.run:
         return run_mode(args.run, args.iters)
@@ -67,9 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     me = str(Path(__file__).resolve())
+    ptx = str(Path(__file__).resolve().with_name("ptx_workload.py"))
     failed = 0
     for mode in MODES:
-        cmd = ["-p", "block_sched", "-k", "spin", sys.executable, me, "--run", mode, "--iters", str(args.iters)]
+        workload = ([sys.executable, ptx, mode] if args.family == "ptx" else [sys.executable, me, "--run", mode])
+        cmd = ["-p", "block_sched", "-k", "spin", *workload, "--iters", str(args.iters)]
         if mode == "tail":
             dest, name = args.out / "tail", None
         else:

@@ -33,7 +33,7 @@ class DynamicNotebook:
     def __init__(self, sections: Any = None, output_dir: str = DYNAMIC_RESULTS,
                  trace_root: str = DYNAMIC_TRACES, neutrino: str = "neutrino", repeats: int = 1,
                  collect: bool = True, timeout: float = 3600, collect_args: dict[str, list[str]] | None = None,
-                 strict: bool = False) -> None:
+                 strict: bool = False, workloads: str = "auto") -> None:
         from neutrino_ae.workloads import envcheck
         from neutrino_ae.workloads.neutrino import CollectContext, collection_blocker
 
@@ -46,6 +46,10 @@ class DynamicNotebook:
             isinstance(v, list | tuple) and all(isinstance(a, str) for a in v) for v in collect_args.values())),
             f'collect_args must map section names to lists of strings, e.g. {{"max_mem": ["--models", "x"]}}, '
             f"not {collect_args!r}")
+        from neutrino_ae.workloads.family import AUTO, FAMILIES
+
+        check(workloads in (AUTO, *FAMILIES), f"workloads must be one of {AUTO}, {', '.join(FAMILIES)}; "
+                                               f"not {workloads!r}")
         collect, self.strict = flag("collect", collect), flag("strict", strict)
         self.selected = section_names(sections)
         self.trace_root = Path(trace_root)
@@ -53,13 +57,14 @@ class DynamicNotebook:
         separate(self.out_root, self.trace_root)
         # Collected traces carry no digests: a partial run's verdict says which sections it covers.
         self.verdict_run = VerdictRun.begin("dynamic", identity(DYNAMIC, {}), prepare_output(self.out_root))
-        self.env_report = envcheck.run_checks(neutrino=neutrino)
+        self.env_report = envcheck.run_checks(neutrino=neutrino, workloads=workloads)
         print(self.env_report.table())
         self.blocker = None if collect else "collect=False"
         if self.blocker is None:
             self.blocker = collection_blocker(neutrino)
         print()
         print(f"collection: {'enabled' if self.blocker is None else 'off (' + self.blocker + ')'}")
+        print(f"workloads:  {self.env_report.family} ({self.env_report.family_reason})")
         print(f"traces:     {self.trace_root.resolve()}")
         print(f"outputs:    {self.out_root.resolve()}")
         print(f"sections:   {', '.join(self.selected)}")
@@ -67,7 +72,8 @@ class DynamicNotebook:
         self.problems: list[str] = []
         self.summary_path: Path | None = None
         self.ctx = CollectContext(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
-                           extra_args={k: list(v) for k, v in dict(collect_args or {}).items()})
+                           extra_args={k: list(v) for k, v in dict(collect_args or {}).items()},
+                           workloads=self.env_report.family)
 
     def _report(self, message: str) -> None:
         if self.strict:

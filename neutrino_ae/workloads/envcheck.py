@@ -68,6 +68,8 @@ class GpuInfo:
 class Report:
     checks: list[Check] = field(default_factory=list)
     gpus: list[GpuInfo] = field(default_factory=list)
+    family: str = "paper"  # the workload family dynamic.ipynb runs (workloads/family.py)
+    family_reason: str = ""
 
     @property
     def has_gpu(self) -> bool:
@@ -91,7 +93,8 @@ class Report:
         return next((c for c in self.checks if c.name == name), None)
 
     def to_json(self) -> dict:
-        return {"exit_code": self.exit_code, "ready": self.ready,
+        return {"exit_code": self.exit_code, "ready": self.ready, "workloads": self.family,
+                "workloads_reason": self.family_reason,
                 "gpus": [asdict(g) for g in self.gpus], "checks": [asdict(c) for c in self.checks]}
 
     def table(self) -> str:
@@ -237,8 +240,12 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
-def run_checks(torch_python: str = sys.executable, neutrino: str = "neutrino", torch_timeout: float = 180.0) -> Report:
-    """Check everything dynamic.ipynb uses. Never raises for a missing or broken tool."""
+def run_checks(torch_python: str = sys.executable, neutrino: str = "neutrino", torch_timeout: float = 180.0,
+               workloads: str = "auto") -> Report:
+    """Check everything dynamic.ipynb uses, for the workload family ``workloads`` ("auto": the one this
+    machine's PyTorch and Triton allow, :mod:`family`). Never raises for a missing or broken tool."""
+    from .family import PAPER, choose
+
     rep = Report()
     gpus, problem = query_gpus()
     rep.gpus = gpus
@@ -302,6 +309,18 @@ def run_checks(torch_python: str = sys.executable, neutrino: str = "neutrino", t
                             "CUTLASS_BENCH_DIR); only the CUTLASS rows of Table 2 / Fig. 12 need it"))
     rep.checks.append(_tool_check("nsys", False, "Nsight Systems times the block_sched optimisations (optional)"))
     rep.checks.append(_tool_check("ncu", False, "Nsight Compute is the Fig. 12 baseline (optional)"))
+
+    torch_ptx = None
+    if (c := rep.get("torch-ptx")) is not None and c.status != WARN:
+        torch_ptx = c.status == OK
+    rep.family, why = choose(workloads, info["version"] if info else None, torch_ptx, tver)
+    rep.family_reason = why
+    if rep.family != PAPER:  # the PTX family needs neither PyTorch nor Triton, but nvcc
+        for c in rep.checks:
+            if c.name in ("torch", "torch-ptx", "triton"):
+                c.required = False
+        rep.checks.append(_tool_check("nvcc", True, "install the CUDA toolkit (nvcc compiles the PTX workloads)"))
+    rep.checks.insert(1, Check("workloads", OK, f"{rep.family}: {why}", False))
     return rep
 
 

@@ -52,6 +52,9 @@ class CollectContext:
     log: Callable[[str], None] = print
     #: extra command-line arguments per script-collected section, e.g. {"max_mem": ["--models", "llama1b-bs32"]}
     extra_args: dict[str, list[str]] = field(default_factory=dict)
+    #: which workloads run: "paper" (the artifact's PyTorch/Triton scripts) or "ptx" (the same kernels as
+    #: PTX through the driver API, which Neutrino can probe on today's stacks; workloads/family.py)
+    workloads: str = "paper"
 
 
 @dataclass
@@ -204,14 +207,15 @@ def collection_blocker(neutrino: str = "neutrino") -> str | None:
 
 
 def script_collector(section: str, script: str | os.PathLike[str]) -> Callable[[Path, CollectContext], None]:
-    """A collector that runs ``python <script> --out <trace_root>/<section> --neutrino N --repeats R``
+    """A collector that runs ``python <script> --out <trace_root>/<section> --neutrino N --repeats R
+    --family W``
     (the section's own collection CLI, in the checkout's root) into a staging folder."""
     from neutrino_ae.report.registry import REPO_ROOT
 
     def collect(root: Path, ctx: CollectContext) -> None:
         with staged(root / section) as out:
             argv = [ctx.python, str(script), "--out", str(out.resolve()), "--neutrino", ctx.neutrino,
-                    "--repeats", str(ctx.repeats), *ctx.extra_args.get(section, [])]
+                    "--repeats", str(ctx.repeats), "--family", ctx.workloads, *ctx.extra_args.get(section, [])]
             rc, so, se, secs = run_command(argv, REPO_ROOT, out, f"collect_{section}", ctx.env, ctx.timeout)
             if rc != 0:
                 # The collection scripts report their failed cells on stdout; stderr is often empty.

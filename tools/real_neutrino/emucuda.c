@@ -141,6 +141,15 @@ CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int value, size_t n) {
     clock_ms += n * 4.0 / (env_double("EMUCUDA_MEMSET_GBPS", 1000.0) * 1e6);
     return CUDA_SUCCESS;
 }
+CUresult cuMemsetD16_v2(CUdeviceptr p, unsigned short value, size_t n) {
+    struct alloc* a = find_alloc(p);
+    if (a && !a->written && value == 0) return CUDA_SUCCESS; /* calloc'd and untouched: already zero */
+    uint16_t* q = (uint16_t*)p;
+    for (size_t i = 0; i < n; i++) q[i] = value;
+    if (a) a->written = 1;
+    clock_ms += n * 2.0 / (env_double("EMUCUDA_MEMSET_GBPS", 1000.0) * 1e6);
+    return CUDA_SUCCESS;
+}
 CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char value, size_t n) {
     memset((void*)p, value, n);
     struct alloc* a = find_alloc(p);

@@ -109,6 +109,19 @@ def _stubs(cuda_h: Path, implemented: set[str]) -> str:
     return "\n".join(f"int {n}(void) {{ return 801; }}" for n in sorted(names - implemented)) + "\n"
 
 
+def build_emucuda(emu: Path, include: Path) -> Path:
+    """Compile the emulated driver into ``emu/`` (its folder is what LD_LIBRARY_PATH names for a process
+    run without the hook); the ``libcuda.so.1`` link."""
+    implemented = set(re.findall(r"^CUresult (cu\w+)\(", (HERE / "emucuda.c").read_text(), re.M))
+    (emu / "emucuda_stubs.c").write_text(_stubs(include / "cuda.h", implemented))
+    _cc("-shared", "-fPIC", "-O2", "-o", str(emu / "libcuda.so.999.0"), str(HERE / "emucuda.c"),
+        str(emu / "emucuda_stubs.c"))
+    # Named like a driver release: preload.so redirects every dlopen of a name containing
+    # "libcuda.so.1" to the hook driver, the real driver's own file name included.
+    (emu / "libcuda.so.1").symlink_to("libcuda.so.999.0")
+    return emu / "libcuda.so.1"
+
+
 def _cc(*args: str) -> None:
     subprocess.run(["cc", *args], check=True, capture_output=True, text=True)
 
@@ -136,13 +149,7 @@ def build(branch: str, root: Path) -> Install:
 
     include = cuda_include()
     assert include is not None
-    implemented = set(re.findall(r"^CUresult (cu\w+)\(", (HERE / "emucuda.c").read_text(), re.M))
-    (emu / "emucuda_stubs.c").write_text(_stubs(include / "cuda.h", implemented))
-    _cc("-shared", "-fPIC", "-O2", "-o", str(emu / "libcuda.so.999.0"), str(HERE / "emucuda.c"),
-        str(emu / "emucuda_stubs.c"))
-    # Named like a driver release: preload.so redirects every dlopen of a name containing
-    # "libcuda.so.1" to the hook driver, the real driver's own file name included.
-    (emu / "libcuda.so.1").symlink_to("libcuda.so.999.0")
+    build_emucuda(emu, include)
 
     with tarfile.open(source_dir() / f"neutrino-{branch}.tar.gz") as tar:
         tar.extractall(root / "src", filter="data")
