@@ -30,23 +30,13 @@ MODES = ("exclusive", "shared", "tail")
 
 def run_mode(mode: str, iters: int) -> int:
     torch = cuda_torch(triton=True, needed_by="warp_sched/main.py")
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def spin_kernel(out_ptr, iters, GROW: tl.constexpr, BLOCK: tl.constexpr):
-        pid = tl.program_id(0)
-        x = tl.arange(0, BLOCK).to(tl.float32)
-        n = iters + pid * GROW
-        for _ in range(n):
-            x = x * 0.999 + 0.5
-        tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), x)
+    from neutrino_ae.workloads.triton_kernels import spin_kernel
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     grid = {"exclusive": sms, "shared": 4 * sms, "tail": sms * 5 // 2}[mode]
     grow = max(1, iters // grid) if mode == "tail" else 0
     out = torch.empty((grid, 128), device="cuda", dtype=torch.float32)
-    spin_kernel[(grid,)](out, iters, GROW=grow, BLOCK=128, num_warps=4)
+    spin_kernel[(grid,)](out, iters, grow, BLOCK=128, num_warps=4)
     torch.cuda.synchronize()
     print(f"{mode}: grid {grid} on {sms} SMs, {iters} iterations")
     return 0

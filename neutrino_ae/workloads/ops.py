@@ -19,24 +19,8 @@ TRITON_OPS = ("attn", "gmm")
 def _gmm(torch):
     """A grouped GEMM in Triton: G independent (M x K) @ (K x N) products in one launch."""
     import triton
-    import triton.language as tl
 
-    @triton.jit
-    def gmm_kernel(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-        g = tl.program_id(1)
-        tiles_n = tl.cdiv(N, BN)
-        pm, pn = tl.program_id(0) // tiles_n, tl.program_id(0) % tiles_n
-        rm = pm * BM + tl.arange(0, BM)
-        rn = pn * BN + tl.arange(0, BN)
-        rk = tl.arange(0, BK)
-        base_a, base_b, base_c = a + g * M * K, b + g * K * N, c + g * M * N
-        acc = tl.zeros([BM, BN], dtype=tl.float32)
-        for k0 in range(0, K, BK):
-            ka = k0 + rk
-            x = tl.load(base_a + rm[:, None] * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0.0)
-            y = tl.load(base_b + ka[:, None] * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.0)
-            acc = tl.dot(x, y, acc)
-        tl.store(base_c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+    from neutrino_ae.workloads.triton_kernels import gmm_kernel
 
     groups, m, n, k = 4, 512, 512, 512
     a = torch.randn((groups, m, k), device="cuda", dtype=torch.float16)
