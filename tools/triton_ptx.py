@@ -16,9 +16,11 @@ included, as :mod:`ast` finds it; the tests recompute it without Triton, so a ke
 regenerating its PTX fails them).
 
 Parameters: pointers are compiled with divisibility 16 (what Triton's JIT infers for torch
-allocations; launch with 16-byte aligned buffers), integers with no specialisation (none folded to
-the constant 1, none dropped), so the entry's parameters are the kernel's runtime arguments in
-declared order, then the two scratch pointers Triton 3.6 appends (``global_scratch``,
+allocations; launch with 16-byte aligned buffers); attention's head-dimension strides are folded to
+the constant 1 and gmm's sizes compiled as multiples of 16, as the JIT does for contiguous torch
+tensors (without either, no cp.async is emitted: one 2-byte load per element); every other integer is
+a runtime argument. The entry's parameters are the remaining runtime arguments in declared order,
+then the two scratch pointers Triton 3.6 appends (``global_scratch``,
 ``profile_scratch``; pass NULL: these kernels need no scratch, which is checked here).
 
 Run from the repository root, with Triton (3.6.0) installed::
@@ -60,8 +62,14 @@ SCRATCH_PARAMS = ("global_scratch", "profile_scratch")
 _ENV = {"TRITON_DISABLE_LINE_INFO": "1"}
 
 _ATTN_SIG = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "qk_scale_log2": "fp32",
-             **{f"s{t}{d}": "i32" for t in "qkvo" for d in ("zhmd" if t in "qo" else "zhnd")},
+             **{f"s{t}{d}": "i32" for t in "qkvo" for d in ("zhm" if t in "qo" else "zhn")},
              "H": "i32", "N_CTX": "i32"}
+#: The head dimension's strides are 1 in every caller (q, k, v, o rows are contiguous), and Triton's JIT
+#: folds a stride of 1 into the code: only then does it emit cp.async and vector loads (the A100's code
+#: shape the paper's DMAT figures show). The other strides stay runtime arguments.
+_UNIT_STRIDES = {f"s{t}d": 1 for t in "qkvo"}
+#: the other strides are multiples of the head dim (64) in every caller: aligned rows, vector loads
+_ALIGNED_STRIDES = tuple(n for n in _ATTN_SIG if n.startswith("s") and n != "qk_scale_log2")
 
 
 @dataclass(frozen=True)
@@ -76,17 +84,21 @@ class Config:
     num_stages: int = 2
     used_by: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    divisible_16: tuple[str, ...] = ()  # integer arguments compiled as multiples of 16
 
 
 CONFIGS: dict[str, Config] = {
-    "attn_fwd_m128": Config("attn_fwd", _ATTN_SIG, {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64}, 8,
-                            used_by="Fig. 1"),
-    "attn_fwd_m64": Config("attn_fwd", _ATTN_SIG, {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 64}, 4,
-                           used_by="Fig. 10a"),
-    "attn_fwd_m128w4": Config("attn_fwd", _ATTN_SIG, {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64}, 4,
-                              used_by="Table 2 / Fig. 12 attn"),
+    "attn_fwd_m128": Config("attn_fwd", _ATTN_SIG, {**_UNIT_STRIDES, "HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64},
+                            8, used_by="Fig. 1", divisible_16=_ALIGNED_STRIDES),
+    "attn_fwd_m64": Config("attn_fwd", _ATTN_SIG, {**_UNIT_STRIDES, "HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 64},
+                           4, used_by="Fig. 10a", divisible_16=_ALIGNED_STRIDES),
+    "attn_fwd_m128w4": Config("attn_fwd", _ATTN_SIG,
+                              {**_UNIT_STRIDES, "HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64}, 4,
+                              used_by="Table 2 / Fig. 12 attn", divisible_16=_ALIGNED_STRIDES),
+    # M, N, K multiples of 16 (every caller's sizes are): what the JIT infers, and what gives cp.async
     "gmm_kernel": Config("gmm_kernel", {"a": "*fp16", "b": "*fp16", "c": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
-                         {"BM": 64, "BN": 64, "BK": 32}, 4, used_by="Table 2 / Fig. 12 gmm"),
+                         {"BM": 64, "BN": 64, "BK": 32}, 4, used_by="Table 2 / Fig. 12 gmm",
+                         divisible_16=("M", "N", "K")),
     "zero_fill_persistent": Config("zero_fill_persistent", {"out_ptr": "*fp16", "numel": "i32"}, {"BLOCK": 128}, 8,
                                    used_by="Sec. 4.5 block scheduling (block_sched/persist.py)"),
     "spin_kernel": Config("spin_kernel", {"out_ptr": "*fp32", "iters": "i32", "grow": "i32"}, {"BLOCK": 128}, 4,
@@ -132,7 +144,7 @@ def compile_config(config_name: str) -> tuple[str, dict[str, Any]]:
         raise ValueError(f"{config_name}: signature {list(cfg.signature)} is not the runtime args {declared}")
     signature = {n: cfg.signature.get(n, "constexpr") for n in fn.arg_names}
     pointers = [n for n, t in cfg.signature.items() if t.startswith("*")]
-    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in pointers}
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in (*pointers, *cfg.divisible_16)}
     src = ASTSource(fn, signature, cfg.constexprs, attrs)
     compiled = triton.compile(src, target=GPUTarget("cuda", ARCH, 32),
                               options={"num_warps": cfg.num_warps, "num_stages": cfg.num_stages})
@@ -159,6 +171,7 @@ def compile_config(config_name: str) -> tuple[str, dict[str, Any]]:
         "shared": meta.shared,
         "constexprs": cfg.constexprs,
         "pointer_divisibility_16": pointers,
+        "int_divisibility_16": list(cfg.divisible_16),
         "params": [{"name": n, "ptx_type": t, **({"triton_type": cfg.signature[n]} if n in cfg.signature else {})}
                    for n, (_, t) in zip(names, params, strict=True)],
         "source_sha256": kernel_source_sha256(cfg.kernel),

@@ -52,8 +52,8 @@ class TritonConfig:
         except (OSError, ValueError) as exc:
             raise InputError(meta_path, f"cannot read the Triton kernel's metadata ({exc}); regenerate it with "
                                         "python tools/triton_ptx.py") from None
-        return cls(config, meta["kernel"], folder / f"{config}.ptx", int(meta["threads"]), int(meta["shared"]),
-                   tuple(p["name"] for p in meta["params"]), dict(meta.get("constexprs") or {}))
+        return cls(config, meta["kernel"], folder / f"{config}.ptx", int(meta["threads_per_block"]),
+                   int(meta["shared"]), tuple(p["name"] for p in meta["params"]), dict(meta.get("constexprs") or {}))
 
 
 def cuda_ptx_path(source: Path) -> Path:
@@ -88,7 +88,13 @@ class TritonLaunch:
     kernel: Kernel
 
     def __call__(self, grid: Sequence[int], **args: int | float | Buffer) -> None:
-        """Launch with arguments by name; the scratch pointers Triton appends get NULL."""
+        """Launch with arguments by name; the scratch pointers Triton appends get NULL. An argument the
+        PTX has folded in (a stride compiled as 1) must have that value."""
+        for name in set(args) & set(self.cfg.constexprs):
+            value = args.pop(name)
+            if value != self.cfg.constexprs[name]:
+                raise InputError(self.cfg.ptx, f"{self.cfg.kernel} is compiled with {name} = "
+                                               f"{self.cfg.constexprs[name]}, not {value}")
         unknown = set(args) - set(self.cfg.params)
         if unknown:
             raise InputError(self.cfg.ptx, f"{self.cfg.kernel} has no parameter(s) {', '.join(sorted(unknown))} "
