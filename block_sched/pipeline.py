@@ -78,13 +78,14 @@ def artifact_deviation(t: TraceSched) -> str | None:
 
 def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
                 section: int = 0, bundle: Bundle | None = None, estimates: Sequence[TraceEstimates] | None = None,
-                figures: FigureProcess | None = None) -> SectionResult:
+                figures: FigureProcess | None = None, timing: Path | None = None) -> SectionResult:
     """Analyse one or more block_sched traces (``.bin`` or trace dirs); write figures and results.
     ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path.
     ``estimates``: :func:`.estimates.estimate` of the same ``paths``, where the command line computed them
     already; ``figures``: the command line's figure process, sent :func:`.figure_inputs.figure_jobs` of
     them (:mod:`neutrino_ae.report.figure_process`): its files are collected here. Without it the figures
-    are drawn in this process."""
+    are drawn in this process. ``timing``: the bundle's ``timing/events.json`` (the fill and its fixes timed
+    without a probe), whose speed-ups join the results."""
     out = Path(out_dir)
     est = list(estimates) if estimates is not None else estimate(paths, section, bundle)
     if figures is None:
@@ -129,6 +130,9 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
         ]:
             summary.append(summary_row(SECTION, f"{t.label}.{key}", value, unit, PAPER_REF, b.kind, gt))
     summary += _reductions(traces, truths, owners)
+    timed = _timing(timing, owners[0], truths) if timing is not None else None
+    if timed:
+        summary += timed["rows"]
     data = {
         "section": SECTION,
         "paper_ref": PAPER_REF,
@@ -144,8 +148,11 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
         "trace_dirs": list(dict.fromkeys(dirs.values())),
         "summary": summary,
     }
-    written = write_results(out, SECTION, data, input_path=traces[0].path, bundle=owners[0],
-                            tables={"block_sched_compare": compare, "block_sched_per_sm": per_sm})
+    tables = {"block_sched_compare": compare, "block_sched_per_sm": per_sm}
+    if timed:
+        data["timing"] = timed["doc"]
+        tables["block_sched_timing"] = timed["table"]
+    written = write_results(out, SECTION, data, input_path=traces[0].path, bundle=owners[0], tables=tables)
     if figures is not None:
         drawn = in_figure_order(figures.join())
     files = {**drawn, **written}  # the figures in their jobs' order, each figure's PNG first
@@ -157,9 +164,30 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
              for t, g in zip(traces, truths, strict=True) if t.mean_running]
     notes = [f"  {t.label}: {note}" for t in traces if (note := artifact_deviation(t))]
     read = "trace dirs read: " + ", ".join(f"{t.label} {dirs[t.label]}" for t in traces)
-    text = "\n".join([*lines, *extra, *notes, read, f"results: {files['json']}"])
-    return SectionResult(SECTION, data, files, FrameMap({"block_sched_compare": compare, "block_sched_per_sm": per_sm}),
-                         summary, text)
+    timing_line = [timed["line"]] if timed else []
+    text = "\n".join([*lines, *extra, *notes, *timing_line, read, f"results: {files['json']}"])
+    return SectionResult(SECTION, data, files, FrameMap(tables), summary, text)
+
+
+def _timing(path: Path, bundle: Bundle, truths: Sequence[dict | None]) -> dict | None:
+    """The fixes' speed-ups from ``timing/events.json``: summary rows ``<fix>.speedup`` (raw ms / fix ms,
+    with the sample model's makespan ratio as ground truth), a table, a line of text."""
+    from neutrino_ae.formats.fill_timing import read_fill_timing, speedups
+
+    doc = read_fill_timing(path)
+    fast = speedups(doc)
+    variants = (truths[0] or {}).get("variants") or {} if truths else {}
+    rows = [summary_row(SECTION, "raw.fill_ms", doc["ms"]["raw"], "ms", PAPER_REF, bundle.kind, None)]
+    rows += [summary_row(SECTION, f"{fix}.speedup", x, "x", PAPER_REF, bundle.kind,
+                         (variants.get(fix) or {}).get("speedup_vs_fill")) for fix, x in fast.items()]
+    table = Columns({"fill": list(doc["ms"]), "ms_per_call": list(doc["ms"].values()),
+                     "speedup_vs_raw": [1.0, *fast.values()]})
+    source = doc.get("source", "not recorded")
+    line = ("fill timing (no probe): " + ", ".join(f"{m} {v:.4g} ms" for m, v in doc["ms"].items()) + "; "
+            + ", ".join(f"{fix} {x:.2f}x faster" for fix, x in fast.items())
+            + f" ({source}; {doc.get('device', 'device not recorded')})")
+    return {"rows": rows, "doc": {**doc, "speedup": fast, "file": bundle.relative(path)}, "table": table,
+            "line": line}
 
 
 def _reductions(traces: Sequence[TraceSched], truths: Sequence[dict | None], owners: Sequence[Bundle]) -> list[dict]:
@@ -213,5 +241,7 @@ def analyze(root: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Se
 
 
 def analyze_bundle(bundle: Bundle, out_dir: str | os.PathLike[str]) -> SectionResult:
-    """The section entry point: Sec. 4.5 from the run's bundle."""
-    return block_sched(find_bundle_traces(bundle.path("block_sched")), out_dir, bundle=bundle)
+    """The section entry point: Sec. 4.5 from the run's bundle (and the fixes' timing where it has one)."""
+    timing = bundle.path("block_sched", "timing", "events.json")
+    return block_sched(find_bundle_traces(bundle.path("block_sched")), out_dir, bundle=bundle,
+                       timing=timing if timing.is_file() else None)

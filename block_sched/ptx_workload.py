@@ -15,7 +15,6 @@ times each with CUDA events (a warm-up, then ``--repeat`` calls), the speed-ups 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -37,21 +36,19 @@ class Fills:
     def __init__(self, drv: Driver, numel: int) -> None:
         self.drv, self.numel = drv, numel
         self.out = drv.empty((numel,), "float16", name="x")
-        ks = Kernels(drv)
-        self.fill = ks.cuda(FILL_CU, "fill_fp16_kernel")
-        self.persist = ks.triton("zero_fill_persistent")
+        self.ks = Kernels(drv)
         tiles = -(-numel // PERSISTENT_BLOCK)
         self.programs = max(1, min(drv.sm_count, tiles))
 
     def raw(self) -> None:
         grid = -(-self.numel // (ELEMENTS_PER_THREAD * THREADS))
-        self.drv.launch(self.fill, (grid,), THREADS, [self.out, 0, self.numel])
+        self.drv.launch(self.ks.cuda(FILL_CU, "fill_fp16_kernel"), (grid,), THREADS, [self.out, 0, self.numel])
 
     def memset(self) -> None:
         self.drv.memset_d16(self.out, 0, self.numel)
 
     def persistent(self) -> None:
-        self.persist((self.programs,), out_ptr=self.out, numel=self.numel)
+        self.ks.triton("zero_fill_persistent")((self.programs,), out_ptr=self.out, numel=self.numel)
 
     def fill_ones(self) -> None:
         self.drv.memset_d16(self.out, 0x3C00, self.numel)  # fp16 1.0
@@ -62,17 +59,18 @@ class Fills:
         return bool((self.drv.download(self.out, (self.numel,), np.uint16) == 0).all())
 
 
-def timing(fills: Fills, repeat: int) -> dict[str, object]:
+def timing(fills: Fills, repeat: int) -> tuple[dict[str, float], dict[str, object]]:
+    """(mean ms per call of each fill, what else the file records)."""
     ms = {}
     for mode in MODES:
         work = getattr(fills, mode)
         work()  # warm-up: module JIT and first-touch out of the timed calls
         fills.drv.synchronize()
         ms[mode] = fills.drv.time_ms(work, repeat)
-    return {"device": fills.drv.name(), "sm_count": fills.drv.sm_count, "numel": fills.numel,
-            "dtype": "float16", "repeat": repeat, "ms": ms, "persistent_programs": fills.programs,
-            "speedup": {m: ms["raw"] / ms[m] if ms[m] > 0 else None for m in ("memset", "persistent")},
-            "method": "CUDA events around --repeat calls after one warm-up, no probe"}
+    return ms, {"device": fills.drv.name(), "sm_count": fills.drv.sm_count, "numel": fills.numel,
+                "dtype": "float16", "repeat": repeat, "persistent_programs": fills.programs,
+                "source": "CUDA events around --repeat calls after one warm-up, no probe "
+                          "(block_sched/ptx_workload.py timing)"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,12 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     drv = Driver()
     fills = Fills(drv, args.rows * args.cols)
     if args.mode == "timing":
-        from neutrino_ae.atomic import write_text
+        from neutrino_ae.formats.fill_timing import write_fill_timing
 
-        result = timing(fills, args.repeat)
-        write_text(args.out, json.dumps(result, indent=1) + "\n")
-        print(f"timing: raw {result['ms']['raw']:.4f} ms, memset {result['ms']['memset']:.4f} ms, "
-              f"persistent {result['ms']['persistent']:.4f} ms on {result['device']}")
+        ms, fields = timing(fills, args.repeat)
+        write_fill_timing(args.out, ms, **fields)
+        print("timing: " + ", ".join(f"{m} {v:.4f} ms" for m, v in ms.items()) + f" on {fields['device']}")
         return 0
     if args.check:
         fills.fill_ones()

@@ -11,6 +11,7 @@ import numpy as np
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.fill_timing import write_fill_timing
 from neutrino_ae.formats.level import Level
 from neutrino_ae.sample.device import Device
 from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir
@@ -73,6 +74,12 @@ def _build(root: Path, device: Device, params: BlockSchedParams, host: HostModel
     for name, run in (("memset", memset), ("persistent", persistent)):
         _write_run(base / "variants" / name / VARIANT_DIRS[name], name, run, VARIANT_RESULT_S[name],
                    device, host, dptr, nbytes)
+    # The fixes timed as dynamic.ipynb times them (block_sched/ptx_workload.py timing), from the model.
+    write_fill_timing(base / "timing" / "events.json",
+                      {name: device.cycles_to_ms(run.schedule.makespan)
+                       for name, run in (("raw", fill), ("memset", memset), ("persistent", persistent))},
+                      device=f"sample model ({device.name})",
+                      source="sample model: each kernel's modelled makespan (first block start to last block end)")
     truth = dict(fill.truth)
     truth["trace"] = f"block_sched/{MAIN_DIR}/result/{MAIN_RESULT_S:.6f}.bin"
     truth["metric_note"] = ("scheduling_cycles_per_sm = injected gaps summed per SM (mean over SMs); the "

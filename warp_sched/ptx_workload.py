@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     sms = drv.sm_count
     grid, grow = grid_of(args.mode, sms, args.iters)
     out = drv.empty((grid, BLOCK), "float32")
-    Kernels(drv).triton("spin_kernel")((grid,), out_ptr=out, iters=args.iters, GROW=grow)
+    Kernels(drv).triton("spin_kernel")((grid,), out_ptr=out, iters=args.iters, grow=grow)
     drv.synchronize()
     print(f"{args.mode}: grid {grid} on {sms} SMs, {args.iters} iterations (spin_kernel, Triton sm_80 PTX)")
     return 0

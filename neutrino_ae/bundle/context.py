@@ -32,6 +32,7 @@ from typing import Any
 
 from neutrino_ae import __version__
 from neutrino_ae.bundle.manifest import (
+    DYNAMIC,
     MANIFEST,
     SAMPLE,
     UNKNOWN,
@@ -66,7 +67,15 @@ class Bundle:
     def synthetic(self) -> bool | None:
         """True for sample data, False for measured traces, None when nobody can tell (no bundle.json):
         figures and results then carry an "unverified provenance" warning instead of a label."""
+        if self.emulated:
+            return True
         return True if self.kind == SAMPLE else None if self.kind == UNKNOWN else False
+
+    @property
+    def emulated(self) -> bool:
+        """Collected with the real Neutrino over the emulated CUDA driver (``make dynamic-emulated``): the
+        values are the emulator's fills and time model, synthetic like the sample's."""
+        return self.kind == DYNAMIC and self.manifest.get("emulated") is True
 
     @property
     def digests(self) -> dict[str, dict[str, Any]]:
@@ -109,6 +118,7 @@ class Bundle:
             "bundle_kind": self.kind,
             "kind_from": self.kind_from,
             "synthetic": self.synthetic,
+            **({"emulated": True} if self.emulated else {}),
             "bundle_root": str(self.manifest_root) if self.manifest_root else None,
             "input": str(Path(input_path)) if input_path is not None else None,
             "suite_version": __version__,

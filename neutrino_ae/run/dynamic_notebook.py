@@ -59,6 +59,11 @@ class DynamicNotebook:
         self.verdict_run = VerdictRun.begin("dynamic", identity(DYNAMIC, {}), prepare_output(self.out_root))
         self.env_report = envcheck.run_checks(neutrino=neutrino, workloads=workloads)
         print(self.env_report.table())
+        # tools/real_neutrino's stub nvidia-smi names the emulated driver; results are then labelled EMULATED
+        self.emulated = any("emucuda" in g.name for g in self.env_report.gpus)
+        if self.emulated:
+            print("\nEMULATED GPU: the real Neutrino over tools/real_neutrino/emucuda.c; every number below is "
+                  "the emulator's model, not a measurement")
         self.blocker = None if collect else "collect=False"
         if self.blocker is None:
             self.blocker = collection_blocker(neutrino)
@@ -73,7 +78,7 @@ class DynamicNotebook:
         self.summary_path: Path | None = None
         self.ctx = CollectContext(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
                            extra_args={k: list(v) for k, v in dict(collect_args or {}).items()},
-                           workloads=self.env_report.family)
+                           workloads=self.env_report.family, emulated=self.emulated)
 
     def _report(self, message: str) -> None:
         if self.strict:
@@ -174,5 +179,5 @@ class DynamicNotebook:
             print(f"problem: {p}")
         skipped = {n: "no traces collected or analysed" for n in self.selected if n not in self.results}
         write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results,
-                      trace_dirs=trace_dirs_read(self.results), run=self.verdict_run)
+                      trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, emulated=self.emulated)
         self.summary_path = path

@@ -249,6 +249,8 @@ def _verdict_cell(out_dir: Path) -> Any:
     doc, outcomes = found
     kind = {"sample": "SYNTHETIC sample data", "paper": "the paper's traces", "dynamic": "traces from this GPU"}.get(
         str(doc.get("bundle_kind")), "traces of unknown provenance")
+    if doc.get("emulated"):
+        kind = "EMULATED GPU (emulator's model, not a measurement)"
     text = (f"## Verdict: {doc.get('overall')} · {kind}\n\n**{doc.get('scope')}.** "
             f"{counts_line(doc.get('counts', {}))}; every claim with what was expected and obtained is in the "
             f"Verdict section at the end and in `{VERDICT_NAME}`.")

@@ -188,7 +188,9 @@ def collect_section(name: str, trace_root: str | os.PathLike[str], ctx: CollectC
     root.mkdir(parents=True, exist_ok=True)
     section.entry("collect")(root, ctx)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    write_dynamic_manifest(root, sections={name: {"collected_at": now, "neutrino": ctx.neutrino}})
+    write_dynamic_manifest(root, sections={name: {"collected_at": now, "neutrino": ctx.neutrino,
+                                                  "workloads": ctx.workloads}},
+                           **({"emulated": True} if ctx.emulated else {}))
 
 
 def _analyze(section: Section, bundle: Bundle, out: Path) -> SectionResult:

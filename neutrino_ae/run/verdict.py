@@ -117,11 +117,12 @@ def _overall(outcomes: list[Outcome], failed: dict[str, str], nothing_collected:
 def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selected: list[str],
                   skipped: dict[str, str], nothing_collected: bool = False,
                   trace_dirs: dict[str, list[str]] | None = None, *, run: VerdictRun | None = None,
-                  failed: dict[str, str] | None = None) -> dict[str, Any]:
+                  failed: dict[str, str] | None = None, emulated: bool = False) -> dict[str, Any]:
     """Judge every selected section's claims on ``rows``; write ``verdict.json`` (with the trace
     directories each section read, ``trace_dirs``; the run id and bundle digest on every claim; merged
     into the previous verdict of the same bundle when only some sections ran) and show it.
-    ``failed``: sections that failed in this run (name -> why)."""
+    ``failed``: sections that failed in this run (name -> why); ``emulated``: a dynamic run on the emulated
+    driver, labelled EMULATED as a sample run is SYNTHETIC."""
     run = run or VerdictRun.begin(kind, Identity(kind, None, "nothing", None, f"bundle: {kind}, no digest"))
     all_names = registry.names()
     claims_by_section = {s.name: s.claims for s in registry.sections() if s.name in selected}
@@ -148,8 +149,11 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
                        "not the paper's measurements",
              "paper": "the paper's traces", "dynamic": "traces collected on this machine's GPU"}.get(
         kind, "traces of unknown provenance")
+    if emulated:
+        scope = ("EMULATED: the real Neutrino (CLI, hook driver, probe engine) over an emulated CUDA driver; "
+                 "every value is the emulator's fill or time model, not a GPU measurement")
     missing = [s for s in all_names if s not in covered]
-    doc = {"overall": overall, "bundle_kind": kind, "scope": scope, "counts": counts,
+    doc = {"overall": overall, "bundle_kind": kind, "emulated": emulated, "scope": scope, "counts": counts,
            "notebook": run.notebook, "run_id": run.run_id, "started_at": run.started_at,
            "written_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
            "bundle": run.identity.to_dict(), "partial": bool(missing), "merged": merged,

@@ -55,6 +55,8 @@ class CollectContext:
     #: which workloads run: "paper" (the artifact's PyTorch/Triton scripts) or "ptx" (the same kernels as
     #: PTX through the driver API, which Neutrino can probe on today's stacks; workloads/family.py)
     workloads: str = "paper"
+    #: the GPU is the emulated driver (tools/real_neutrino/emucuda.c): what is collected is its model
+    emulated: bool = False
 
 
 @dataclass

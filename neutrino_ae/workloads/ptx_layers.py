@@ -29,7 +29,7 @@ def conv2d(drv: Driver, ks: Kernels, x: Buffer, w: Buffer, nhwc: tuple[int, int,
     n, h, wd, c = nhwc
     oh, ow = h + 2 * pad - r + 1, wd + 2 * pad - r + 1
     y = y or drv.empty((n, oh, ow, k), "float16")
-    grid = (k // TILE, -(-n * oh * ow // TILE))
+    grid = (-(-n * oh * ow // TILE), k // TILE)
     drv.launch(ks.cuda(LAYERS_CU, "conv2d_fp16_kernel"), grid, 128, [x, w, y, n, h, wd, c, k, r, r, pad])
     return f"conv2d_fp16_kernel <<<{grid}, 128>>> ({n}x{h}x{wd}x{c} -> {k}, {r}x{r}, fp16 implicit GEMM)"
 

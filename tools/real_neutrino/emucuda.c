@@ -11,6 +11,8 @@
  *    the kernel's own parameters).
  *  - Launches run nothing. Instead, the launch's probe buffers are FILLED from files:
  *      $EMUCUDA_FILL/<kernel>.probe<k>.bin  raw bytes copied into probe buffer k (rest stays zero)
+ *      $EMUCUDA_FILL/<kernel>.probe<k>.rel.bin  the same for (clock, address) records whose address is
+ *                                           (kernel parameter index + 1) << 48 | offset (relocated)
  *      $EMUCUDA_FILL/<kernel>.count         bytes per thread reported by the count kernel (dmat)
  *    Which build a launch runs is known from the hook driver's JIT order (neutrino/src/cuda.c):
  *    for each kernel it loads the assembled probed.bin, then pruned.bin, then countd.bin for a
@@ -143,11 +145,11 @@ CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int value, size_t n) {
 }
 CUresult cuMemsetD16_v2(CUdeviceptr p, unsigned short value, size_t n) {
     struct alloc* a = find_alloc(p);
+    clock_ms += n * 2.0 / (env_double("EMUCUDA_MEMSET_GBPS", 1000.0) * 1e6); /* timed even when skipped */
     if (a && !a->written && value == 0) return CUDA_SUCCESS; /* calloc'd and untouched: already zero */
     uint16_t* q = (uint16_t*)p;
     for (size_t i = 0; i < n; i++) q[i] = value;
     if (a) a->written = 1;
-    clock_ms += n * 2.0 / (env_double("EMUCUDA_MEMSET_GBPS", 1000.0) * 1e6);
     return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char value, size_t n) {
@@ -295,6 +297,18 @@ static long fill_file(const char* kernel, const char* suffix, char* dst, size_t 
     return (long)got;
 }
 
+/* A "<kernel>.probe<k>.rel.bin" fill holds (clock, address) records whose address names a kernel
+ * parameter: (parameter index + 1) << 48 | byte offset. Each becomes that pointer argument plus the
+ * offset, so a DMAT fill touches the workload's own tensors wherever the allocator put them. */
+static void relocate(char* buf, size_t bytes, void** params, int n_param) {
+    uint64_t* rec = (uint64_t*)buf;
+    for (size_t i = 1; i < bytes / 8; i += 2) {
+        uint64_t idx = rec[i] >> 48;
+        if (idx == 0 || (int)idx > n_param) continue;
+        rec[i] = *(uint64_t*)params[idx - 1] + (rec[i] & 0xFFFFFFFFFFFFull);
+    }
+}
+
 CUresult cuLaunchKernel(void* fp, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shared, void* stream, void** params,
                         void** extra) {
@@ -316,7 +330,11 @@ CUresult cuLaunchKernel(void* fp, unsigned int gx, unsigned int gy, unsigned int
             } else {
                 char suffix[32];
                 snprintf(suffix, sizeof suffix, "probe%d.bin", k);
-                fill_file(fn->name, suffix, a->ptr, a->size);
+                if (fill_file(fn->name, suffix, a->ptr, a->size) < 0) {
+                    snprintf(suffix, sizeof suffix, "probe%d.rel.bin", k);
+                    long got = fill_file(fn->name, suffix, a->ptr, a->size);
+                    if (got > 0) relocate(a->ptr, (size_t)got, params, fn->n_param);
+                }
             }
             a->written = 1;
         }
