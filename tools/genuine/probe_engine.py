@@ -29,7 +29,6 @@ time, so a full rerun rewrites every process.log); the MANIFEST lists every case
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as _dt
 import hashlib
 import os
@@ -39,6 +38,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 KERNELS_CU = Path(__file__).resolve().parent / "kernels.cu"
@@ -109,8 +109,7 @@ def engine_env(tree: Path, bindir: Path) -> dict[str, str]:
     return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(tree)}
 
 
-@dataclasses.dataclass(frozen=True)
-class EngineRun:
+class EngineRun(NamedTuple):
     """One run of ``neutrino/probe/cuda.py``: the kernel folder it wrote into, its exit status, its output."""
 
     kdir: Path
