@@ -114,7 +114,7 @@ def _entry_body(ptx: str, kernel: str) -> str:
     return ptx.split(f".entry {kernel}(", 1)[1].split(".entry ", 1)[0]
 
 
-def _run_all(folder: Path) -> None:
+def _run_all(folder: Path, workload_ptx: dict[str, str]) -> None:
     """Extract both branches, then run the engine on every case (2 at a time); each case's exit status
     and output go to ``<folder>/<case>.json``, its work folder to ``<folder>/<case>/``."""
     src = neutrino_source.source_dir()
@@ -123,7 +123,7 @@ def _run_all(folder: Path) -> None:
     envs = {b: pe.engine_env(trees[b], bindir) for b in BRANCHES}
     probes = {(b, p): pe.probe_text(trees[b], b, p, envs[b]) for b in BRANCHES for p in PROBES[b]}
     (folder / "cp_async.cu").write_text(CP_ASYNC_CU)
-    ptx = {rel: cuda_ptx(REPO / rel, cache=folder / "ptx").read_text() for rel in KERNELS}
+    ptx = dict(workload_ptx)
     ptx["cp.async"] = cuda_ptx(folder / "cp_async.cu", cache=folder / "ptx").read_text()
     ptx.update({rel: (REPO / rel).read_text() for rel, _ in _triton_kernels()})
 
@@ -141,11 +141,11 @@ def _run_all(folder: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def engine_cases(tmp_path_factory) -> Path:
+def engine_cases(tmp_path_factory, workload_ptx) -> Path:
     reason = _missing()
     if reason:
         pytest.skip(reason)
-    return build_once(tmp_path_factory, "ptx-probe-engine", _run_all)
+    return build_once(tmp_path_factory, "ptx-probe-engine", lambda folder: _run_all(folder, workload_ptx))
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
