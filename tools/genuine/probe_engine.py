@@ -38,6 +38,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 KERNELS_CU = Path(__file__).resolve().parent / "kernels.cu"
@@ -93,8 +94,35 @@ def probe_text(tree: Path, branch: str, probe: str, env: dict[str, str]) -> str:
                           text=True).stdout
 
 
-def run_engine(tree: Path, branch: str, probe: str, kernel: str, ptx: str, work: Path, env: dict[str, str]) -> Path:
-    probes = probe_text(tree, branch, probe, env)
+def stub_nvidia_smi(bindir: Path) -> Path:
+    """Write ``bindir/nvidia-smi`` answering the engine's compute-capability query with 8.0 (an A100),
+    so the engine picks ``ptxas -arch=sm_80`` without a GPU; put ``bindir`` first on PATH."""
+    bindir.mkdir(parents=True, exist_ok=True)
+    smi = bindir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 8.0\n")
+    smi.chmod(0o755)
+    return bindir
+
+
+def engine_env(tree: Path, bindir: Path) -> dict[str, str]:
+    """The environment the engine runs in: the branch's package importable, the stub nvidia-smi first."""
+    return {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(tree)}
+
+
+class EngineRun(NamedTuple):
+    """One run of ``neutrino/probe/cuda.py``: the kernel folder it wrote into, its exit status, its output."""
+
+    kdir: Path
+    returncode: int
+    output: str  # stdout then stderr
+
+
+def engine_run(tree: Path, branch: str, probe: str, kernel: str, ptx: str, work: Path, env: dict[str, str],
+               probes: str | None = None) -> EngineRun:
+    """Run the engine as the hook driver does on ``kernel``'s first launch, in a fresh ``work`` folder;
+    a failure is returned, not raised. ``probes``: :func:`probe_text` of (branch, probe) when the caller
+    has it already (it costs a Python start per call)."""
+    probes = probe_text(tree, branch, probe, env) if probes is None else probes
     kdir_rel = Path("trace") / TRACE_DIR / "kernel" / f"0_{hashlib.sha1(kernel.encode()).hexdigest()}"
     kdir = work / kdir_rel
     kdir.mkdir(parents=True)
@@ -104,9 +132,17 @@ def run_engine(tree: Path, branch: str, probe: str, kernel: str, ptx: str, work:
     if "dynamic = true" in probes:
         run_env["NEUTRINO_DYNAMIC"] = "1"
     # The hook driver passes the kernel folder relative to NEUTRINO_TRACEDIR (default ./trace).
-    subprocess.run([sys.executable, str(tree / "neutrino" / "probe" / "cuda.py"), f"./{kdir_rel}", kernel],
-                   cwd=work, env=run_env, check=True, capture_output=True, text=True)
-    return kdir
+    proc = subprocess.run([sys.executable, str(tree / "neutrino" / "probe" / "cuda.py"), f"./{kdir_rel}", kernel],
+                          cwd=work, env=run_env, capture_output=True, text=True)
+    return EngineRun(kdir, proc.returncode, proc.stdout + proc.stderr)
+
+
+def run_engine(tree: Path, branch: str, probe: str, kernel: str, ptx: str, work: Path, env: dict[str, str]) -> Path:
+    """:func:`engine_run`, raising ``CalledProcessError`` when the engine fails; the kernel folder."""
+    run = engine_run(tree, branch, probe, kernel, ptx, work, env)
+    if run.returncode != 0:
+        raise subprocess.CalledProcessError(run.returncode, ["neutrino/probe/cuda.py", kernel], output=run.output)
+    return run.kdir
 
 
 def cases(branch: str) -> dict[str, tuple[str, str]]:
@@ -126,11 +162,7 @@ def generate(src: Path, out: Path, only: set[str] | None = None) -> None:
         raise SystemExit(f"error: --only: no such case {', '.join(sorted(unknown))}")
     with tempfile.TemporaryDirectory(prefix="neutrino-genuine-") as tmp:
         tmp_path = Path(tmp)
-        bindir = tmp_path / "bin"
-        bindir.mkdir()
-        smi = bindir / "nvidia-smi"
-        smi.write_text("#!/bin/sh\necho 8.0\n")  # compute capability of an A100
-        smi.chmod(0o755)
+        bindir = stub_nvidia_smi(tmp_path / "bin")
         ptx_path = tmp_path / "kernels.ptx"
         subprocess.run(["nvcc", "-ptx", "-arch=sm_80", str(KERNELS_CU), "-o", str(ptx_path)], check=True)
         ptx = ptx_path.read_text()
@@ -139,7 +171,7 @@ def generate(src: Path, out: Path, only: set[str] | None = None) -> None:
             if not todo:
                 continue
             tree = extract(src, branch, tmp_path / f"src-{branch}")
-            env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(tree)}
+            env = engine_env(tree, bindir)
             for case, (probe, kernel) in todo.items():
                 work = tmp_path / f"work-{branch}-{case}"
                 kdir = run_engine(tree, branch, probe, kernel, ptx, work, env)
