@@ -127,6 +127,7 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     log.info("executing %s -> %s (parameters: %s)", nb.name, out_dir, parameters or "the notebook's defaults")
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
+    running.unlink(missing_ok=True)  # papermill writes it by name: never through a link left there
     previous = Previous(out_dir, final.name)
     previous.save()
 
