@@ -21,7 +21,7 @@ from neutrino_ae.cli_export import add_export as _add_export
 from neutrino_ae.errors import NeutrinoAEError, exit_codes_text
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
-from neutrino_ae.report.paths import output_folder, user_path
+from neutrino_ae.report.paths import output_folder, outside_bundles, user_path
 from neutrino_ae.report.script import run_main
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if output_dir is None:
         output_dir = default_output_dir(args.name)
     elif isinstance(output_dir, str | os.PathLike):
-        output_folder(output_dir, "--output-dir" if args.output_dir else "-p output_dir")
+        option = "--output-dir" if args.output_dir else "-p output_dir"
+        outside_bundles(output_folder(output_dir, option), option)
     if args.notebook is not None:
         user_path(args.notebook, "--notebook", kind="file")
     notebook = find_notebook(args.name, args.notebook)

@@ -9,6 +9,8 @@ the option, never in an ``OSError``/``RuntimeError`` traceback from deep inside 
   root, the home folder, the repository root and the repository's source folders (the package,
   a section's code folder, ``tests/``, ``tools/``, ``docs/`` ...). Folders the repository keeps for
   outputs (``results/``, ``traces/``) and new folders are fine.
+* :func:`outside_bundles`: a folder for results inside a trace bundle (at or below a folder holding
+  ``bundle.json``): a file written there changes the bundle, which every run then refuses.
 """
 
 from __future__ import annotations
@@ -115,6 +117,19 @@ def output_folder(value: str | os.PathLike[str], option: str) -> Path:
     if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
         raise InputError(shown(path), f"permission denied: cannot write there ({option})")
     return path
+
+
+def outside_bundles(path: str | os.PathLike[str], option: str) -> None:
+    """Refuse (InputError, exit 2) a folder to write results into that is a trace bundle or inside one,
+    as ``neutrino-ae run`` refuses an ``output_dir`` inside its ``trace_root``."""
+    from neutrino_ae.bundle.manifest import MANIFEST, find_bundle_root
+
+    root = find_bundle_root(path)
+    if root is not None:
+        where = "is a trace bundle" if root == Path(path).resolve() else f"is inside the trace bundle {shown(root)}"
+        raise InputError(shown(path), f"{where} (it holds {MANIFEST}): writing "
+                                      f"there would change the bundle, which every run then refuses; {option} "
+                                      "must name a folder outside it")
 
 
 def unsafe_output(path: str | os.PathLike[str]) -> str | None:
