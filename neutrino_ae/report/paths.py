@@ -4,7 +4,8 @@ Each check ends in one :class:`~neutrino_ae.errors.InputError` line naming the p
 the option, never in an ``OSError``/``RuntimeError`` traceback from deep inside a run:
 
 * :func:`user_path`: a symbolic-link loop, a name too long for the file system, a folder that cannot
-  be searched or read, a file where a folder belongs on the way, a broken symbolic link.
+  be searched or read, a file where a folder belongs on the way, a broken symbolic link, a name that
+  is not UTF-8 (the notebooks, their parameters and run.log hold paths as UTF-8 text).
 * :func:`output_folder`: the same, and a folder the suite must never write into: the file-system
   root, the home folder, the repository root and the repository's source folders (the package,
   a section's code folder, ``tests/``, ``tools/``, ``docs/`` ...). Folders the repository keeps for
@@ -54,6 +55,11 @@ def user_path(value: str | os.PathLike[str], option: str, *, must_exist: bool = 
         raise UsageError(f"{option} must not be empty")
     if "\0" in str(text):
         raise InputError(shown(str(text).replace("\0", "\\0")), f"holds a NUL character ({option})")
+    try:
+        str(text).encode("utf-8")
+    except UnicodeEncodeError:  # a name of bytes that are not UTF-8 (as surrogates): a notebook, a log cannot hold it
+        escaped = str(text).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise InputError(shown(escaped), f"is not a UTF-8 name; rename it ({option})") from None
     path = Path(text)
     try:
         st = os.stat(path)
