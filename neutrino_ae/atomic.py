@@ -12,12 +12,13 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.errors import InputError, NeutrinoAEError
 
 #: Exit code of a command line that stopped because the disk (or the file-size limit) was full
 #: (listed in ``errors.EXIT_CODES``).
@@ -42,6 +43,25 @@ class DiskFull(NeutrinoAEError, OSError):
         return (type(self), (self.filename, self.errno))
 
 
+def open_no_follow(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> int:
+    """``os.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)`` for a file the suite writes by a fixed name
+    (a lock, run.log, a temp file): a symbolic link planted at ``path`` is refused with one line
+    (:class:`~neutrino_ae.errors.InputError`, exit 2) instead of having its target written, and so is
+    anything but a regular file with a single name (a hard link to another file, a FIFO, a device)."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(path, "is a symbolic link; refusing to write through it (remove it)") from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        what = "a hard link to another file" if stat.S_ISREG(st.st_mode) else "not a regular file"
+        raise InputError(path, f"is {what}; refusing to write through it (remove it)")
+    return fd
+
+
 def is_disk_full(exc: BaseException) -> bool:
     """True for an OSError that says the disk is full or the file-size limit is reached."""
     return isinstance(exc, OSError) and exc.errno in _FULL
@@ -64,8 +84,6 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
     try:
         yield tmp_path
         _fsync(tmp_path)  # the data is on disk before the name points at it
-        # mkstemp creates 0600; give the result the permissions a plain open() would have.
-        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, final)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -76,9 +94,12 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
 
 
 def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    """fsync the temp file, and give it the permissions a plain open() would have (mkstemp makes 0600);
+    through a descriptor opened without following a symbolic link put in its place."""
+    fd = open_no_follow(path, os.O_RDONLY)
     try:
         os.fsync(fd)
+        os.fchmod(fd, 0o666 & ~_umask())
     finally:
         os.close(fd)
 
@@ -88,9 +109,15 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -
     """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success."""
     if not any(m in mode for m in "wax"):
         raise ValueError(f"atomic_open is for writing, got mode {mode!r}")
-    with atomic_path(path) as tmp, open(tmp, mode.replace("x", "w").replace("a", "w"), **kwargs) as fh:
+    mode = mode.replace("x", "w").replace("a", "w")
+    # The temp file mkstemp made (O_EXCL, O_NOFOLLOW) is reopened by name: never through a link put there since.
+    with atomic_path(path) as tmp, open(tmp, mode, opener=_no_follow_opener, **kwargs) as fh:
         yield fh
         fh.flush()  # atomic_path fsyncs the file once it is closed
+
+
+def _no_follow_opener(path: str, flags: int) -> int:
+    return open_no_follow(path, flags, 0o600)
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

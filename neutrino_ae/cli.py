@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.cli_export import add_export as _add_export
-from neutrino_ae.errors import NeutrinoAEError, exit_codes_text
+from neutrino_ae.errors import NeutrinoAEError, UsageError, exit_codes_text
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
-from neutrino_ae.report.paths import output_folder, user_path
+from neutrino_ae.report.paths import output_folder, outside_bundles, user_path
 from neutrino_ae.report.script import run_main
 
 log = logging.getLogger(__name__)
+#: The largest ``--seed`` (numpy's SeedSequence takes any integer >= 0; bundle.json records it as JSON).
+MAX_SEED = 2**63 - 1
 
 
 def _add_sample(sub: Any) -> None:
@@ -35,7 +37,7 @@ def _add_sample(sub: Any) -> None:
                    help=f"bundle root to create (default: {SAMPLE_TRACES}, where the notebooks look for it)")
     p.add_argument("--scale", default="small", choices=["small", "paper"],
                    help="small: seconds, for tests and make run; paper: the paper's sizes")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=int, default=0, help=f"random seed, 0 to {MAX_SEED} (default: 0)")
     p.add_argument("--force", action="store_true", help="regenerate even if a matching bundle exists")
     p.set_defaults(func=_cmd_sample)
 
@@ -124,6 +126,8 @@ def _cmd_sample(args: argparse.Namespace) -> int:
     from neutrino_ae.bundle.fetch import ensure_sample_bundle
     from neutrino_ae.sample import generate_bundle
 
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UsageError(f"--seed must be a whole number from 0 to {MAX_SEED}, not {args.seed}")
     output_folder(args.out, "--out")
     root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force, generator=generate_bundle)
     print(root)
@@ -165,7 +169,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if output_dir is None:
         output_dir = default_output_dir(args.name)
     elif isinstance(output_dir, str | os.PathLike):
-        output_folder(output_dir, "--output-dir" if args.output_dir else "-p output_dir")
+        option = "--output-dir" if args.output_dir else "-p output_dir"
+        outside_bundles(output_folder(output_dir, option), option)
     if args.notebook is not None:
         user_path(args.notebook, "--notebook", kind="file")
     notebook = find_notebook(args.name, args.notebook)

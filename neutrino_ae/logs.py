@@ -7,7 +7,8 @@ Modules log with ``logging.getLogger(__name__)``; this module owns the handlers:
   reach the cell output (the progress chatter goes to the log file).
 * **run.log** (:data:`LOG_NAME`), every level, beside a run's results (:func:`log_to_file`): the
   notebooks' set-up cell, their worker processes and ``neutrino-ae run`` append to
-  ``<output_dir>/run.log``.
+  ``<output_dir>/run.log``. A symbolic link planted there is refused, never appended to; a name the
+  encoding cannot hold is written escaped, never a "Logging error".
 * **progress bars** (tqdm, stderr) for long steps (:func:`progress`): shown when the console shows
   INFO and stderr is a terminal; ``$NEUTRINO_AE_PROGRESS=1`` shows them anyway, ``0`` never.
 
@@ -50,6 +51,18 @@ class _ConsoleFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
         return text if record.levelno <= logging.INFO else f"{record.levelname.lower()}: {text}"
+
+
+class _RunLogHandler(logging.FileHandler):
+    """run.log, opened for appending without following a symbolic link at its name
+    (:func:`~neutrino_ae.atomic.open_no_follow`: one ``InputError`` line instead), and with what UTF-8
+    cannot hold (a non-UTF-8 folder name, as surrogates) written escaped rather than failing."""
+
+    def _open(self) -> Any:
+        from neutrino_ae.atomic import open_no_follow
+
+        fd = open_no_follow(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        return open(fd, "a", encoding=self.encoding, errors="backslashreplace")
 
 
 class _ConsoleHandler(logging.StreamHandler):
@@ -95,7 +108,7 @@ def log_to_file(folder: str | os.PathLike[str]) -> Path:
     per process: a later call for another folder moves the handler there. Installs a console
     handler for warnings when there is none yet (a notebook kernel), so warnings still show."""
     global _file
-    path = (Path(folder) / LOG_NAME).resolve()
+    path = Path(folder).resolve() / LOG_NAME  # the folder resolved, never a link at run.log itself
     if _console is None:
         configure_console(logging.WARNING)
     root = logging.getLogger()
@@ -105,7 +118,7 @@ def log_to_file(folder: str | os.PathLike[str]) -> Path:
         root.removeHandler(_file)
         _file.close()
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, mode="a", encoding="utf-8", delay=False)
+    handler = _RunLogHandler(path, mode="a", encoding="utf-8", delay=False)
     handler.setLevel(logging.DEBUG)
     handler.setFormatter(logging.Formatter(FILE_FORMAT))
     root.addHandler(handler)

@@ -1,12 +1,16 @@
 """An exclusive, non-blocking ``flock`` on a file that names its holder (``pid N``): the one mechanism
 behind the output folder's lock (``run/lock.py``) and the bundle root's (``bundle/target_lock.py``).
-The kernel drops the lock when its holder ends, so a killed process never leaves a stale one."""
+The kernel drops the lock when its holder ends, so a killed process never leaves a stale one.
+A symbolic link (or a hard link) planted at the lock's name is refused, never followed (its target
+would be truncated)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 from pathlib import Path
+
+from neutrino_ae.atomic import open_no_follow
 
 
 def holder_line(pid: int | str) -> str:
@@ -17,8 +21,9 @@ def holder_line(pid: int | str) -> str:
 def try_lock(path: Path) -> int | str:
     """Lock ``path`` (created if missing) for this process: the open, locked descriptor with this
     process's :func:`holder_line` written in, or, when another process holds it, that holder's line
-    (``"another process"`` if it has not written one yet). ``OSError`` when the file cannot be opened."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    (``"another process"`` if it has not written one yet). ``OSError`` when the file cannot be opened;
+    ``InputError`` (one line, exit 2) when ``path`` is a symbolic link or not a plain file."""
+    fd = open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -1,17 +1,24 @@
 """One writer per bundle root: two sample generations into the same ``trace_root`` (two batch
 runs started together, each with the default ``traces/sample``) take turns instead of colliding.
 
-The lock is an ``flock`` on ``<parent>/.<root name>.lock`` beside the root (the root itself is
-swapped in by a rename, so it cannot hold its own lock); the kernel drops it when its holder ends,
-so a killed generation never leaves a stale lock, and the holder removes the file when it is
-done. The second comer waits (saying so once), then finds the first one's bundle and reuses it;
-past ``wait_s`` it stops with one line naming the root and the holder.
+The lock is an ``flock`` on a file named after the root's absolute path in a folder only this user
+can write (:func:`lock_dir`: ``$XDG_RUNTIME_DIR/neutrino-ae``, else ``<tmp>/neutrino-ae-<uid>``), never
+beside the root: the root itself is swapped in by a rename, so it cannot hold its own lock, and a
+guessable name beside it in a shared folder (``/tmp/.traces.lock``) is one any user could plant a
+symbolic link at. The kernel drops the lock when its holder ends, so a killed generation never leaves
+a stale lock, and the holder removes the file when it is done. The second comer waits (saying so
+once), then finds the first one's bundle and reuses it; past ``wait_s`` it stops with one line naming
+the root and the holder. (Two users generating into one root do not wait for each other; the second
+cannot replace the first's bundle anyway.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import stat
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +32,25 @@ WAIT_ENV = "NEUTRINO_AE_SAMPLE_WAIT_S"
 DEFAULT_WAIT_S = 1800.0
 
 
+def lock_dir() -> Path:
+    """This user's folder for bundle-root locks, created 0700; refused (one line) when it is a symbolic
+    link, another user's, or writable by others."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    folder = (Path(runtime) / "neutrino-ae" if os.path.isabs(runtime)
+              else Path(tempfile.gettempdir()) / f"neutrino-ae-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise BundleError(folder, "is not a private folder of yours (a symbolic link, another user's, or writable "
+                                  "by others); refusing to keep the sample generation's lock there; remove it")
+    return folder
+
+
 def lock_path(root: Path) -> Path:
-    return root.parent / f".{root.name}.lock"
+    """The lock file of bundle root ``root``: named after its absolute path (its parent resolved)."""
+    where = os.path.join(os.path.realpath(root.parent), root.name)
+    return lock_dir() / f"root-{hashlib.sha256(os.fsencode(where)).hexdigest()[:32]}.lock"
 
 
 def default_wait() -> float:
@@ -41,11 +65,10 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
     """Hold the lock of bundle root ``root`` for the block, waiting up to ``wait_s`` seconds
     (default :func:`default_wait`) for another process that holds it."""
     wait_s = default_wait() if wait_s is None else wait_s
-    path = lock_path(root)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = lock_path(root)
     except OSError:
-        yield  # no parent to write in: nobody can generate here, so there is nothing to take turns on
+        yield  # no folder for locks can be made (a read-only runtime folder): generate without one
         return
     deadline = time.monotonic() + wait_s
     told = False
@@ -53,7 +76,7 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
         try:
             fd = try_lock(path)
         except OSError:
-            yield  # a read-only parent, as above
+            yield  # as above
             return
         if isinstance(fd, str):
             holder = fd
@@ -73,7 +96,7 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
     try:
         yield
     finally:
-        # Removed while still held, so no lock file is left beside the bundle; a waiter that opened
+        # Removed while still held, so no lock file is left behind; a waiter that opened
         # the old file sees it is gone (_same_file) and takes a new one.
         with contextlib.suppress(OSError):
             path.unlink()

@@ -4,11 +4,14 @@ Each check ends in one :class:`~neutrino_ae.errors.InputError` line naming the p
 the option, never in an ``OSError``/``RuntimeError`` traceback from deep inside a run:
 
 * :func:`user_path`: a symbolic-link loop, a name too long for the file system, a folder that cannot
-  be searched or read, a file where a folder belongs on the way, a broken symbolic link.
+  be searched or read, a file where a folder belongs on the way, a broken symbolic link, a name that
+  is not UTF-8 (the notebooks, their parameters and run.log hold paths as UTF-8 text).
 * :func:`output_folder`: the same, and a folder the suite must never write into: the file-system
   root, the home folder, the repository root and the repository's source folders (the package,
   a section's code folder, ``tests/``, ``tools/``, ``docs/`` ...). Folders the repository keeps for
   outputs (``results/``, ``traces/``) and new folders are fine.
+* :func:`outside_bundles`: a folder for results inside a trace bundle (at or below a folder holding
+  ``bundle.json``): a file written there changes the bundle, which every run then refuses.
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ def user_path(value: str | os.PathLike[str], option: str, *, must_exist: bool = 
         raise UsageError(f"{option} must not be empty")
     if "\0" in str(text):
         raise InputError(shown(str(text).replace("\0", "\\0")), f"holds a NUL character ({option})")
+    try:
+        str(text).encode("utf-8")
+    except UnicodeEncodeError:  # a name of bytes that are not UTF-8 (as surrogates): a notebook, a log cannot hold it
+        escaped = str(text).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise InputError(shown(escaped), f"is not a UTF-8 name; rename it ({option})") from None
     path = Path(text)
     try:
         st = os.stat(path)
@@ -115,6 +123,19 @@ def output_folder(value: str | os.PathLike[str], option: str) -> Path:
     if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
         raise InputError(shown(path), f"permission denied: cannot write there ({option})")
     return path
+
+
+def outside_bundles(path: str | os.PathLike[str], option: str) -> None:
+    """Refuse (InputError, exit 2) a folder to write results into that is a trace bundle or inside one,
+    as ``neutrino-ae run`` refuses an ``output_dir`` inside its ``trace_root``."""
+    from neutrino_ae.bundle.manifest import MANIFEST, find_bundle_root
+
+    root = find_bundle_root(path)
+    if root is not None:
+        where = "is a trace bundle" if root == Path(path).resolve() else f"is inside the trace bundle {shown(root)}"
+        raise InputError(shown(path), f"{where} (it holds {MANIFEST}): writing "
+                                      f"there would change the bundle, which every run then refuses; {option} "
+                                      "must name a folder outside it")
 
 
 def unsafe_output(path: str | os.PathLike[str]) -> str | None:

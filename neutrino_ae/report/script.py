@@ -30,16 +30,18 @@ from neutrino_ae.errors import NeutrinoAEError, ResourceError
 # beside the notebooks' results/static/ and results/dynamic/, so a script run never overwrites a
 # notebook's cached section (a folder holding its RECORD is refused).
 from neutrino_ae.report.layout import CLI_RESULTS, RECORD
-from neutrino_ae.report.paths import output_folder
+from neutrino_ae.report.paths import output_folder, outside_bundles
 
 if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
     from neutrino_ae.report.results import SectionResult
 
 
 def _out_dir(value: str) -> Path:
-    """``--out``: any folder except one holding a notebook's cached section results, a source folder
-    of the repository and the other places :func:`~neutrino_ae.report.paths.output_folder` refuses."""
+    """``--out``: any folder except one holding a notebook's cached section results, a trace bundle
+    or a folder inside one, a source folder of the repository and the other places
+    :func:`~neutrino_ae.report.paths.output_folder` refuses."""
     path = output_folder(value, "--out")  # its InputError is not argparse's: one line, exit 2
+    outside_bundles(path, "--out")
     if (path / RECORD).is_file():
         raise argparse.ArgumentTypeError(
             f"{path} holds a notebook's cached results ({RECORD}); writing there would overwrite them "

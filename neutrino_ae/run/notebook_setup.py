@@ -99,6 +99,8 @@ def prepare_output(output_dir: Path) -> dict[str, Any] | None:
         log_to_file(output_dir)
     except OSError as exc:
         raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
+    except NeutrinoAEError as exc:  # run.log is a symbolic link
+        raise NotebookInputError(str(exc)) from None
     for name in ("summary.json", "summary.md"):
         (output_dir / name).unlink(missing_ok=True)
     return retire_verdict(output_dir)

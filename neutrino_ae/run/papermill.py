@@ -117,6 +117,7 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     """
     nb = Path(notebook)
     check_address_space()
+    check_kernel(kernel_name)
     out_dir = Path(output_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     # One run per output folder: this process holds the lock and lends it to its kernel, so a
@@ -127,6 +128,7 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     log.info("executing %s -> %s (parameters: %s)", nb.name, out_dir, parameters or "the notebook's defaults")
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
+    running.unlink(missing_ok=True)  # papermill writes it by name: never through a link left there
     previous = Previous(out_dir, final.name)
     previous.save()
 
@@ -154,6 +156,22 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     stop_descendants(settle=2.0)  # the kernel's helpers (multiprocessing's resource tracker) end by themselves
     previous.drop()
     return executed
+
+
+def check_kernel(kernel_name: str | None) -> None:
+    """NeutrinoAEError (exit 2, one line) when no Jupyter kernel is installed under ``kernel_name``
+    (``--kernel``): refused before anything is written, not a jupyter_client traceback at start-up."""
+    if kernel_name is None:
+        return
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    manager = KernelSpecManager()
+    try:
+        manager.get_kernel_spec(kernel_name)
+    except NoSuchKernel:
+        known = ", ".join(sorted(manager.find_kernel_specs())) or "none"
+        raise NeutrinoAEError(f"--kernel {kernel_name!r}: no such Jupyter kernel (installed: {known}); "
+                              "see `jupyter kernelspec list`") from None
 
 
 #: Below this address-space limit (``ulimit -v``) the kernel cannot be relied on: measured on the

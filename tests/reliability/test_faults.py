@@ -40,6 +40,8 @@ from faultkit import (
     tree_state,
 )
 
+from neutrino_ae.bundle.target_lock import lock_path
+
 DISK_FULL_EXIT = 74
 
 
@@ -320,7 +322,7 @@ def test_two_sample_generations_into_one_root_take_turns(tmp_path):
 def test_a_sample_generation_that_waits_too_long_says_who_holds_the_root(tmp_path):
     root = tmp_path / "traces" / "sample"
     root.parent.mkdir(parents=True)
-    fd = os.open(root.parent / ".sample.lock", os.O_RDWR | os.O_CREAT)
+    fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT)  # the root's lock, in this user's lock folder
     fcntl.flock(fd, fcntl.LOCK_EX)
     os.pwrite(fd, b"pid 4242\n", 0)
     try:
