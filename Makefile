@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run report test lint bench
+.PHONY: setup run report test lint bench dynamic-emulated
 
 setup: $(STAMP)
 
@@ -30,6 +30,12 @@ report: setup
 test: setup
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -n auto --dist worksteal
+
+# dynamic.ipynb with the real Neutrino (built from $(NEUTRINO_SRC)/neutrino-artifact.tar.gz) over the emulated
+# CUDA driver, the ptx workloads, into results/dynamic-emulated/ (labelled EMULATED); QUICK=1: the smallest set.
+NEUTRINO_SRC ?= ../shared/neutrino-src
+dynamic-emulated: setup
+	NEUTRINO_SRC=$(NEUTRINO_SRC) $(PY) tools/real_neutrino/emulated.py $(if $(QUICK),--quick,)
 
 bench: setup
 	$(PY) -m benchmarks.bench

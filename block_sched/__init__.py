@@ -66,4 +66,9 @@ SECTION = Section(
     notebook_show=("block_sched_compare.png", "block_sched_per_sm.png", "block_sched_timeline.png"),
     timelines=True,  # each trace's blocks per SM, for ui.perfetto.dev
     claims=CLAIMS,
+    ptx_workloads=("raw: `fill_fp16_kernel`, CUDA C with the launch shape of PyTorch's vectorised fill "
+                   "(32,768 blocks x 128 threads), a stand-in for torch.zeros' kernel (PyTorch 2.11 ships no "
+                   "PTX); persistent: the suite's Triton kernel itself, compiled ahead of time for sm_80; "
+                   "memset: the driver's cuMemsetD16 (no kernel of ours to trace). All three timed with CUDA "
+                   "events, no probe attached."),
 )

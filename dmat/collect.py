@@ -68,7 +68,8 @@ def collect(root: Path, ctx: CollectContext, figures: Sequence[str] | None = Non
             raw = out / "raw" / fig
             raw.mkdir(parents=True)
             if ctx.workloads == "ptx":
-                workload = [ctx.python, str(HERE / "ptx_workload.py"), fig, *(["--shape", shape] if shape else [])]
+                workload = [ctx.python, str(HERE / "ptx_workload.py"), FIGURES[fig].ptx,
+                            *(["--shape", shape] if shape else [])]
             else:
                 workload = [ctx.python, str(HERE / f"{fig}.py"), *(["--shape", shape] if shape else [])]
             res = run_neutrino(["-p", "dmat", "-k", FIGURES[fig].keyword, *workload],

@@ -1,11 +1,14 @@
 """Fig. 1 / Fig. 10a-c on any current GPU: attention kernels from PTX, named for ``neutrino -k``.
 
-    python dmat/ptx_workload.py fig1|fig10a|fig10b|fig10c [--shape B,H,N,D] [--check]
+    python dmat/ptx_workload.py <kernel> [--shape B,H,N,D] [--check]
 
-* ``fig1`` / ``fig10a``: the suite's Triton FlashAttention-2 itself (BLOCK_M 128 / 8 warps and
-  BLOCK_M 64 / 4 warps), compiled ahead of time for sm_80 (``tools/triton_ptx.py``);
-* ``fig10b``: ``flash_fwd_kernel``, a CUDA C flash-style stand-in for PyTorch SDPA's flash backend;
-* ``fig10c``: ``fmha_fwd_kernel``, a CUDA C memory-efficient-style stand-in for SDPA's
+The kernel of each figure is ``dmat.FIGURES[<fig>].ptx`` (what the collector passes):
+
+* Fig. 1 / 10a: ``attn_fwd_m128`` / ``attn_fwd_m64``, the suite's Triton FlashAttention-2 itself
+  (BLOCK_M 128 / 8 warps and BLOCK_M 64 / 4 warps), compiled ahead of time for sm_80
+  (``tools/triton_ptx.py``);
+* Fig. 10b: ``flash_fwd_kernel``, a CUDA C flash-style stand-in for PyTorch SDPA's flash backend;
+* Fig. 10c: ``fmha_fwd_kernel``, a CUDA C memory-efficient-style stand-in for SDPA's
   memory-efficient backend (``dmat/attention.cu``). PyTorch 2.11 ships no PTX, so SDPA's own kernels
   cannot be probed.
 
@@ -19,7 +22,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -35,21 +37,10 @@ DEFAULT_SHAPE = (2, 8, 1024, 64)
 SEED, SCALE = 42, 0.5
 
 
-class Workload(NamedTuple):
-    kernel: str  # the PTX entry; the figure's -k keyword is a substring of it
-    triton_config: str | None  # compiled Triton config, or None for CUDA C
-    rows_per_block: int  # query rows per block (CUDA C kernels; 128 threads)
-    family: str  # how results describe it
-
-
-WORKLOADS: dict[str, Workload] = {
-    "fig1": Workload("attn_fwd", "attn_fwd_m128", 0, "Triton FA-2 (sm_80 PTX), BLOCK_M 128, 8 warps"),
-    "fig10a": Workload("attn_fwd", "attn_fwd_m64", 0, "Triton FA-2 (sm_80 PTX), BLOCK_M 64, 4 warps"),
-    "fig10b": Workload("flash_fwd_kernel", None, 64, "CUDA C flash-style stand-in for SDPA's flash backend "
-                                                     "(PyTorch 2.11 ships no PTX)"),
-    "fig10c": Workload("fmha_fwd_kernel", None, 32, "CUDA C memory-efficient-style stand-in for SDPA's "
-                                                    "memory-efficient backend (PyTorch 2.11 ships no PTX)"),
-}
+#: dmat/attention.cu's kernels: query rows per block (128 threads); the figure's -k keyword is in the name.
+CUDA_ROWS_PER_BLOCK = {"flash_fwd_kernel": 64, "fmha_fwd_kernel": 32}
+#: the compiled Triton attention configs (neutrino_ae/workloads/ptx/triton/); their kernel is attn_fwd
+TRITON_CONFIGS = ("attn_fwd_m128", "attn_fwd_m64", "attn_fwd_m128w4")
 
 
 def parse_shape(text: str) -> tuple[int, int, int, int]:
@@ -65,28 +56,29 @@ def parse_shape(text: str) -> tuple[int, int, int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("figure", choices=tuple(WORKLOADS))
+    ap.add_argument("kernel", choices=(*TRITON_CONFIGS, *CUDA_ROWS_PER_BLOCK),
+                    help="a Triton config or a CUDA C kernel (each figure's is dmat.FIGURES[<fig>].ptx)")
     ap.add_argument("--shape", type=parse_shape, default=DEFAULT_SHAPE,
                     help=f"B,H,N,D (default {','.join(map(str, DEFAULT_SHAPE))}; D must be 64)")
     ap.add_argument("--check", action="store_true", help="compare o with a float64 NumPy reference")
     args = ap.parse_args(argv)
-    wl = WORKLOADS[args.figure]
+    kernel = args.kernel
     drv = Driver()
     ks = Kernels(drv)
     bufs = qkv(drv, args.shape, np.random.default_rng(SEED))
-    if wl.triton_config:
-        what = launch_triton(drv, ks, wl.triton_config, bufs, args.shape, SCALE)
-    else:
+    if kernel in CUDA_ROWS_PER_BLOCK:
         batch, heads, n_ctx, _ = args.shape
-        grid = (-(-n_ctx // wl.rows_per_block), batch * heads)
-        drv.launch(ks.cuda(ATTENTION_CU, wl.kernel), grid, 128, [*bufs, n_ctx, SCALE])
-        what = f"{wl.kernel} <<<{grid}, 128>>> on {'x'.join(map(str, args.shape))} fp16 (CUDA C)"
+        grid = (-(-n_ctx // CUDA_ROWS_PER_BLOCK[kernel]), batch * heads)
+        drv.launch(ks.cuda(ATTENTION_CU, kernel), grid, 128, [*bufs, n_ctx, SCALE])
+        what = f"{kernel} <<<{grid}, 128>>> on {'x'.join(map(str, args.shape))} fp16 (CUDA C)"
+    else:
+        what = launch_triton(drv, ks, kernel, bufs, args.shape, SCALE)
     drv.synchronize()
     drv.write_tensor_trace()
-    print(f"{args.figure}: {what}")
+    print(what)
     if args.check:
         err = max_error(drv, bufs, args.shape, SCALE)
-        print(f"{args.figure}: max |o - reference| = {err:.3g}")
+        print(f"{kernel}: max |o - reference| = {err:.3g}")
         return 0 if err < 2e-2 else 1
     return 0
 

@@ -38,4 +38,6 @@ SECTION = Section(
     claims=CLAIMS,
     notebook_show=("exposed_latency.png",),  # one panel per workload; the per-workload PNGs are files
     notebook_text="folded",
+    ptx_workloads=("attn and gmm: the suite's Triton kernels from sm_80 PTX; gemm and conv: CUDA C "
+                   "tensor-core (wmma) stand-ins for the artifact's CUTLASS benchmarks."),
 )

@@ -50,4 +50,8 @@ SECTION = Section(
     # section's HTML page; the full table is kernel_overhead.csv beside it, the heatmap a file.
     notebook_show=("kernel_overhead.html",),
     notebook_text="folded",
+    ptx_workloads=("pytorch_op rows: CUDA C stand-ins for the PyTorch operators at their shapes (layer_norm, "
+                   "softmax, reduce_sum, max_pool2d, embedding, gather kernels; PyTorch 2.11 ships no PTX); "
+                   "triton_op rows: the suite's Triton attn and gmm from sm_80 PTX; cutlass_op rows only "
+                   "where the artifact's CUTLASS benchmarks are built."),
 )

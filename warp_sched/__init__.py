@@ -46,4 +46,6 @@ SECTION = Section(
     notebook_show=("fig13a.png", "fig13b.png", "fig13c.png", "fig13d.png", "fig13d-sub.png"),
     timelines=True,  # every warp per SM slot, for ui.perfetto.dev
     notebook_text="open",
+    ptx_workloads=("the suite's Triton spin kernel itself, from sm_80 PTX compiled ahead of time (no "
+                   "stand-in); the grids follow the GPU's SM count."),
 )

@@ -106,6 +106,13 @@ class Bundle:
             return "no bundle.json: where this data came from (GPU or the sample generator) is unknown"
         return None
 
+    def collected(self, section: str) -> dict[str, Any]:
+        """How a dynamic tree's ``section`` was collected (``bundle.json``'s ``sections.<name>``: time, CLI,
+        workload family and its stand-ins); empty for other bundles."""
+        sections = self.manifest.get("sections") if self.kind == DYNAMIC else None
+        found = sections.get(section) if isinstance(sections, dict) else None
+        return dict(found) if isinstance(found, dict) else {}
+
     def ground_truth(self, section: str) -> Any:
         """The sample generator's ground truth for ``section`` (e.g. ``block_sched``), if any (a copy:
         the caller may change it)."""

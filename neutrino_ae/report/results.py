@@ -49,6 +49,9 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
         doc.setdefault("synthetic", doc["provenance"]["synthetic"])
         if "warning" in doc["provenance"]:
             doc.setdefault("provenance_warning", doc["provenance"]["warning"])
+        collected = bundle.collected(section)
+        if collected.get("workloads"):  # a dynamic tree: which workload family, and its stand-ins
+            doc.setdefault("workloads", {k: collected[k] for k in ("workloads", "stand_ins") if k in collected})
     doc.setdefault("generated_at", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
     for name, table in (tables or {}).items():
         csv_path = out / f"{name}.csv"

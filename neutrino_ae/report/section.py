@@ -64,6 +64,9 @@ class Section:
     # The trace dirs it reads (data["trace_dirs"]) are block_sched/warp_sched timelines: the static
     # notebook exports them for Perfetto beside the figures (run/timelines.py, report/perfetto.py).
     timelines: bool = False
+    # What the ptx workload family runs for this section, each stand-in named (dynamic.ipynb with
+    # workloads="ptx": shown with the section and recorded in its results, neutrino_ae/workloads/family.py)
+    ptx_workloads: str = ""
     package: str = field(default="", compare=False)  # set by the registry: the imported package name
     folder: Path | None = field(default=None, compare=False)  # set by the registry
 

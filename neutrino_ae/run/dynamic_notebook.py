@@ -122,6 +122,8 @@ class DynamicNotebook:
         """Collect and analyse a section, then show it as static.ipynb does (``nb.results[name]``)."""
         res = self.run(name)
         sec = registry.get(name)
+        if res is not None and self.ctx.workloads == "ptx" and sec.ptx_workloads:
+            markdown(f"**Workloads: ptx** (PTX through the CUDA driver API): {sec.ptx_workloads}")
         show(res, figures=sec.notebook_show, text=sec.notebook_text)
 
     def internals(self) -> None:

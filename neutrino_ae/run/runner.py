@@ -188,8 +188,10 @@ def collect_section(name: str, trace_root: str | os.PathLike[str], ctx: CollectC
     root.mkdir(parents=True, exist_ok=True)
     section.entry("collect")(root, ctx)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    write_dynamic_manifest(root, sections={name: {"collected_at": now, "neutrino": ctx.neutrino,
-                                                  "workloads": ctx.workloads}},
+    record = {"collected_at": now, "neutrino": ctx.neutrino, "workloads": ctx.workloads}
+    if ctx.workloads == "ptx" and section.ptx_workloads:
+        record["stand_ins"] = section.ptx_workloads
+    write_dynamic_manifest(root, sections={name: record},
                            **({"emulated": True} if ctx.emulated else {}))
 
 

@@ -244,14 +244,19 @@ class Driver:
                              "file": "ptx", "line": 0})
 
     def write_tensor_trace(self) -> Path | None:
-        """The named tensors as ``tensor.trace`` in this process's trace folder, when run under
-        ``neutrino`` (the folder is Neutrino's own ``get_tracedir()``); None otherwise."""
-        if not self.tensors or not os.environ.get("NEUTRINO_TRACEDIR"):
+        """The named tensors as ``tensor.trace`` in this process's trace folder when run under ``neutrino``;
+        None otherwise.
+
+        The folder is the hook driver's: under ``$NEUTRINO_TRACEDIR``, named ``%b%d_%H%M%S_<pid>``, holding
+        the ``event.log`` it is writing. Neutrino's own ``get_tracedir()`` recomputes the name from the
+        process start time and can land a second off (its comment says so), in a folder the CLI never
+        announces; this finds the hook's folder by its pid instead."""
+        root = os.environ.get("NEUTRINO_TRACEDIR")
+        if not self.tensors or not root or not Path(root).is_dir():
             return None
-        try:
-            from neutrino.utils import get_tracedir
-        except ImportError:
+        mine = [d for d in Path(root).iterdir() if d.name.endswith(f"_{os.getpid()}") and (d / "event.log").is_file()]
+        if not mine:
             return None
         from neutrino_ae.formats.tensortrace import write_tensor_trace
 
-        return write_tensor_trace(Path(get_tracedir()) / "tensor.trace", self.tensors)
+        return write_tensor_trace(max(mine, key=lambda d: d.stat().st_mtime) / "tensor.trace", self.tensors)

@@ -37,14 +37,38 @@ NSRC = Path("/tmp/neutrino-src")
 T0 = time.monotonic()
 sys.path.insert(0, str(REPO))  # the packer slices traces with this checkout's readers
 
-#: section -> (collect_args, notebook `timeout` per collection command, cap of the whole run), in run order.
+#: section -> (collect_args, notebook `timeout` per collection command, cap of the whole run), in run order,
+#: for the ptx workload family (``-p workloads ptx``: what Neutrino can probe with PyTorch 2.11 / Triton 3.6).
+#: The plan of one session, within 8 minutes of GPU-machine time (480 s; ``--budget``):
+#:
+#: | step                                   | cap (s) |
+#: |----------------------------------------|---------|
+#: | machine facts, torch/triton versions   |      20 |
+#: | wheels (papermill, ipykernel, toml)    |      40 |
+#: | build the artifact's Neutrino          |      40 |
+#: | prepare_env.py --check                 |      20 |
+#: | compile the PTX (nvcc), check 5 kernels|      45 |
+#: | block_sched                            |      40 |
+#: | warp_sched                             |      30 |
+#: | dmat and max_mem, side by side         |      80 |
+#: | kernel_overhead                        |      70 |
+#: | exposed_latency                        |      60 |
+#: | all sections, analysis only            |      35 |
+#: | total                                  |     480 |
+#:
+#: Packing takes the reserve each step leaves (``--budget`` 470 keeps 10 s more in hand).
+#: Every step's cap is also cut to what is left of the budget, less a reserve for packing, so a slow step
+#: cannot eat the session; each section is packed as soon as it ends.
 PLAN: dict[str, tuple[list[str], int, int]] = {
-    "block_sched": ([], 70, 85),
-    "warp_sched": ([], 60, 75),
-    "dmat": (["--figures", "fig1"], 100, 115),
-    "kernel_overhead": (["--only", "softmax,attn", "--probes", "block_sched,gmem_bytes"], 70, 85),
-    "max_mem": (["--models", "resnet-bs32", "--probes", "block_sched,dmat"], 80, 95),
-    "exposed_latency": (["--workloads", "attn", "--probes", "block_sched,gmem_bytes"], 70, 85),
+    "block_sched": ([], 35, 40),
+    "warp_sched": (["--iters", "20000"], 25, 30),
+    "dmat": ([], 35, 80),
+    # about 6 s a run (the hook JIT-probes each of a layer's ~5 kernels): 6 runs
+    "max_mem": (["--models", "resnet-bs32,llama1b-bs32,llama8b-bs32", "--probes", "block_sched,dmat"], 35, 80),
+    # about 3 s a run (probe engine, inputs drawn on the host): 15 runs
+    "kernel_overhead": (["--only", "norm,softmax,gather,attn,gmm", "--probes", "block_sched,gmem_bytes,dmat"], 30, 70),
+    # two runs per cell (a saving one and a --benchmark one): 16 runs
+    "exposed_latency": (["--workloads", "attn,gmm,gemm,conv", "--probes", "block_sched,gmem_bytes"], 30, 60),
 }
 
 
@@ -79,6 +103,7 @@ class Session:
                         PATH=os.pathsep.join([str(SITE / "bin"), "/tmp/nbin", str(Path.home() / ".local/bin"),
                                               "/usr/local/cuda/bin", self.env.get("PATH", "")]))
         self.facts: dict[str, object] = {}
+        self.family = "ptx"
 
     def left(self) -> float:
         return self.budget - (time.monotonic() - T0)
@@ -121,12 +146,12 @@ class Session:
                 "nvcc --version; for t in cc gcc nm file ptxas cuobjdump nvdisasm ncu nsys git; do "
                 "printf '%s: ' $t; command -v $t || echo MISSING; done; ldconfig -p | grep -i 'libcuda\\.'; "
                 "ls -l /usr/local/nvidia/lib64/libcuda* /usr/lib/x86_64-linux-gnu/libcuda* 2>/dev/null; "
-                "ls /usr/local/cuda/targets/x86_64-linux/include/cuda.h; python3 -VV; command -v python3", 40)
+                "ls /usr/local/cuda/targets/x86_64-linux/include/cuda.h; python3 -VV; command -v python3", 10)
         self.sh("torch", [sys.executable, "-c",
                           "import torch, triton, json; p = torch.cuda.get_device_properties(0); "
                           "print(json.dumps({'torch': torch.__version__, 'cuda': torch.version.cuda, "
                           "'triton': triton.__version__, 'device': p.name, 'sms': p.multi_processor_count, "
-                          "'cc': f'{p.major}.{p.minor}', 'arch_list': torch.cuda.get_arch_list()}))"], 60)
+                          "'cc': f'{p.major}.{p.minor}', 'arch_list': torch.cuda.get_arch_list()}))"], 10)
         self.facts["gpu"] = self.capture("nvidia-smi --query-gpu=name,compute_cap,driver_version "
                                          "--format=csv,noheader")
         self.facts["nvcc"] = self.capture("nvcc --version | tail -2")
@@ -134,7 +159,7 @@ class Session:
     def install_wheels(self) -> None:
         wheels = sorted(str(p) for p in (REPO / ".whl").glob("*.whl"))
         self.sh("wheels", [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                           "--no-cache-dir", "--upgrade", "--target", str(SITE), *wheels], 90)
+                           "--no-cache-dir", "--upgrade", "--target", str(SITE), *wheels], 40)
 
     def extract(self) -> dict[str, Path]:
         shutil.rmtree(NSRC, ignore_errors=True)
@@ -171,12 +196,12 @@ class Session:
             return
         src, out = tree / "neutrino" / "src", tree / "neutrino" / "build"
         out.mkdir(exist_ok=True)
-        steps = [("parse.py", [sys.executable, str(src / "parse.py"), str(include / "cuda.h"), str(driver)]),
+        steps = [("parse.py", [sys.executable, str(src / "parse.py"), str(include / "cuda.h"), str(driver)], 10),
                  ("cc cuda.c", ["cc", str(src / "cuda.c"), "-fPIC", "-shared", "-ldl", "-lpthread", "-O3",
-                                "-I", str(include), "-o", str(out / "libcuda.so.1")]),
+                                "-I", str(include), "-o", str(out / "libcuda.so.1")], 25),
                  ("cc preload.c", ["cc", str(src / "preload.c"), "-fPIC", "-shared", "-O3",
-                                   "-o", str(out / "preload.so")])]
-        ok = all(self.sh(f"{branch}: {what}", argv, 90, cwd=src) == 0 for what, argv in steps)
+                                   "-o", str(out / "preload.so")], 5)]
+        ok = all(self.sh(f"{branch}: {what}", argv, cap, cwd=src) == 0 for what, argv, cap in steps)
         if not ok:
             self.facts[f"build_{branch}"] = "failed"
             return
@@ -216,14 +241,29 @@ class Session:
             self.sh(f"genuine {branch}/{case}", f"{shlex.join(argv)} > cli.stdout.log 2> cli.stderr.log; "
                     "rc=$?; tail -3 cli.stderr.log; exit $rc", 45, cwd=work)
 
+    def ptx(self) -> None:
+        """Compile every CUDA C workload to PTX (nvcc, cached) before any section runs, then run two kernels
+        with their numerical check: the first time these kernels run on a GPU at all."""
+        self.env["NEUTRINO_AE_PTX_CACHE"] = "/tmp/ptx-cache"
+        sources = "block_sched/fill.cu dmat/attention.cu neutrino_ae/workloads/cuda/ops.cu " \
+                  "neutrino_ae/workloads/cuda/layers.cu"
+        self.sh("compile PTX", [sys.executable, "-c", "import sys; from pathlib import Path; "
+                                "from neutrino_ae.workloads.ptx_kernels import prebuild; "
+                                "print(*prebuild(Path(s) for s in sys.argv[1:]), sep='\\n')", *sources.split()], 20)
+        self.sh("check fill", [sys.executable, "block_sched/ptx_workload.py", "raw", "--check"], 5, reserve=60)
+        for kernel in ("attn_fwd_m128", "attn_fwd_m64", "flash_fwd_kernel", "fmha_fwd_kernel"):  # dmat.FIGURES' ptx
+            self.sh(f"check {kernel}", [sys.executable, "dmat/ptx_workload.py", kernel, "--shape", "1,2,256,64",
+                                        "--check"], 5, reserve=60)
+
     def check_env(self) -> None:
-        self.sh("prepare_env --check", [sys.executable, "prepare_env.py", "--check"], 90)
+        self.sh("prepare_env --check", [sys.executable, "prepare_env.py", "--check"], 20)
 
     def section(self, name: str, args: list[str], timeout: int, cap: int, reserve: float = 20.0,
                 background: bool = False) -> subprocess.Popen | int | None:
         argv = [sys.executable, "-m", "neutrino_ae", "run", "dynamic", "--sections", name,
                 "--output-dir", f"results/gpu/{name}", "--trace-root", "traces/gpu", "--kernel", "python3",
-                "-p", "timeout", str(timeout), "-p", "collect_args", json.dumps({name: args} if args else {})]
+                "-p", "timeout", str(timeout), "-p", "workloads", self.family,
+                "-p", "collect_args", json.dumps({name: args} if args else {})]
         if not background:
             rc = self.sh(f"section {name}", argv, cap, reserve=reserve)
             self.pack(name, [REPO / "results" / "gpu" / name, REPO / "traces" / "gpu" / name])
@@ -297,9 +337,11 @@ class Session:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--budget", type=float, default=560.0, help="seconds for the whole session")
+    ap.add_argument("--budget", type=float, default=470.0, help="seconds for the whole session (the plan: PLAN)")
     ap.add_argument("--sections", default=",".join(PLAN))
     ap.add_argument("--slice-bytes", type=int, default=3 << 20)
+    ap.add_argument("--genuine", action="store_true",
+                    help="also the genuine-fixture cases of tools/genuine (the 2026-11-26 session's; ~90 s)")
     args = ap.parse_args()
     out = Path(os.environ.get("OUT") or "out-gpu")
     out.mkdir(parents=True, exist_ok=True)
@@ -309,15 +351,14 @@ def main() -> int:
         s.machine_facts()
         s.install_wheels()
         trees = s.extract()
-        s.readme_build(trees["artifact"])
         s.manual_build(trees["artifact"], "artifact")
         s.write_facts()
-        s.genuine("artifact")
-        s.pack("genuine", [Path("/tmp/genuine")])
+        if args.genuine:
+            s.readme_build(trees["artifact"])
+            s.genuine("artifact")
+            s.pack("genuine", [Path("/tmp/genuine")])
         s.check_env()
-        # Triton >= 3 writes bare cubins; Neutrino needs the PTX in them (tools/real_gpu/ptxas_with_ptx.sh).
-        s.env.update(TRITON_PTXAS_PATH=str(REPO / "tools/real_gpu/ptxas_with_ptx.sh"),
-                     TRITON_CACHE_DIR="/tmp/triton-cache-with-ptx")
+        s.ptx()
         for name in [x for x in ("block_sched", "warp_sched") if x in wanted]:
             s.section(name, *PLAN[name])
         # DMAT and Fig. 11 measure no time (access patterns; probe memory), so they share the GPU.
@@ -328,7 +369,7 @@ def main() -> int:
             s.pack("dmat_max_mem", [REPO / d / "gpu" / n for n in bg for d in ("results", "traces")])
         for name in [x for x in ("kernel_overhead", "exposed_latency") if x in wanted]:
             s.section(name, *PLAN[name])
-        if "main" in trees and s.left() > 90:
+        if args.genuine and "main" in trees and s.left() > 90:
             s.manual_build(trees["main"], "main")
             s.genuine("main")
             s.pack("genuine", [Path("/tmp/genuine")])
@@ -336,7 +377,8 @@ def main() -> int:
         if done and s.left() > 40:
             s.sh("all sections, analysis only", [sys.executable, "-m", "neutrino_ae", "run", "dynamic", "--sections",
                                                  ",".join(done), "--output-dir", "results/gpu/all", "--trace-root",
-                                                 "traces/gpu", "--kernel", "python3", "-p", "collect", "False"],
+                                                 "traces/gpu", "--kernel", "python3", "-p", "collect", "False",
+                                                 "-p", "workloads", s.family],
                  s.left() - 12, reserve=10)
             s.pack("all", [REPO / "results" / "gpu" / "all"])
     finally:

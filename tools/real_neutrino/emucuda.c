@@ -3,7 +3,8 @@
  * probe engine on a machine without a GPU. Our own code; it includes no NVIDIA header.
  *
  * What it does
- *  - Device memory is host memory: a CUdeviceptr is a host pointer from calloc. Memset and memcpy
+ *  - Device memory is host memory: a CUdeviceptr is a host pointer from an anonymous mapping, 2 MiB
+ *    aligned as the real driver's large allocations. Memset and memcpy
  *    really happen (a memset of zeros on memory nobody wrote is skipped, so the hook's 256 MB
  *    benchmark flush buffer costs no RSS).
  *  - Modules: PTX text or ELF cubins are accepted as they are; no code ever runs. For PTX, the
@@ -23,7 +24,7 @@
  *    at allocations made since the previous launch (the hook allocates and zero-fills them just
  *    before launching).
  *  - Time is modelled: a virtual clock advances by EMUCUDA_KERNEL_MS per original/pruned/count
- *    launch (default 1.0), by that times EMUCUDA_PROBED_SLOWDOWN per probed launch (default 1.5),
+ *    launch (default 1.0) plus EMUCUDA_BLOCK_US microseconds per block of its grid (default 0), by that times EMUCUDA_PROBED_SLOWDOWN per probed launch (default 1.5),
  *    and by bytes / EMUCUDA_COPY_GBPS (default 25) per copy; cuEventRecord stamps the clock and
  *    cuEventElapsedTime returns the difference, so the hook's prologue/kernel/epilogue lines
  *    carry modelled times.
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -53,7 +55,7 @@ typedef int CUdevice;
 enum role { ROLE_ORIGINAL = 0, ROLE_PROBED = 1, ROLE_PRUNED = 2, ROLE_COUNTD = 3 };
 static const char* role_names[] = {"original", "probed", "pruned", "countd"};
 
-struct alloc { char* ptr; size_t size; int written; unsigned long epoch; };
+struct alloc { char* ptr; size_t size; int written; unsigned long epoch; char* map; size_t map_len; };
 #define MAX_ENTRIES 16
 struct module {
     int is_elf;
@@ -119,18 +121,23 @@ CUresult cuGetErrorName(CUresult e, const char** s) { *s = e == 0 ? "CUDA_SUCCES
 CUresult cuGetErrorString(CUresult e, const char** s) { *s = e == 0 ? "no error" : "emulated driver error"; return CUDA_SUCCESS; }
 
 /* ---------------------------------------------------------------- memory */
+/* Like the real driver's, allocations start on a 2 MiB boundary (a DMAT page never holds two tensors);
+ * anonymous mappings are zero and take no memory until written, as calloc's large blocks. */
+#define ALLOC_ALIGN (2ul << 20)
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t size) {
     if (n_allocs >= MAX_ALLOCS) return CUDA_ERROR_INVALID_VALUE;
-    char* mem = calloc(size ? size : 1, 1);
-    if (!mem) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
-    allocs[n_allocs++] = (struct alloc){mem, size, 0, launch_epoch};
+    size_t len = (size ? size : 1) + ALLOC_ALIGN;
+    char* map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    char* mem = (char*)(((uintptr_t)map + ALLOC_ALIGN - 1) & ~(uintptr_t)(ALLOC_ALIGN - 1));
+    allocs[n_allocs++] = (struct alloc){mem, size, 0, launch_epoch, map, len};
     *p = (CUdeviceptr)mem;
     return CUDA_SUCCESS;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
     struct alloc* a = find_alloc(p);
     if (!a) return CUDA_ERROR_INVALID_VALUE;
-    free(a->ptr);
+    munmap(a->map, a->map_len);
     a->ptr = NULL;
     return CUDA_SUCCESS;
 }
@@ -314,7 +321,8 @@ CUresult cuLaunchKernel(void* fp, unsigned int gx, unsigned int gy, unsigned int
                         void** extra) {
     (void)shared; (void)stream; (void)extra;
     struct func* fn = fp;
-    double kernel_ms = env_double("EMUCUDA_KERNEL_MS", 1.0);
+    double kernel_ms = env_double("EMUCUDA_KERNEL_MS", 1.0)
+                       + (double)gx * gy * gz * env_double("EMUCUDA_BLOCK_US", 0.0) / 1000.0;
     if (fn->role == ROLE_PROBED || fn->role == ROLE_COUNTD) {
         unsigned long threads = (unsigned long)gx * gy * gz * bx * by * bz;
         /* the parameters after the kernel's own: probe buffers (fresh allocations), then the

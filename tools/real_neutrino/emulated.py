@@ -45,29 +45,35 @@ from neutrino_ae.sample.dispatch import dispatch_fifo  # noqa: E402
 
 SMS = 108  # emucuda's device
 DURATION, GAP, CLOCK0 = 1000, 100, 10_000_000
-#: kernel -> (largest grid of any launch, threads per block) under block_sched
-BLOCK_SCHED_KERNELS = {"fill_fp16_kernel": (32768, 128), "zero_fill_persistent": (SMS, 256),
-                       "spin_kernel": (4 * SMS, 128)}
+#: kernel -> (largest grid of any launch, threads per block, slots per SM, growing durations) under
+#: block_sched. The spin kernel's launches (warp_sched) take the first 1, 4 or 2.5 blocks per SM of one
+#: fill: four slots per SM, so shared scheduling keeps four blocks resident where exclusive keeps one.
+BLOCK_SCHED_KERNELS = {"fill_fp16_kernel": (32768, 128, 1, False), "zero_fill_persistent": (SMS, 256, 1, False),
+                       "spin_kernel": (4 * SMS, 128, 4, True)}
 #: kernel -> most threads of any launch (blocks x threads) under dmat
 DMAT_KERNELS = {"attn_fwd": 32768, "flash_fwd_kernel": 32768, "fmha_fwd_kernel": 65536}
 #: (parameter index, first clock) per access, in time order: q, k, v read, o written
 DMAT_ORDER = ((0, 100), (1, 1000), (2, 2000), (3, 5000))
 DMAT_SPAN = 1 << 20  # bytes of each tensor the fill touches (every workload shape is larger)
+EMU_KERNEL_MS, EMU_BLOCK_US = 0.02, 0.01  # emucuda's time model: per launch, and per block of the grid
 
 QUICK_ARGS = {
     "dmat": ["--figures", "fig1,fig10b"],
-    "kernel_overhead": ["--only", "softmax,attn", "--probes", "block_sched,dmat"],
-    "max_mem": ["--models", "mamba-bs32,llama1b-bs32", "--probes", "block_sched,dmat"],
-    "exposed_latency": ["--workloads", "gmm,gemm", "--probes", "block_sched,gmem_bytes"],
+    "kernel_overhead": ["--only", "softmax,gmm", "--probes", "block_sched,dmat"],
+    "max_mem": ["--models", "llama1b-bs32", "--probes", "block_sched,dmat"],
+    "exposed_latency": ["--workloads", "gmm", "--probes", "block_sched,gmem_bytes"],
 }
 
 
-def block_sched_fill(grid: int, block: int) -> bytes:
-    """The block_sched probe's warp records (start, elapsed, SM) for ``grid`` blocks dispatched FIFO."""
-    sched = dispatch_fifo(np.full(grid, float(DURATION)), np.full(grid, float(GAP)), sms=SMS, slots=1)
+def block_sched_fill(grid: int, block: int, slots: int = 1, grow: bool = False) -> bytes:
+    """The block_sched probe's warp records (start, elapsed, SM) for ``grid`` blocks dispatched FIFO on
+    ``slots`` per SM; ``grow``: block i runs ``DURATION * (1 + i / SMS)`` cycles (a last wave that leaves
+    SMs idle, Fig. 13c/d's tail)."""
+    duration = DURATION * (1 + np.arange(grid) / SMS) if grow else np.full(grid, float(DURATION))
+    sched = dispatch_fifo(np.floor(duration), np.full(grid, float(GAP)), sms=SMS, slots=slots)
     rec = np.zeros((grid, block // 32), BLOCK_SCHED)  # every warp of a block saves the block's record
     rec["lstart"] = (CLOCK0 + sched.start.astype(np.uint64))[:, None]
-    rec["elapse"] = DURATION
+    rec["elapse"] = np.floor(duration).astype(np.uint32)[:, None]
     rec["smid"] = sched.sm[:, None]
     return rec.tobytes()
 
@@ -85,8 +91,8 @@ def dmat_fill(threads: int) -> bytes:
 def write_fills(fill: Path) -> dict[str, object]:
     """Write every fill; what the analyses should find, for tests and the closing line."""
     fill.mkdir(parents=True, exist_ok=True)
-    for kernel, (grid, block) in BLOCK_SCHED_KERNELS.items():
-        (fill / f"{kernel}.probe0.bin").write_bytes(block_sched_fill(grid, block))
+    for kernel, (grid, block, slots, grow) in BLOCK_SCHED_KERNELS.items():
+        (fill / f"{kernel}.probe0.bin").write_bytes(block_sched_fill(grid, block, slots, grow))
     for kernel, threads in DMAT_KERNELS.items():
         (fill / f"{kernel}.probe0.rel.bin").write_bytes(dmat_fill(threads))
         (fill / f"{kernel}.count").write_text(str(len(DMAT_ORDER) * DMAT.itemsize))
@@ -102,7 +108,8 @@ def run(out: Path, traces: Path, work: Path, branch: str = "artifact", quick: bo
     """Build Neutrino in ``work``, write the fills, run dynamic.ipynb; the finished ``neutrino-ae`` process."""
     install = harness.build(branch, work / branch)
     write_fills(work / "fill")
-    env = install.env(work / "fill")
+    # a launch costs a base time plus a per-block one: the fixes' timings then show what fewer blocks save
+    env = install.env(work / "fill", kernel_ms=EMU_KERNEL_MS, block_us=EMU_BLOCK_US)
     # the unprobed runs (block_sched's timing) load libcuda.so.1 directly: the emulator's
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(work / branch / "emucuda"),
                                                            env.get("LD_LIBRARY_PATH", "")]))

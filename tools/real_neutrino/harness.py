@@ -77,11 +77,21 @@ def source_dir() -> Path:
     return Path(os.environ.get("NEUTRINO_SRC", REPO.parent / "shared" / "neutrino-src"))
 
 
+def source_of(branch: str) -> Path:
+    """Where ``branch``'s source is: ``$NEUTRINO_SRC`` as a folder of ``neutrino-<branch>.tar.gz``, as one
+    such tarball, or as a Neutrino checkout (a folder holding ``neutrino/build.py``; any branch)."""
+    src = source_dir()
+    if src.is_file() or (src / "neutrino" / "build.py").is_file():
+        return src
+    return src / f"neutrino-{branch}.tar.gz"
+
+
 def unavailable(branch: str = "artifact") -> str | None:
     """Why the real Neutrino cannot be built here, or None."""
-    tarball = source_dir() / f"neutrino-{branch}.tar.gz"
-    if not tarball.is_file():
-        return f"Neutrino source {tarball} not found (set NEUTRINO_SRC)"
+    tarball = source_of(branch)
+    if not tarball.exists():
+        return (f"Neutrino source {tarball} not found (set NEUTRINO_SRC to a folder of neutrino-<branch>.tar.gz, "
+                "one such tarball, or a Neutrino checkout)")
     for tool in ("cc", "nm", "ptxas", "nvcc", "file"):
         if shutil.which(tool) is None:
             return f"{tool} not on PATH"
@@ -151,8 +161,12 @@ def build(branch: str, root: Path) -> Install:
     assert include is not None
     build_emucuda(emu, include)
 
-    with tarfile.open(source_dir() / f"neutrino-{branch}.tar.gz") as tar:
-        tar.extractall(root / "src", filter="data")
+    source = source_of(branch)
+    if source.is_dir():  # a checkout: copied, so the build writes nothing into it
+        shutil.copytree(source, root / "src" / source.name, ignore=shutil.ignore_patterns(".git", "build"))
+    else:
+        with tarfile.open(source) as tar:
+            tar.extractall(root / "src", filter="data")
     tree = next(p for p in (root / "src").iterdir() if (p / "neutrino" / "build.py").is_file())
     src, out = tree / "neutrino" / "src", tree / "neutrino" / "build"
     out.mkdir(exist_ok=True)
