@@ -53,7 +53,7 @@ def test_the_verdict_is_labelled_emulated_and_skips_no_claim_for_want_of_a_workl
     verdict = json.loads((base / "results" / "verdict.json").read_text())
     assert verdict["emulated"] is True and verdict["scope"].startswith("EMULATED")
     assert verdict["overall"] == "PASS" and verdict["counts"]["DIFFERS"] == 0
-    skipped = {c["section"] + "/" + c["id"]: c["reason"] for c in verdict["claims"] if c["status"] == "SKIPPED"}
+    skipped = {c["section"] + "/" + c["claim"]: c["reason"] for c in verdict["claims"] if c["status"] == "SKIPPED"}
     allowed = ("ground truth", "published for the authors' A100", "no value to compare")
     unexplained = {k: why for k, why in skipped.items() if not any(a in why for a in allowed)
                    and k != "block_sched/memset-fix"}  # the driver's memset launches no kernel to trace

@@ -51,7 +51,7 @@ def test_dynamic_notebook_collects_and_analyses_with_the_real_cli(artifact, tmp_
         str(REPO / "dynamic.ipynb"), str(tmp_path / "out.ipynb"), cwd=str(REPO), kernel_name="python3",
         progress_bar=False, parameters={
             "sections": "block_sched,dmat,kernel_overhead,max_mem,exposed_latency", "output_dir": str(out),
-            "trace_root": str(tmp_path / "traces"), "neutrino": str(STANDIN), "strict": True,
+            "trace_root": str(tmp_path / "traces"), "neutrino": str(STANDIN), "strict": True, "workloads": "paper",
             "collect_args": {"kernel_overhead": ["--only", "softmax,attn", "--probes", "block_sched,dmat"],
                              "max_mem": ["--models", "llama1b-bs32", "--probes", "block_sched,dmat"],
                              "exposed_latency": ["--workloads", "attn", "--probes", "block_sched"]}})
