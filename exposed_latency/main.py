@@ -117,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     from neutrino_ae.atomic import atomic_open
+    from neutrino_ae.formats.tracedir import engine_errors
     from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
 
     if args.family == "ptx":
@@ -143,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     res = run_neutrino(["-p", probe, "-k", kw, *cmd], None, dest / "normal", args.neutrino,
                                        timeout=args.timeout)
+                    built = engine_errors(res.trace_dir)
+                    if built:  # the hook ran the kernel unprobed: nothing of this probe to time
+                        raise CollectError(f"probe not built: {built[0]}")
                     times = launch_times(res.trace_dir / "event.log")
                     res = run_neutrino(["--benchmark", "-p", probe, "-k", kw, *cmd], None, dest / "benchmark",
                                        args.neutrino, timeout=args.timeout)

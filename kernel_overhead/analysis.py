@@ -46,6 +46,10 @@ def regs_label(extra: int) -> str:
     return f"{extra:+d}" + (FEWER_MARK if extra < 0 else "")
 
 
+#: A cell whose probe the engine could not build (the kernel then runs unprobed: nothing to measure).
+NOT_BUILT = "probe not built"
+
+
 @dataclass
 class Cell:
     """One kernel x probe measurement (one row of the long table)."""
@@ -67,6 +71,7 @@ class Cell:
     registers_note: str | None = None  # FEWER_REGISTERS when extra_regs < 0
     problems: list[str] = field(default_factory=list)
     ground_truth: dict[str, Any] | None = None
+    not_built: str | None = None  # the probe engine could not build this probe: the kernel ran unprobed (why)
 
 def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
     rank = {n: i for i, n in enumerate(preferred)}
@@ -93,6 +98,7 @@ def long_table(cells: Sequence[Cell]) -> pd.DataFrame:
             "extra_regs": np.nan if c.extra_regs is None else c.extra_regs,
             "registers_note": c.registers_note or "",
             "kernels_with_regs": len(regs),
+            "not_built": c.not_built or "",
             "problems": "; ".join(c.problems),
         })
     return pd.DataFrame(rows)
@@ -113,6 +119,9 @@ def wide_rows(cells: Sequence[Cell]) -> tuple[list[str], list[dict[str, Any]]]:
         if c.registers_note and c.extra_regs is not None:
             notes.setdefault((c.group, c.kernel), []).append(
                 (probes.index(c.probe), f"{c.probe} {c.extra_regs:+d}: {c.registers_note}"))
+        if c.not_built:
+            notes.setdefault((c.group, c.kernel), []).append(
+                (probes.index(c.probe), f"{c.probe}: {NOT_BUILT}, {c.not_built}"))
     for key, row in rows.items():
         row["notes"] = "; ".join(text for _, text in sorted(notes.get(key, [])))
     cols = ["group", "kernel"] + [f"{p} {k}" for p in probes for k in ("slowdown", "+regs")] + ["notes"]

@@ -16,7 +16,7 @@ from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS, read_kernel_info, read_register_usage
-from neutrino_ae.formats.tracedir import trace_dir_order_key, workload_dirs
+from neutrino_ae.formats.tracedir import engine_errors, trace_dir_order_key, workload_dirs
 from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.report.text_table import text_table
 
@@ -25,6 +25,7 @@ from .analysis import (
     GROUP_LABELS,
     GROUPS,
     KERNEL_ORDER,
+    NOT_BUILT,
     PAPER_REF,
     PROBE_ORDER,
     Cell,
@@ -75,13 +76,18 @@ def measure_cell(group: str, kernel: str, probe: str, probe_dir: str | Path) -> 
         else:
             impacts.append(_read_launches(cell, log_path, offset))
             offset = cell.launches
+        errors = engine_errors(tdir)
+        if errors:  # the hook ran the kernel unprobed: no slowdown, no probed build to count registers of
+            cell.not_built = errors[0]
+            cell.problems.append(f"{tdir}: {NOT_BUILT}: {errors[0]}")
+            continue
         _read_registers(cell, tdir)
     values = np.concatenate(impacts) if impacts else np.empty(0)
     cell.used = int(values.size)
     if values.size:
         cell.slowdown = float(np.median(values))
         cell.impact_min, cell.impact_max = float(values.min()), float(values.max())
-    elif not cell.problems:
+    elif not cell.problems and not cell.not_built:
         cell.problems.append(f"{probe_dir}: no successful [benchmark] launch (was --benchmark on?)")
     extras = [r["extra"] for r in cell.registers]
     cell.extra_regs = max(extras) if extras else None

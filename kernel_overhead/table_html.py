@@ -39,6 +39,9 @@ def render_html(cells: Sequence[Cell], title: str, synthetic: bool) -> str:
         for p in probes:
             c = by_key.get((g, k, p))
             tip = esc("; ".join(c.problems + [f"{len(c.failed)} failed launch(es)"] * bool(c.failed))) if c else ""
+            if c is not None and c.not_built:
+                out.append(f"<td class='na' colspan='2' title='{tip}'>not built</td>")
+                continue
             if c is None or c.slowdown is None:
                 out.append(f"<td class='na' title='{tip or 'not measured'}'>&ndash;</td>")
             else:
@@ -52,6 +55,7 @@ def render_html(cells: Sequence[Cell], title: str, synthetic: bool) -> str:
         out.append("</tr>")
     out.append("</tbody></table>")
     out.append("<p>slowdown = median over launches of probed / pruned kernel time; +regs = probed &minus; pruned "
-               "registers (ptxas), signed. * = some launches failed and were left out. &ndash; = not measured "
+               "registers (ptxas), signed. * = some launches failed and were left out. &ndash; = not measured; not "
+               "built = the probe engine could not build this probe for the kernel, which then ran unprobed "
                f"(hover for the reason). {esc(FEWER_LEGEND).replace(FEWER_MARK, '&dagger;')}.</p></body></html>")
     return "\n".join(out) + "\n"

@@ -199,12 +199,40 @@ class TraceDir:
         return out
 
 
-_ENGINE_ERROR = re.compile(r"^(\w+(?:Error|Exception)\b.*)$", re.M)
+_ENGINE_ERROR = re.compile(r"^((?:\w+\.)*\w+(?:Error|Exception)\b.*)$", re.M)
 #: What to do about a probe engine error, by the words Neutrino uses in it.
 _ENGINE_HINTS = {
     "PTX Not Found": "the kernel's binary carries no PTX, which Neutrino probes: use a PTX-included build, "
                      "e.g. PyTorch built with TORCH_CUDA_ARCH_LIST='9.0+PTX'; python prepare_env.py --check",
+    "probed.ptx": "ptxas refused the probed build; a known case is Neutrino main's gmem_bytes probe on a kernel "
+                  "with cp.async, which leaves a literal BYTES in the PTX (ptxas: Unknown symbol 'BYTES'); the "
+                  "artifact branch builds it",
 }
+
+
+def engine_errors(path: str | os.PathLike[str]) -> list[str]:
+    """The probe engine's errors in a trace folder's ``kernel/*/process.log`` (each such kernel ran unprobed),
+    one line each with what to do where known."""
+    reasons = []
+    for log in sorted((Path(path) / "kernel").glob("*/process.log")):
+        errors = _ENGINE_ERROR.findall(log.read_text(encoding="utf-8", errors="replace"))
+        if errors:
+            hint = next((h for words, h in _ENGINE_HINTS.items() if words in errors[-1]), "")
+            reasons.append(f"the probe engine failed on kernel {log.parent.name}: {_short(errors[-1])}"
+                           + (f" ({hint})" if hint else ""))
+    return reasons
+
+
+_PTXAS_FAILED = re.compile(r"CalledProcessError: Command '\['ptxas'.*?(\w+)\.ptx'.*returned non-zero exit status (\d+)")
+
+
+def _short(error: str, limit: int = 300) -> str:
+    """The engine's error line, a failed ptxas command said in a few words."""
+    error = error.strip()
+    m = _PTXAS_FAILED.search(error)
+    if m:
+        return f"ptxas exited {m.group(2)} on the {m.group(1)} build ({m.group(1)}.ptx)"
+    return error if len(error) <= limit else error[:limit] + "..."
 
 
 def no_result_reasons(path: str | os.PathLike[str]) -> list[str]:
@@ -212,13 +240,7 @@ def no_result_reasons(path: str | os.PathLike[str]) -> list[str]:
     in a ``kernel/*/process.log`` (the kernel then ran unprobed), or an event.log with no launch (the
     process died or exited before launching; the CLI does not pass its exit code on). Empty when neither."""
     p = Path(path)
-    reasons = []
-    for log in sorted((p / "kernel").glob("*/process.log")):
-        errors = _ENGINE_ERROR.findall(log.read_text(encoding="utf-8", errors="replace"))
-        if errors:
-            hint = next((h for words, h in _ENGINE_HINTS.items() if words in errors[-1]), "")
-            reasons.append(f"the probe engine failed on kernel {log.parent.name}: {errors[-1].strip()}"
-                           + (f" ({hint})" if hint else ""))
+    reasons = engine_errors(p)
     if not reasons:
         head = _event_log_head(p)
         if head is not None and not re.search(rb"^\[exec\]", head, re.M):
