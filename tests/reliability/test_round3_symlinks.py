@@ -88,7 +88,7 @@ def test_a_lock_folder_that_is_a_planted_link_is_refused(tmp_path):
 
 def test_export_perfetto_refuses_an_output_inside_a_bundle(bundle_copy, tmp_path):
     before = _files(bundle_copy)
-    trace = next(p for p in (bundle_copy / "block_sched").iterdir() if p.name != "variants")
+    trace = next(p for p in (bundle_copy / "block_sched").iterdir() if (p / "result").is_dir())
     out = bundle_copy / "timeline.json"
     proc = _cli(["export", "perfetto", str(trace), "-o", str(out)], tmp_path)
     assert proc.returncode == 2, proc.stderr

@@ -57,7 +57,7 @@ def _records(trace_dir: Path) -> np.ndarray:
 
 
 def _only_dir(folder: Path) -> Path:
-    (d,) = [p for p in folder.iterdir() if p.is_dir() and p.name != "variants"]
+    (d,) = [p for p in folder.iterdir() if p.is_dir() and p.name not in ("variants", "timing")]
     return d
 
 
