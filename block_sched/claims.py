@@ -49,7 +49,9 @@ CLAIMS = (
     # overestimates gaps between short blocks, gives it a ratio near the raw kernel's at paper scale
     # (0.10 vs 0.15) while its scheduling cycles drop by 6x (15,010 vs 93,087).
     Claim("memset-fix", "The driver's memset removes most of the scheduling cost", "Sec. 4.5",
-          left="memset.mean_scheduling_cycles", op="<", right="raw.mean_scheduling_cycles", factor=0.5),
+          left="memset.mean_scheduling_cycles", op="<", right="raw.mean_scheduling_cycles", factor=0.5,
+          unmeasured="the driver's memset launches no kernel Neutrino can probe, so a GPU run has no memset "
+                     "trace (its speed-up is timed instead: memset.speedup)"),
     Claim("persistent-fix", "A persistent kernel removes most of the scheduling cost", "Sec. 4.5",
           left="persistent.mean_scheduling_cycles", op="<", right="raw.mean_scheduling_cycles", factor=0.5),
     Truth("reduction-truth", "Each fix removes the share of the scheduling cost the model says it does, "

@@ -63,6 +63,7 @@ class Claim:
     right: str | float  # a number, or a key pattern
     factor: float = 1.0  # right side is multiplied by this
     expected: str = ""  # the expectation shown to people; defaults to "left op factor x right"
+    unmeasured: str = ""  # why a bundle may hold no result for ``left`` (said when one does not)
 
     kind = SHAPE
 
@@ -284,7 +285,8 @@ def _evaluate_shape(section: str, claim: Claim, values: Mapping[str, float | Non
     left_re = _regex(claim.left)
     lefts = [(m, v) for k, v in values.items() if (m := left_re.match(k))]
     if not lefts:
-        return Outcome(**base, obtained="", status=SKIPPED, reason=f"no result matches {claim.left}")
+        why = f"{claim.unmeasured}: " if claim.unmeasured else ""
+        return Outcome(**base, obtained="", status=SKIPPED, reason=f"{why}no result matches {claim.left}")
     compare = _OPS[claim.op]
     checked, failures, missing = [], [], []
     for m, lv in lefts:
