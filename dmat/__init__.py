@@ -15,16 +15,21 @@ class Figure(NamedTuple):
     shows: str  # what it plots (the notebook's caption after the reference)
     keyword: str  # the ``neutrino -k`` keyword that picks its kernel in the workload ``dmat/<key>.py``
     ptx: str  # its ptx-family kernel (dmat/ptx_workload.py): a compiled Triton config, or a dmat/attention.cu kernel
+    ptx_shows: str  # what that kernel is, in the figure of a ptx run (a stand-in says so)
 
 
 #: The DMAT figures, in the paper's order, by key: input ``dmat/<key>.dmat`` (raw traces under
 #: ``dmat/raw/<key>/``), workload ``dmat/<key>.py``, figure ``<key>.png``. The one list of them:
 #: collection, the sample model and the notebook cells all iterate over it.
 FIGURES: dict[str, Figure] = {
-    "fig1": Figure("Fig. 1", "Triton FlashAttention-2", "attn", "attn_fwd_m128"),
-    "fig10a": Figure("Fig. 10a", "Triton FlashAttention-2, BLOCK_M 64, 4 warps", "attn", "attn_fwd_m64"),
-    "fig10b": Figure("Fig. 10b", "PyTorch SDPA, flash backend", "flash", "flash_fwd_kernel"),
-    "fig10c": Figure("Fig. 10c", "PyTorch SDPA, memory-efficient backend", "fmha", "fmha_fwd_kernel"),
+    "fig1": Figure("Fig. 1", "Triton FlashAttention-2", "attn", "attn_fwd_m128",
+                   "workload: the suite's Triton FA-2, sm_80 PTX"),
+    "fig10a": Figure("Fig. 10a", "Triton FlashAttention-2, BLOCK_M 64, 4 warps", "attn", "attn_fwd_m64",
+                     "workload: the suite's Triton FA-2, sm_80 PTX"),
+    "fig10b": Figure("Fig. 10b", "PyTorch SDPA, flash backend", "flash", "flash_fwd_kernel",
+                     "workload: flash_fwd_kernel, a CUDA C stand-in for SDPA's flash back end"),
+    "fig10c": Figure("Fig. 10c", "PyTorch SDPA, memory-efficient backend", "fmha", "fmha_fwd_kernel",
+                     "workload: fmha_fwd_kernel, a CUDA C stand-in for SDPA's memory-efficient back end"),
 }
 
 STATIC_PROSE = """

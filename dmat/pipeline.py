@@ -142,6 +142,8 @@ def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: Dma
     pages = f"{plot.n_pages:,} page" + ("" if plot.n_pages == 1 else "s")
     title = f"{heading}, {accesses:,} accesses, {pages}, clock 0-{plot.max_clock:,} cycles"
     notes = []
+    if bundle.collected(SECTION).get("workloads") == "ptx" and inp.name in FIGURES:
+        notes.append(FIGURES[inp.name].ptx_shows)  # PyTorch 2.11 ships no PTX: what ran instead
     if unfilled:
         notes.append(f"{unfilled:,} unfilled count slots not drawn")
     if plot.past_artifact_cutoff:
@@ -175,7 +177,7 @@ def _figure(path: str | os.PathLike[str], out: Path, inp: DmatInput, binner: Dma
         gt = [per.get(by_ptr.get(starts.get(n, -1))) for n in names]
         tensors["gt_accesses"] = pd.Series([int(v) if v is not None else "" for v in gt], dtype=object)
     data = {
-        "figure": inp.name, "paper_ref": ref, "input": str(path), "source": str(inp.source),
+        "figure": inp.name, "paper_ref": ref, "title": title, "input": str(path), "source": str(inp.source),
         "sparsified_dmat": str(inp.sparsified) if inp.sparsified else None,
         "naming": {"trace_dir": bundle.relative(inp.naming.trace_dir) if inp.naming.trace_dir else None,
                    "event_log": str(inp.naming.event_log) if inp.naming.event_log else None,

@@ -90,6 +90,19 @@ def test_dmat_counts_and_names_the_fills_accesses(run):
             assert rows[("dmat", f"{fig}.{tensor}.first_clock")] == clock
 
 
+def test_each_result_names_the_workload_family_and_its_stand_ins(run):
+    base, _, _ = run
+    for name in SECTIONS:
+        data = json.loads((base / "results" / name / f"{name}.json").read_text())
+        assert data["workloads"]["workloads"] == "ptx" and data["workloads"]["stand_ins"], name
+    titles = {f["figure"]: f["title"] for f in json.loads((base / "results" / "dmat" / "dmat.json").read_text())[
+        "figures"]}
+    assert "flash_fwd_kernel, a CUDA C stand-in for SDPA's flash back end" in titles["fig10b"]
+    assert "the suite's Triton FA-2, sm_80 PTX" in titles["fig1"]
+    notebook = (base / "results" / "dynamic.executed.ipynb").read_text()
+    assert notebook.count("**Workloads: ptx**") == len(SECTIONS)
+
+
 def test_table2_fig11_fig12_and_fig13_are_the_emulators_model(run):
     base, _, rows = run
     e = emulated
