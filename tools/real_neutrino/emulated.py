@@ -32,16 +32,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+import harness  # beside this file: a script's folder is on sys.path
 import numpy as np
+
+from neutrino_ae.formats.records import BLOCK_SCHED, DMAT
+from neutrino_ae.sample.dispatch import dispatch_fifo
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))  # harness.py, beside this file (a tool, not part of the package)
-
-import harness  # noqa: E402
-
-from neutrino_ae.formats.records import BLOCK_SCHED, DMAT  # noqa: E402
-from neutrino_ae.sample.dispatch import dispatch_fifo  # noqa: E402
 
 SMS = 108  # emucuda's device
 DURATION, GAP, CLOCK0 = 1000, 100, 10_000_000
