@@ -81,7 +81,8 @@ def test_failing_cell_exits_1_with_error_line(tmp_path: Path, capsys: pytest.Cap
     lines = capsys.readouterr().err.splitlines()
     assert code == 1 and lines[0].startswith("executing bad.ipynb")
     assert lines[-1].startswith("error: bad.ipynb: cell [4] failed: RuntimeError: no trace bundle here")
-    assert (tmp_path / "out" / "bad.executed.ipynb").is_file()
+    assert (tmp_path / "out" / "bad.failed.ipynb").is_file()  # beside, never in place of, a good run's
+    assert not (tmp_path / "out" / "bad.executed.ipynb").exists()
     assert not list((tmp_path / "out").glob(".*running*"))
 
 
