@@ -24,6 +24,7 @@ from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.errors import NetworkError, NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.layout import STATIC_RESULTS, default_trace_root
+from neutrino_ae.report.paths import new_folder_parent
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.script import os_error_line
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop
@@ -74,6 +75,11 @@ class StaticNotebook:
         self.bundle_choice, self.force = bundle, flag("force", force)
         self.selected = section_names(sections)
         self.out_root = Path(output_dir)
+        if str(trace_root).strip():  # one given: never created inside a folder that does not exist
+            try:
+                new_folder_parent(trace_root, "trace_root")
+            except NeutrinoAEError as exc:
+                raise NotebookInputError(str(exc)) from None
         trace_root = default_trace_root(bundle) if not str(trace_root).strip() else trace_root
         separate(self.out_root, Path(trace_root))
         previous = prepare_output(self.out_root)  # (verdict, summary) a partial run merges into
