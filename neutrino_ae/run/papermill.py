@@ -2,9 +2,12 @@
 
 Parameters the runner injects (the notebooks' ``parameters`` cell should declare them):
 
-* ``output_dir``: absolute path where the run writes ``summary.json`` and its figures/tables;
-  the executed notebook is saved there as ``<name>.executed.ipynb``.
-* ``trace_root``: absolute path, only when given (``--trace-root`` or ``-p trace_root``).
+* ``output_dir``: where the run writes ``summary.json`` and its figures/tables; the executed notebook
+  is saved there as ``<name>.executed.ipynb``.
+* ``trace_root``: only when given (``--trace-root`` or ``-p trace_root``).
+
+Both are injected relative to the kernel's working folder (the repository root) when they are inside
+it, so the executed notebook names no folder of the machine that ran it, and absolute otherwise.
 * ``sections``: list of section names, only when given (``--sections a,b``).
 * anything passed with ``-p NAME VALUE``.
 
@@ -202,11 +205,14 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    params = {**(parameters or {}), "output_dir": str(out_dir)}
+    run_cwd = Path(cwd or kernel_cwd(nb)).resolve()
+    params = {**(parameters or {}), "output_dir": injected_path(out_dir, run_cwd)}
+    if isinstance(params.get("trace_root"), str) and os.path.isabs(params["trace_root"]):
+        params["trace_root"] = injected_path(Path(params["trace_root"]), run_cwd)
     if progress_bar is None:
         progress_bar = not log_output and sys.stderr.isatty()
     try:
-        papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(cwd or kernel_cwd(nb)),
+        papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(run_cwd),
                                    log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar,
                                    extra_arguments=list(KERNEL_ARGUMENTS))
     except PapermillExecutionError as exc:
@@ -242,6 +248,17 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
 
 
 _DISK_FULL_NAMES = ("DiskFull", "NotebookDiskFull")
+
+
+def injected_path(path: Path, cwd: Path) -> str:
+    """An absolute ``path`` as the injected-parameters cell shows it: relative to the kernel's working
+    folder (the checkout) when inside it, so the executed notebook names no folder of this machine;
+    absolute otherwise (the kernel needs it)."""
+    try:
+        rel = Path(path).resolve().relative_to(cwd)
+    except ValueError:
+        return str(path)
+    return rel.as_posix() if rel.parts else str(path)
 
 
 def _could_not_run(nb: Path, running: Path, final: Path, exc: Exception) -> Path:

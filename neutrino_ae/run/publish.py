@@ -121,6 +121,11 @@ def publish_notebook(running: Path, final: Path, verdict_cell: object | None = N
         if isinstance(exc, OSError):
             raise
         raise NeutrinoAEError(f"{running}: the executed notebook is incomplete ({exc}); not published") from None
+    pm = nb.metadata.get("papermill")
+    if isinstance(pm, dict):  # papermill's record of its own paths: the notebook's name, not this machine's folders
+        for key in ("input_path", "output_path"):
+            if isinstance(pm.get(key), str):
+                pm[key] = Path(pm[key]).name if key == "input_path" else final.name
     if verdict_cell is not None:
         at = next((i + 1 for i, c in enumerate(nb.cells) if c.get("id") == "intro"), 0)
         nb.cells.insert(at, verdict_cell)
