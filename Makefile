@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# What the run needs (pyproject.toml's dependencies); an extra on top of it per target that needs one
+# (.installed-test: `make test`, .installed-report: `make report`), each reinstalled when pyproject.toml changes.
 STAMP := $(VENV)/.installed
 
 .PHONY: setup run report test lint bench dynamic-emulated
@@ -11,8 +13,12 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e "."
 	touch $(STAMP)
+
+$(VENV)/.installed-%: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[$*]"
+	touch $@
 
 # Main job: build the synthetic sample bundle and run static.ipynb on it, offline.
 run: setup
@@ -21,20 +27,20 @@ run: setup
 # The executed notebook (made by `make run` when there is none) as results/static/static.html, and
 # static.pdf beside it when a headless Chromium (Debian's chromium, or Playwright's) is present; with
 # chromium, the page's height at 1400 px and the smallest text in a figure on screen are printed.
-report: setup
+report: $(VENV)/.installed-report
 	test -f results/static/static.executed.ipynb || $(PY) -m neutrino_ae run static -p bundle sample
 	$(PY) -m neutrino_ae.run.report results/static/static.executed.ipynb --render-check
 
 # --dist worksteal: a worker that runs out of tests takes half of another's queue (the default `load`
 # hands out fixed chunks in collection order, and tests/conftest.py puts the slowest modules first).
-test: setup
+test: $(VENV)/.installed-test
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -n auto --dist worksteal
 
 # dynamic.ipynb with the real Neutrino (built from $(NEUTRINO_SRC)/neutrino-artifact.tar.gz) over the emulated
 # CUDA driver, the ptx workloads, into results/dynamic-emulated/ (labelled EMULATED); QUICK=1: the smallest set.
 NEUTRINO_SRC ?= ../shared/neutrino-src
-dynamic-emulated: setup
+dynamic-emulated: $(VENV)/.installed-test
 	NEUTRINO_SRC=$(NEUTRINO_SRC) $(PY) tools/real_neutrino/emulated.py $(if $(QUICK),--quick,)
 
 bench: setup

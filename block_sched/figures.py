@@ -134,7 +134,8 @@ def compare_figure(arrays: dict[str, np.ndarray], params: dict):
         fig = _figure(min(MAX_WIDTH_IN, 1.6 * len(labels) + 3.2), 4.2)
         ax_run, ax_sched = fig.subplots(1, 2)
         bars = ax_run.bar(x, run, 0.6, color=PALETTE[0])
-        ax_run.bar_label(bars, labels=[f"{v:,.0f}" for v in run], fontsize=8)
+        # truncated as the artifact's line prints it (fast.py: line_of), not rounded: one number, one value
+        ax_run.bar_label(bars, labels=[f"{int(v):,}" for v in run], fontsize=8)
         ax_run.set_xticks(x, labels)
         ax_run.set_ylabel("cycles per SM (mean over SMs)")
         ax_run.set_ylim(0, max(run.max(), 1) * 1.15)

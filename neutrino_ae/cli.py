@@ -21,7 +21,7 @@ from neutrino_ae.cli_export import add_export as _add_export
 from neutrino_ae.errors import NeutrinoAEError, UsageError, exit_codes_text
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
-from neutrino_ae.report.paths import output_folder, outside_bundles, user_path
+from neutrino_ae.report.paths import new_folder_parent, output_folder, outside_bundles, user_path
 from neutrino_ae.report.script import run_main
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         params["trace_root"] = args.trace_root
     if isinstance(params.get("trace_root"), str):
         trace_opt = "--trace-root" if args.trace_root is not None else "-p trace_root"
-        params["trace_root"] = str(user_path(params["trace_root"], trace_opt, kind="dir").resolve())
+        given = user_path(params["trace_root"], trace_opt, kind="dir")
+        new_folder_parent(given, trace_opt)
+        params["trace_root"] = str(given.resolve())
     output_dir = args.output_dir or params.pop("output_dir", None)
     if output_dir is None:
         output_dir = default_output_dir(args.name)

@@ -1,5 +1,5 @@
 """``neutrino-ae export perfetto <trace> -o out.json``: a block_sched / warp_sched trace as a timeline
-for ui.perfetto.dev and chrome://tracing (the writer: :mod:`neutrino_ae.report.perfetto`)."""
+for ui.perfetto.dev (the writer: :mod:`neutrino_ae.report.perfetto`)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ def add_export(sub: Any) -> None:
                        description="Write a trace in another tool's format.")
     formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
     pf = formats.add_parser(
-        "perfetto", help="block_sched/warp_sched trace -> Chrome Trace Event JSON (ui.perfetto.dev, chrome://tracing)",
+        "perfetto", help="block_sched/warp_sched trace -> Chrome Trace Event JSON (ui.perfetto.dev)",
         description="A block_sched or warp_sched trace (a trace directory, every result in launch order, or one "
                     "result/*.bin) as Chrome Trace Event JSON: one track group per SM, one track per resident slot, "
-                    "a slice per block or warp and one per scheduling gap; 1 ns on the axis = 1 clock cycle. "
-                    "Open it in https://ui.perfetto.dev (Open trace file) or chrome://tracing.")
+                    "a slice per block or warp and one per scheduling gap; times in whole clock cycles, 1 us on the "
+                    "axis = 1 cycle. Open it in https://ui.perfetto.dev (Open trace file).")
     pf.add_argument("trace", metavar="TRACE", help="trace directory or result/*.bin")
     pf.add_argument("-o", "--out", required=True, help="the JSON file to write (atomically)")
     pf.add_argument("--level", choices=LEVELS, default="auto",

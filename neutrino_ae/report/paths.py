@@ -112,6 +112,15 @@ def _check_parent(path: Path, option: str) -> None:
         return
 
 
+def new_folder_parent(path: str | os.PathLike[str], option: str) -> None:
+    """A folder the suite may create (a trace root): when it does not exist, its parent must (a typo in
+    the parent, ``/nonexistent/dir``, is refused rather than created at ``/``). InputError (exit 2)."""
+    path = Path(path)
+    if not os.path.lexists(path) and not path.absolute().parent.is_dir():
+        raise InputError(shown(path), f"its folder {shown(path.absolute().parent)} does not exist ({option}); "
+                                      "create it first, or name a new folder inside an existing one")
+
+
 def output_folder(value: str | os.PathLike[str], option: str) -> Path:
     """:func:`user_path` for a folder the suite writes into, refusing the places it must never write:
     the file-system root, the home folder, the repository root and its source folders."""

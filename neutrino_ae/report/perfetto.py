@@ -1,7 +1,8 @@
-"""block_sched / warp_sched traces as a timeline for Perfetto (ui.perfetto.dev) and chrome://tracing.
+"""block_sched / warp_sched traces as a timeline for Perfetto (ui.perfetto.dev; current Chromium no
+longer opens ``chrome://tracing``).
 
 The file is Chrome's Trace Event Format, JSON object form: ``{"traceEvents": [...],
-"displayTimeUnit": "ns", "otherData": {...}}``.
+"displayTimeUnit": "ms", "otherData": {...}}``.
 
 * **Tracks**: one process per SM (``pid`` = smid + 1, named ``SM <smid>``), one thread per resident
   slot of that SM (``tid`` = slot + 1, named ``slot <k>``): a block (or warp) takes the lowest slot
@@ -11,7 +12,10 @@ The file is Chrome's Trace Event Format, JSON object form: ``{"traceEvents": [..
   start and duration, as Sec. 4.5 reads it) or per warp (``cat: "warp"``), with ``args`` naming
   the block, warp and cycles; between two consecutive occupants of a slot, the **scheduling gap**
   is its own slice (``cat: "gap"``).
-* **Time**: 1 ns on the axis = 1 SM clock cycle (``ts`` = cycles / 1000, in microseconds). Clocks
+* **Time**: 1 µs on the axis = 1 SM clock cycle: ``ts`` and ``dur`` are whole cycles, JSON integers,
+  so a slice that starts where the previous one ends has ``ts`` equal to that one's ``ts + dur`` in
+  every importer (the format's unit is the microsecond; cycles / 1000 as a decimal fraction is not
+  exact as a double, and put 6-9 % of the sample's slices one ulp over the next one, issue 37). Clocks
   are aligned per SM on its first start (``align="sm"``, SM clocks are not synchronised), or kept
   as raw differences (``"global"``). Launches of a trace directory follow each other, in launch order.
 * **Bounded size**: at most ``max_slices`` block/warp slices are written. Beyond that, SMs are kept
@@ -43,9 +47,11 @@ from neutrino_ae.sched.slots import lowest_free_slots
 
 LEVELS = ("auto", "block", "warp")
 ALIGNS = ("sm", "global")
-DEFAULT_MAX_SLICES = 200_000  # ~40 MB of JSON: opens in ui.perfetto.dev and chrome://tracing
+DEFAULT_MAX_SLICES = 200_000  # ~40 MB of JSON: opens in ui.perfetto.dev
 LAUNCH_GAP_CYCLES = 1000  # between two launches of one trace directory on the time axis
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: ts/dur in whole cycles (1 us on the axis = 1 cycle); 1: cycles / 1000, not exact
+TIME_UNIT = ("1 us on the time axis = 1 SM clock cycle (ts, dur: whole cycles; a slice shown as 1.5 ms "
+             "lasted 1,500 cycles)")
 
 
 @dataclass
@@ -126,19 +132,16 @@ def _read(path: Path, trace: BinTrace, level: str, align: str) -> Launch:
     return Launch(path, start, elapse, smid, block, warp, trace.header.grid_size, trace.header.block_size)
 
 
-def _us(cycles: np.ndarray) -> np.ndarray:
-    """Cycles as the microsecond text of ``ts``/``dur`` (1 cycle = 1 ns), exact."""
-    c = np.asarray(cycles, dtype=np.int64)
-    whole = (c // 1000).astype(str)
-    frac = np.char.zfill((c % 1000).astype(str), 3)
-    return np.char.add(np.char.add(whole, "."), frac)
+def _ticks(cycles: np.ndarray) -> np.ndarray:
+    """Cycles as the text of ``ts``/``dur``: whole numbers (1 cycle = 1 unit of the axis), exact."""
+    return np.asarray(cycles, dtype=np.int64).astype(str)
 
 
 def _slice_lines(name: np.ndarray, cat: str, ts: np.ndarray, dur: np.ndarray, pid: int, tid: np.ndarray,
                  args: np.ndarray) -> np.ndarray:
     """One JSON object per slice, as text, built column-wise (no Python step per slice)."""
     head = np.char.add(np.char.add('{"name":"', name), f'","cat":"{cat}","ph":"X","ts":')
-    body = np.char.add(np.char.add(np.char.add(head, _us(ts)), ',"dur":'), _us(dur))
+    body = np.char.add(np.char.add(np.char.add(head, _ticks(ts)), ',"dur":'), _ticks(dur))
     body = np.char.add(np.char.add(body, f',"pid":{pid},"tid":'), tid.astype(str))
     return np.char.add(np.char.add(np.char.add(body, ',"args":{'), args), "}}")
 
@@ -196,7 +199,7 @@ def _summary(out: _Stream, level: str, sm: int, start: np.ndarray, elapse: np.nd
     args = {"blocks": int(np.unique(block).size), "busy_cycles": int(elapse.sum()), f"{level}s": int(start.size),
             "why": "SM summarised to keep the file bounded (otherData.sampling)"}
     out.write([json.dumps({"name": f"SM {sm}: {args['blocks']} blocks (summary)", "cat": "summary", "ph": "X",
-                           "ts": first / 1000, "dur": (last - first) / 1000, "pid": sm + 1, "tid": 0,
+                           "ts": first, "dur": last - first, "pid": sm + 1, "tid": 0,
                            "args": args}, separators=(",", ":"))])
 
 
@@ -264,12 +267,12 @@ def export_perfetto(trace: str | os.PathLike[str], out: str | os.PathLike[str], 
     }
     other = {"generator": "neutrino-ae export perfetto", "format_version": FORMAT_VERSION, "source": str(src),
              "results": [str(la.path) for la in launches], "probe": probe, "level": level, "clock_align": align,
-             "time_unit": "1 ns on the time axis = 1 SM clock cycle (ts, dur = cycles / 1000 us)",
+             "time_unit": TIME_UNIT,
              "blocks": total_blocks, "grid_sizes": [la.grid_size for la in launches],
              "block_size": launches[0].block_size, "sampling": sampling, **(provenance or {})}
     written = 0
     with atomic_open(out, "w", encoding="utf-8") as f:
-        f.write('{"displayTimeUnit":"ns","otherData":' + json.dumps(other) + "," + _EVENTS_OPEN)
+        f.write('{"displayTimeUnit":"ms","otherData":' + json.dumps(other) + "," + _EVENTS_OPEN)
         stream = _Stream(f)
         meta = [_meta("process_name", 0, None, {"name": "kernel launches"}),
                 _meta("process_sort_index", 0, None, {"sort_index": -1}),
@@ -278,8 +281,8 @@ def export_perfetto(trace: str | os.PathLike[str], out: str | os.PathLike[str], 
         for i, la in enumerate(launches):
             end = int((la.start + la.elapse).max())
             lo = int(la.start.min())
-            meta.append(json.dumps({"name": la.path.name, "cat": "launch", "ph": "X", "ts": lo / 1000,
-                                    "dur": (end - lo) / 1000, "pid": 0, "tid": 0,
+            meta.append(json.dumps({"name": la.path.name, "cat": "launch", "ph": "X", "ts": lo,
+                                    "dur": end - lo, "pid": 0, "tid": 0,
                                     "args": {"launch": i, "grid_size": la.grid_size, "block_size": la.block_size,
                                              "file": str(la.path)}}, separators=(",", ":")))
         stream.write(meta)

@@ -75,6 +75,27 @@ def relative_text(text: str, base: Path | None) -> str:
     return text
 
 
+_REF = re.compile(r"^((?:Fig\.|Sec\.|Table)\s*[\w.-]+)(?:[,:]\s*(.*))?$", re.S)
+
+
+def alt_text(caption: str, titles: str) -> str:
+    """A figure's alt text: its caption (``Fig. 1: Triton FlashAttention-2``), then its own titles, each
+    thing once. Titles that already name the caption's reference and name stand alone; a title that
+    starts with the caption's reference (``Fig. 1: DMAT, ...``) drops it."""
+    caption, titles = caption.strip(), titles.strip()
+    if not caption or not titles:
+        return caption or titles
+    m = _REF.match(caption)
+    ref, name = (m.group(1), (m.group(2) or "").strip()) if m else (caption, "")
+    if ref in titles and name.lower() in titles.lower():
+        return titles
+    for sep in (": ", ", "):
+        if titles.startswith(ref + sep):
+            titles = titles[len(ref) + len(sep):]
+            break
+    return f"{caption}: {titles}"
+
+
 def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
     """One figure as a display output: ``image/png`` (plus ``image/svg+xml`` for a vector figure whose
     SVG is small), shown :func:`style.display_width_px` wide, with alt text (the caption, then the
@@ -95,7 +116,7 @@ def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[s
             titles = im.text.get("Title", "") if hasattr(im, "text") else ""
     except (OSError, ValueError):  # not a PNG PIL reads: shown as the front end sizes it
         width, dpi, titles = None, None, ""
-    alt = ": ".join(p for p in (caption, titles) if p) or path.name
+    alt = alt_text(caption, titles) or path.name
     meta: dict[str, Any] = {"alt": alt}
     if width:
         meta["width"] = style.display_width_px(width, dpi)

@@ -56,7 +56,7 @@ class DynamicNotebook:
         self.out_root = Path(output_dir)
         separate(self.out_root, self.trace_root)
         # Collected traces carry no digests: a partial run's verdict says which sections it covers.
-        self.verdict_run = VerdictRun.begin("dynamic", identity(DYNAMIC, {}), prepare_output(self.out_root))
+        self.verdict_run = VerdictRun.begin("dynamic", identity(DYNAMIC, {}), *prepare_output(self.out_root))
         self.env_report = envcheck.run_checks(neutrino=neutrino, workloads=workloads)
         print(self.env_report.table())
         # tools/real_neutrino's stub nvidia-smi names the emulated driver; results are then labelled EMULATED

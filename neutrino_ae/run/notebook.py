@@ -24,6 +24,7 @@ from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.errors import NetworkError, NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.layout import STATIC_RESULTS, default_trace_root
+from neutrino_ae.report.paths import new_folder_parent
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.script import os_error_line
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop
@@ -40,7 +41,14 @@ from neutrino_ae.run.notebook_setup import (
     separate,
 )
 from neutrino_ae.run.runner import run_section
-from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
+from neutrino_ae.run.verdict import (
+    VerdictRun,
+    kept_rows,
+    kept_runs,
+    kept_sections,
+    trace_dirs_read,
+    write_verdict,
+)
 from neutrino_ae.sample import generate_bundle
 
 log = logging.getLogger(__name__)
@@ -67,9 +75,14 @@ class StaticNotebook:
         self.bundle_choice, self.force = bundle, flag("force", force)
         self.selected = section_names(sections)
         self.out_root = Path(output_dir)
+        if str(trace_root).strip():  # one given: never created inside a folder that does not exist
+            try:
+                new_folder_parent(trace_root, "trace_root")
+            except NeutrinoAEError as exc:
+                raise NotebookInputError(str(exc)) from None
         trace_root = default_trace_root(bundle) if not str(trace_root).strip() else trace_root
         separate(self.out_root, Path(trace_root))
-        previous_verdict = prepare_output(self.out_root)
+        previous = prepare_output(self.out_root)  # (verdict, summary) a partial run merges into
         try:
             # The sample's generator prints a line per section; a download keeps its progress bar.
             self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
@@ -87,7 +100,7 @@ class StaticNotebook:
         except NeutrinoAEError as exc:
             raise NotebookInputError(str(exc)) from None
         self.kind = self.bundle.kind
-        self.verdict_run = VerdictRun.begin("static", self.bundle.identity, previous_verdict)
+        self.verdict_run = VerdictRun.begin("static", self.bundle.identity, *previous)
         self.results: dict[str, SectionResult] = {}
         self.failed: dict[str, str] = {}
         self.disk_full: dict[str, DiskFull] = {}  # sections that failed because the disk was full
@@ -186,21 +199,32 @@ class StaticNotebook:
 
     def _write_summary(self) -> None:
         rows = summary_rows(self.results, bundle_kind=self.kind)
-        table = summary_table(rows, ground_truth=(self.kind == "sample"))
+        # A partial run's summary keeps the sections its verdict keeps (run/verdict.py): one set.
+        keep = kept_sections(self.verdict_run, self.out_root, self.selected)
+        all_rows = [*rows, *kept_rows(self.verdict_run, keep)]
+        covered = [s for s in registry.names() if s in self.selected or s in keep]
+        table = summary_table(all_rows, ground_truth=(self.kind == "sample"))
         note = " (SYNTHETIC sample data: values come from an execution model, not from a GPU)" \
             if self.kind == "sample" else ""
-        table_md = f"Summary of {len(rows)} results, bundle kind: {self.kind}{note}\n\n{dataframe_to_markdown(table)}\n"
-        if self.failed:
-            table_md += "\nFailed sections (no results):\n\n" + "".join(f"* {n}: {m}\n" for n, m in self.failed.items())
-        summary_json = write_summary(self.out_root / "summary.json", rows, notebook="static", bundle=self.bundle_choice,
-                                     bundle_kind=self.kind, bundle_root=str(Path(self.bundle_root).resolve()),
-                                     sections=self.selected, failed_sections=dict(self.failed),
-                                     run_id=self.verdict_run.run_id, bundle_digest=self.verdict_run.identity.digest)
+        prev_failed = (self.verdict_run.previous_summary or {}).get("failed_sections") if keep else None
+        failed = {**{s: m for s, m in (prev_failed if isinstance(prev_failed, dict) else {}).items() if s in keep},
+                  **self.failed}
+        table_md = (f"Summary of {len(all_rows)} results, bundle kind: {self.kind}{note}\n\n"
+                    f"{dataframe_to_markdown(table)}\n")
+        if failed:
+            table_md += "\nFailed sections (no results):\n\n" + "".join(f"* {n}: {m}\n" for n, m in failed.items())
+        summary_json = write_summary(self.out_root / "summary.json", all_rows, notebook="static",
+                                     bundle=self.bundle_choice, bundle_kind=self.kind,
+                                     bundle_root=str(Path(self.bundle_root).resolve()), sections=covered,
+                                     failed_sections=failed, run_id=self.verdict_run.run_id,
+                                     bundle_digest=self.verdict_run.identity.digest, merged=bool(keep),
+                                     runs=kept_runs(self.verdict_run, keep, self.selected))
         summary_md = write_text(self.out_root / "summary.md", table_md)
         log.info("wrote %s and %s", summary_json, summary_md)
         # Every number is in the files; the notebook shows the verdict over them, not a 200-row table.
         failed = "".join(f"\n* {n}: FAILED: {m}" for n, m in self.failed.items())
-        markdown(f"{len(rows)} numbers from {len(self.results)} section(s), bundle kind {self.kind}{note}: "
+        kept = f" (and {len(all_rows) - len(rows)} kept from an earlier run: {', '.join(keep)})" if keep else ""
+        markdown(f"{len(rows)} numbers from {len(self.results)} section(s){kept}, bundle kind {self.kind}{note}: "
                  f"[summary.md]({link(summary_md)}) · [summary.json]({link(summary_json)})" + failed)
         skipped = {n: f"section failed: {m}" for n, m in self.failed.items()}
         write_verdict(self.out_root, rows, self.kind, self.selected, skipped,

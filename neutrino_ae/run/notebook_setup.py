@@ -84,11 +84,11 @@ def separate(output_dir: Path, trace_root: Path) -> None:
           "choose an output_dir outside it")
 
 
-def prepare_output(output_dir: Path) -> dict[str, Any] | None:
+def prepare_output(output_dir: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """Lock the output folder for this run, start its ``run.log`` (every level; the cells show only
     warnings) and drop a summary and verdict a previous run left: a new run's results must never sit
     beside an old summary or verdict that looks complete. Returns the previous verdict (None if there
-    was none), which a partial run merges into (``run/verdict.py``)."""
+    was none) and summary, which a partial run merges into (``run/verdict.py``)."""
     try:
         hold_output_lock(output_dir)
     except OSError as exc:
@@ -101,6 +101,5 @@ def prepare_output(output_dir: Path) -> dict[str, Any] | None:
         raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     except NeutrinoAEError as exc:  # run.log is a symbolic link
         raise NotebookInputError(str(exc)) from None
-    for name in ("summary.json", "summary.md"):
-        (output_dir / name).unlink(missing_ok=True)
-    return retire_verdict(output_dir)
+    (output_dir / "summary.md").unlink(missing_ok=True)
+    return retire_verdict(output_dir), retire_verdict(output_dir, "summary.json")

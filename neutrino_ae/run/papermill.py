@@ -2,9 +2,12 @@
 
 Parameters the runner injects (the notebooks' ``parameters`` cell should declare them):
 
-* ``output_dir``: absolute path where the run writes ``summary.json`` and its figures/tables;
-  the executed notebook is saved there as ``<name>.executed.ipynb``.
-* ``trace_root``: absolute path, only when given (``--trace-root`` or ``-p trace_root``).
+* ``output_dir``: where the run writes ``summary.json`` and its figures/tables; the executed notebook
+  is saved there as ``<name>.executed.ipynb``.
+* ``trace_root``: only when given (``--trace-root`` or ``-p trace_root``).
+
+Both are injected relative to the kernel's working folder (the repository root) when they are inside
+it, so the executed notebook names no folder of the machine that ran it, and absolute otherwise.
 * ``sections``: list of section names, only when given (``--sections a,b``).
 * anything passed with ``-p NAME VALUE``.
 
@@ -31,7 +34,7 @@ from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock, release_output_lock
-from neutrino_ae.run.publish import Previous, publish_notebook
+from neutrino_ae.run.publish import Previous, failed_name, publish_notebook
 from neutrino_ae.run.stop import cleanup_temp_files, mark_run_start, on_stop, stop_descendants
 
 NOTEBOOKS = ("static", "dynamic")
@@ -109,10 +112,12 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     """Execute ``notebook`` with papermill; return ``<output_dir>/<stem>.executed.ipynb``.
 
     ``output_dir`` (made absolute) is injected as the ``output_dir`` parameter. The executed
-    notebook is written under a temporary name and published atomically at the end, also when a
-    cell fails (then :class:`NotebookError` carries the failing cell's error line). When the disk
-    fills (:class:`DiskFull`, exit 74) or the run is stopped by a signal (run/stop.py), nothing is
-    published: the previous run's notebook, summary and verdict are put back (run/publish.py).
+    notebook is written under a temporary name and published atomically at the end. A run that fails
+    never replaces the previous run's notebook, summary and verdict: they are put back byte-identical
+    (run/publish.py). When a cell failed (:class:`NotebookError` carries its error line) the failed
+    run's notebook goes beside them as ``<stem>.failed.ipynb`` (its summary and verdict, if it wrote
+    any, as ``summary.failed.json`` / ``verdict.failed.json``); when the disk fills (:class:`DiskFull`,
+    exit 74), the kernel dies or the run is stopped by a signal (run/stop.py), nothing is published.
     Every process the run started has ended when this returns or raises.
     """
     nb = Path(notebook)
@@ -145,11 +150,9 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
         executed = _execute(nb, running, out_dir, parameters, cwd, log_output, kernel_name, progress_bar)
     except BaseException as exc:
         stop_descendants()
-        if isinstance(exc, NotebookError) and exc.executed == final:
-            running.unlink(missing_ok=True)  # a cell failed: its notebook (and summary, if any) say why
-            previous.drop()
-        else:  # stopped, out of disk, the kernel died: the previous results stay
-            undo()
+        if isinstance(exc, NotebookError):  # a cell failed: its summary and verdict, if any, go beside
+            previous.set_failed_aside()
+        undo()  # the previous run's notebook, summary and verdict stay, byte for byte
         raise
     finally:
         forget()
@@ -202,25 +205,30 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    params = {**(parameters or {}), "output_dir": str(out_dir)}
+    run_cwd = Path(cwd or kernel_cwd(nb)).resolve()
+    params = {**(parameters or {}), "output_dir": injected_path(out_dir, run_cwd)}
+    if isinstance(params.get("trace_root"), str) and os.path.isabs(params["trace_root"]):
+        params["trace_root"] = injected_path(Path(params["trace_root"]), run_cwd)
     if progress_bar is None:
         progress_bar = not log_output and sys.stderr.isatty()
     try:
-        papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(cwd or kernel_cwd(nb)),
+        papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(run_cwd),
                                    log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar,
                                    extra_arguments=list(KERNEL_ARGUMENTS))
     except PapermillExecutionError as exc:
         if exc.ename in _DISK_FULL_NAMES:
             raise DiskFull(_first_line(exc.evalue).removeprefix("disk full: ").rsplit(" (", 1)[0]) from None
-        # A cell failed: the run's own notebook says where (its kernel already set the previous
-        # summary and verdict aside, so nothing of an earlier run looks like this one's).
-        saved = _publish(running, final)
+        # A cell failed: the run's own notebook says where, under its failed name beside the previous
+        # run's results, which stay (run_notebook puts them back).
         # "[n]" is the In [n] label shown in the executed notebook (which includes papermill's
         # injected-parameters cell); fall back to the cell's position.
         cell = f"[{exc.exec_count}]" if exc.exec_count is not None else f"#{exc.cell_index + 1}"
-        where = f"executed notebook: {final}" if saved else "the executed notebook could not be saved"
-        err = NotebookError(f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)} ({where})",
-                            final if saved else None)
+        line = f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)}"
+        failed = out_dir / failed_name(final.name)
+        saved = _publish(running, failed, line)
+        where = (f"failed run's notebook: {failed}; the previous run's results are unchanged" if saved
+                 else "the failed run's notebook could not be saved")
+        err = NotebookError(f"{line} ({where})", failed if saved else None)
         if exc.ename == NotebookInputError.__name__:
             err.exit_code = 2  # bad input (a parameter, a user path), not a failed run
         elif exc.ename == NotebookNetworkError.__name__:
@@ -240,6 +248,17 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
 
 
 _DISK_FULL_NAMES = ("DiskFull", "NotebookDiskFull")
+
+
+def injected_path(path: Path, cwd: Path) -> str:
+    """An absolute ``path`` as the injected-parameters cell shows it: relative to the kernel's working
+    folder (the checkout) when inside it, so the executed notebook names no folder of this machine;
+    absolute otherwise (the kernel needs it)."""
+    try:
+        rel = Path(path).resolve().relative_to(cwd)
+    except ValueError:
+        return str(path)
+    return rel.as_posix() if rel.parts else str(path)
 
 
 def _could_not_run(nb: Path, running: Path, final: Path, exc: Exception) -> Path:
@@ -278,13 +297,12 @@ def _verdict_cell(out_dir: Path) -> Any:
     return nbformat.v4.new_markdown_cell(text + "\n", id="verdict-top")
 
 
-def _publish(running: Path, final: Path) -> bool:
-    """Publish the notebook of a failed run if it reads back whole; a disk too full for it keeps the
-    previous one."""
+def _publish(running: Path, failed: Path, line: str) -> bool:
+    """Publish the notebook of a failed run under its failed name if it reads back whole."""
     if not running.is_file():
         return False
     try:
-        publish_notebook(running, final)
+        publish_notebook(running, failed, failed=line)
     except (NeutrinoAEError, OSError):
         running.unlink(missing_ok=True)
         return False

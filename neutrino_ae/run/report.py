@@ -29,6 +29,7 @@ from neutrino_ae.atomic import atomic_path, write_text
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.report.layout import STATIC_RESULTS
 from neutrino_ae.report.script import run_main
+from neutrino_ae.run.publish import FAILED_KEY, failed_name
 
 #: nbconvert's lab template, with each image's alt text and display width from its output metadata.
 TEMPLATE_NAME = "neutrino_ae_report.html.j2"
@@ -89,6 +90,10 @@ def write_html(executed: str | os.PathLike[str], out: str | os.PathLike[str] | N
         nb = nbformat.read(executed, as_version=4)
     except (ValueError, TypeError, KeyError) as exc:  # nbformat raises these for bad JSON / a bad notebook
         raise InputError(executed, f"not a readable notebook: {str(exc).splitlines()[0][:200]}") from None
+    failed = nb.metadata.get(FAILED_KEY)
+    if failed is not None or executed.name.endswith(".failed.ipynb"):
+        raise InputError(executed, f"the notebook of a failed run ({failed or 'failed'}); a report is made of a "
+                                   "run that finished: fix the error and rerun `make run`") from None
     from traitlets.config import Config
 
     # Cells tagged remove-input (the kernel check) show their outputs only.
@@ -97,6 +102,21 @@ def write_html(executed: str | os.PathLike[str], out: str | os.PathLike[str] | N
                             extra_loaders=[DictLoader({TEMPLATE_NAME: TEMPLATE})], template_file=TEMPLATE_NAME)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": html_name(executed).stem}})
     return write_text(Path(out) if out else html_name(executed), body)
+
+
+def warn_later_failure(executed: Path) -> str | None:
+    """A failed run newer than ``executed`` beside it (``static.failed.ipynb``): say loudly, on stderr,
+    that the report is the previous good run's; returns the line (None when there is no such run)."""
+    failed = executed.with_name(failed_name(executed.name))
+    try:
+        if failed.stat().st_mtime_ns < executed.stat().st_mtime_ns:
+            return None
+    except OSError:
+        return None
+    line = (f"WARNING: the latest run FAILED (its notebook: {failed}); this report is of the previous run "
+            f"that finished, {executed}")
+    print(line, file=sys.stderr)
+    return line
 
 
 def find_chromium() -> str | None:
@@ -215,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--screenshot", type=Path, help="with --render-check: a full-page screenshot (PNG) here")
     args = parser.parse_args(argv)
     html = write_html(args.notebook)
+    warn_later_failure(args.notebook)
     print(f"HTML: {html} ({html.stat().st_size / 1e6:.1f} MB, every figure embedded)")
     if args.pdf == "never":
         return _render_check(args, html)

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.report.perfetto import export_perfetto, read_other_data
+from neutrino_ae.report.perfetto import FORMAT_VERSION, export_perfetto, read_other_data
 from neutrino_ae.run.display import link, markdown
 
 log = logging.getLogger(__name__)
 FOLDER = "perfetto"
-HOW_TO_OPEN = ("open one in [ui.perfetto.dev](https://ui.perfetto.dev) (*Open trace file*) or `chrome://tracing` "
-               "(*Load*): a track group per SM, a track per resident slot, a slice per block or warp and one per "
-               "scheduling gap; 1 ns on the axis = 1 clock cycle")
+HOW_TO_OPEN = ("open one in [ui.perfetto.dev](https://ui.perfetto.dev) (*Open trace file*): a track group per SM, "
+               "a track per resident slot, a slice per block or warp and one per scheduling gap; 1 µs on the "
+               "axis = 1 clock cycle")
 
 
 def _stamp(trace: Path) -> list[list[Any]]:
@@ -26,9 +26,10 @@ def _stamp(trace: Path) -> list[list[Any]]:
 
 
 def _current(out: Path, stamp: list[list[Any]]) -> dict[str, Any] | None:
-    """The export's otherData when it was made from these very result files."""
+    """The export's otherData when it was made from these very result files, in this format."""
     other = read_other_data(out)
-    return other if other is not None and other.get("stamp") == stamp else None
+    current = other is not None and other.get("stamp") == stamp and other.get("format_version") == FORMAT_VERSION
+    return other if current else None
 
 
 def export_section(name: str, bundle_root: Path, out_root: Path, trace_dirs: list[str],

@@ -12,11 +12,15 @@ A verdict belongs to its run:
   and ``bundle_digest`` (``bundle/trust.py``: the paper archive's sha256, else one over the recorded
   file digests); ``bundle.line`` is the header (``bundle: paper, sha256 ..., not pinned in the repo``).
 * **Partial runs** (``--sections dmat``). When the folder's previous verdict was made by the same
-  notebook on the same bundle digest, the new claims replace that verdict's claims of the sections
-  run and the other sections' claims are kept as they were, each with its own run id (``merged``;
-  ``runs`` lists the runs that contributed). Otherwise (another bundle, no digest, no previous
-  verdict) the verdict covers the sections run and says so (``partial``, ``sections``,
-  ``missing_sections``). ``overall`` is judged over every claim in the file.
+  notebook on the same bundle digest, and the previous ``summary.json`` is of the same runs, the new
+  claims replace that verdict's claims of the sections run and the other sections' claims are kept as
+  they were, each with its own run id (``merged``; ``runs`` lists the runs that contributed) -- but
+  only for sections whose results are still in the output folder (their ``section-run.json``): a
+  section whose results were deleted is not judged (:func:`kept_sections`, issue 36). The summary
+  is merged the same way (:func:`kept_rows`), so ``summary.json`` and ``verdict.json`` always cover
+  the same sections of the same runs. Otherwise (another bundle, no digest, no previous verdict) the
+  verdict covers the sections run and says so (``partial``, ``sections``, ``missing_sections``).
+  ``overall`` is judged over every claim in the file.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from neutrino_ae.report.claims import (
     verdict,
     verdict_table,
 )
+from neutrino_ae.report.layout import RECORD
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run.display import markdown
 
@@ -53,11 +58,11 @@ def new_run_id() -> str:
     return f"{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
 
 
-def retire_verdict(out_root: Path) -> dict[str, Any] | None:
-    """Remove ``out_root/verdict.json`` at the start of a run and return what it said (None when there
-    was none or it could not be read): a run that does not finish leaves no verdict that looks like its
-    own, and a partial run can still merge into the previous one."""
-    path = Path(out_root) / VERDICT_NAME
+def retire_verdict(out_root: Path, name: str = VERDICT_NAME) -> dict[str, Any] | None:
+    """Remove ``out_root/verdict.json`` (or ``name``: ``summary.json``) at the start of a run and return
+    what it said (None when there was none or it could not be read): a run that does not finish leaves
+    no verdict that looks like its own, and a partial run can still merge into the previous one."""
+    path = Path(out_root) / name
     doc = None
     with contextlib.suppress(OSError, ValueError):
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -75,18 +80,58 @@ class VerdictRun:
     run_id: str
     started_at: str
     previous: dict[str, Any] | None = None
+    previous_summary: dict[str, Any] | None = None
 
     @classmethod
-    def begin(cls, notebook: str, identity: Identity, previous: dict[str, Any] | None = None) -> VerdictRun:
+    def begin(cls, notebook: str, identity: Identity, previous: dict[str, Any] | None = None,
+              previous_summary: dict[str, Any] | None = None) -> VerdictRun:
         return cls(notebook, identity, new_run_id(),
-                   _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), previous)
+                   _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), previous, previous_summary)
 
     def mergeable(self) -> bool:
-        """The previous verdict is of this notebook on this very bundle digest."""
+        """The previous verdict is of this notebook on this very bundle digest, and the previous summary
+        is of the very runs that verdict names (so the two stay one set when merged)."""
         prev = self.previous or {}
         bundle = prev.get("bundle") if isinstance(prev.get("bundle"), dict) else {}
         return (self.identity.digest is not None and prev.get("notebook") == self.notebook
-                and bundle.get("digest") == self.identity.digest and isinstance(prev.get("claims"), list))
+                and bundle.get("digest") == self.identity.digest and isinstance(prev.get("claims"), list)
+                and _summary_runs(self.previous_summary) == set(_dict(prev.get("runs")) or {prev.get("run_id")}))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _summary_runs(summary: dict[str, Any] | None) -> set[Any] | None:
+    """The runs a summary's rows are from: its ``runs`` (a merged one), else its ``run_id``."""
+    if not isinstance(summary, dict) or not isinstance(summary.get("results"), list):
+        return None
+    return set(_dict(summary.get("runs"))) or {summary.get("run_id")}
+
+
+def kept_sections(run: VerdictRun, out_root: Path, selected: list[str]) -> list[str]:
+    """The sections a partial run keeps from the folder's previous verdict and summary: not run now,
+    judged before, and their results still in ``out_root`` (``<section>/section-run.json``); none when
+    the previous set is not mergeable (:meth:`VerdictRun.mergeable`)."""
+    all_names = registry.names()
+    if set(all_names) <= set(selected) or not run.mergeable():
+        return []
+    judged = {c.get("section") for c in (run.previous or {}).get("claims", []) if isinstance(c, dict)}
+    return [s for s in all_names if s not in selected and s in judged and (Path(out_root) / s / RECORD).is_file()]
+
+
+def kept_rows(run: VerdictRun, keep: list[str]) -> list[dict[str, Any]]:
+    """The previous summary's rows of the sections ``keep`` (:func:`kept_sections`)."""
+    rows = (run.previous_summary or {}).get("results", []) if keep else []
+    return [r for r in rows if isinstance(r, dict) and r.get("section") in keep]
+
+
+def kept_runs(run: VerdictRun, keep: list[str], selected: list[str]) -> dict[str, Any]:
+    """The runs a merged set is from: those of the previous verdict whose claims are kept, then this one."""
+    used = {c.get("run_id") for c in (run.previous or {}).get("claims", [])
+            if isinstance(c, dict) and c.get("section") in keep}
+    prev = {r: v for r, v in _dict((run.previous or {}).get("runs")).items() if r in used}
+    return {**prev, run.run_id: {"started_at": run.started_at, "sections": list(selected)}}
 
 
 def trace_dirs_read(results: dict[str, SectionResult]) -> dict[str, list[str]]:
@@ -130,18 +175,16 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
     outcomes = [replace(o, **stamp) for o in verdict(claims_by_section, rows, skipped)]
     read = {s: list(d) for s, d in (trace_dirs or {}).items() if s in selected and d}
     failed = {s: m for s, m in (failed or {}).items() if s in selected}
-    runs = {run.run_id: {"started_at": run.started_at, "sections": list(selected)}}
-    merged = not set(all_names) <= set(selected) and run.mergeable()
+    keep = kept_sections(run, out_root, selected)
+    runs = kept_runs(run, keep, selected)
+    merged = bool(keep)
     if merged:
         prev = run.previous or {}
-        keep = [s for s in all_names if s not in selected]
         kept = _previous_claims(run, keep)
         by_section = {s: [o for o in [*outcomes, *kept] if o.section == s] for s in all_names}
         outcomes = [o for s in all_names for o in by_section[s]]
-        read.update({s: d for s, d in (prev.get("trace_dirs") or {}).items() if s in keep and d})
-        failed.update({s: m for s, m in (prev.get("failed_sections") or {}).items() if s in keep})
-        used = {o.run_id for o in kept}
-        runs = {**{r: v for r, v in (prev.get("runs") or {}).items() if r in used}, **runs}
+        read.update({s: d for s, d in _dict(prev.get("trace_dirs")).items() if s in keep and d})
+        failed.update({s: m for s, m in _dict(prev.get("failed_sections")).items() if s in keep})
     covered = [s for s in all_names if any(o.section == s for o in outcomes) or s in selected]
     counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, DIFFERS, SKIPPED)}
     overall = _overall(outcomes, failed, nothing_collected)

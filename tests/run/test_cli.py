@@ -81,7 +81,8 @@ def test_failing_cell_exits_1_with_error_line(tmp_path: Path, capsys: pytest.Cap
     lines = capsys.readouterr().err.splitlines()
     assert code == 1 and lines[0].startswith("executing bad.ipynb")
     assert lines[-1].startswith("error: bad.ipynb: cell [4] failed: RuntimeError: no trace bundle here")
-    assert (tmp_path / "out" / "bad.executed.ipynb").is_file()
+    assert (tmp_path / "out" / "bad.failed.ipynb").is_file()  # beside, never in place of, a good run's
+    assert not (tmp_path / "out" / "bad.executed.ipynb").exists()
     assert not list((tmp_path / "out").glob(".*running*"))
 
 
@@ -162,3 +163,34 @@ def test_run_points_at_summary_and_figures(tmp_path: Path, capsys: pytest.Captur
     assert lines == [str(out / "nb.executed.ipynb"),
                      f"summary: {out / 'summary.json'} (2 results, bundle kind sample) (SYNTHETIC sample data)",
                      f"figures: 1 PNG files under {out}"]
+
+
+def test_the_injected_parameters_name_no_folder_of_this_machine_inside_the_checkout(tmp_path, capsys):
+    """Issue 37 item 8: the injected-parameters cell showed ``output_dir = "/home/.../results/static"``.
+    A folder inside the checkout (where the kernel runs) is injected relative to it; the run still writes
+    there. One outside it stays absolute (the kernel needs it)."""
+    root = package_repo_root()
+    if root is None:
+        pytest.skip("not a source checkout")
+    import uuid
+
+    out = root / "results" / f".test-injected-{uuid.uuid4().hex[:8]}"
+    traces = root / "results" / f".test-traces-{uuid.uuid4().hex[:8]}"
+    nb = make_notebook(tmp_path / "tiny.ipynb", RECORD)
+    try:
+        traces.mkdir(parents=True)
+        code = cli.main(["-q", "run", "static", "--notebook", str(nb), "--output-dir", str(out),
+                         "--trace-root", str(traces)])
+        assert code == 0, capsys.readouterr().err
+        seen = json.loads((out / "seen.json").read_text())
+        assert seen["trace_root"] == traces.relative_to(root).as_posix() and seen["cwd"] == str(root)
+        cell = next(c for c in nbformat.read(out / "tiny.executed.ipynb", as_version=4).cells
+                    if "injected-parameters" in c.metadata.get("tags", []))
+        assert f'output_dir = "{out.relative_to(root).as_posix()}"' in cell.source
+        assert str(root) not in cell.source, cell.source
+        assert str(root) not in (out / "tiny.executed.ipynb").read_text()  # papermill's metadata neither
+    finally:
+        import shutil
+
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(traces, ignore_errors=True)

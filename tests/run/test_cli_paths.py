@@ -222,3 +222,17 @@ def test_per_figure_script_names_a_symlink_loop_as_its_input(where, script):
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-3000:])
     _one_error_line(proc.stderr, f"error: {where / 'loop'}: ", "symbolic link loop")
     assert not (where / "pf").exists()
+
+
+@pytest.mark.parametrize("how", ["--trace-root", "-p"])
+def test_a_trace_root_in_a_folder_that_does_not_exist_is_refused(tmp_path, how, capsys):
+    """Issue 37 item 8: ``-p trace_root /nonexistent/dir`` silently created that folder at ``/`` and built a
+    bundle there (a typo in the parent). A new trace root is fine inside an existing folder only."""
+    root = tmp_path / "nonexistent" / "dir"
+    given = ["--trace-root", str(root)] if how == "--trace-root" else ["-p", "trace_root", str(root)]
+    code = cli.main(["-q", "run", "static", "-p", "bundle", "sample", *given, "--output-dir", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err == (f"error: {root}: its folder {root.parent} does not exist ({how if how != '-p' else '-p trace_root'}"
+                   "); create it first, or name a new folder inside an existing one\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "nothing is created"

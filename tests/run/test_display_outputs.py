@@ -7,10 +7,11 @@ import base64
 import io
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from neutrino_ae.report import style
-from neutrino_ae.run.display import figure_output, relative_text
+from neutrino_ae.run.display import alt_text, figure_output, relative_text
 
 
 def _save(tmp_path: Path, width_in: float, raster: bool = False) -> Path:
@@ -48,3 +49,22 @@ def test_paths_under_the_results_folder_are_written_relative_to_it():
             "(/tmp/results/static) and /tmp/results/static2/x")
     assert relative_text(text, base) == "wrote dmat/fig1.png; outputs: ., (.) and /tmp/results/static2/x"
     assert relative_text("a/b /c", Path("/")) == "a/b /c"
+
+
+@pytest.mark.parametrize(("caption", "titles", "alt"), [
+    ("Sec. 4.5, Block scheduling cost", "Block scheduling cost: variants compared (Sec. 4.5); running",
+     "Block scheduling cost: variants compared (Sec. 4.5); running"),
+    ("Fig. 1: Triton FlashAttention-2", "Fig. 1: DMAT, 25,088 accesses, 5 pages",
+     "Fig. 1: Triton FlashAttention-2: DMAT, 25,088 accesses, 5 pages"),
+    ("Fig. 11, Maximum probe memory usage", "Fig. 11: maximum probe memory vs. workload peak memory",
+     "Fig. 11, Maximum probe memory usage: maximum probe memory vs. workload peak memory"),
+    ("Sec. 4.5, Block scheduling cost", "raw: block timeline of 3 SMs",
+     "Sec. 4.5, Block scheduling cost: raw: block timeline of 3 SMs"),
+    ("Fig. 13a-d, Warp scheduling", "Fig. 13a: exclusive scheduling", "Fig. 13a-d, Warp scheduling: Fig. 13a: "
+     "exclusive scheduling"),
+    ("Fig. 9", "", "Fig. 9"), ("", "a title", "a title"),
+])
+def test_alt_text_does_not_repeat_the_title(caption, titles, alt):
+    """Issue 37 item 8: 'Sec. 4.5, Block scheduling cost: Block scheduling cost: variants compared (Sec. 4.5)',
+    'Fig. 1: Triton FlashAttention-2: Fig. 1: DMAT, ...': the caption's reference and name once."""
+    assert alt_text(caption, titles) == alt

@@ -119,3 +119,12 @@ def test_the_timings_are_generated_by_the_tool_not_typed():
     # A hand edit of the block is caught.
     edited = README.replace(tool.render(record), tool.render(record).replace("make run", "make  run"))
     assert tool.check(edited) != []
+
+
+def test_make_report_and_what_each_target_installs_are_documented():
+    """Issue 37 item 8: `make report` was not in the README, which said `make setup` installs `.[test]`."""
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^report: ", makefile, re.M) and "```bash\nmake report" in README
+    assert "static.failed.ipynb" in README  # what `make report` refuses
+    assert 'pip install -e "."' in README and '-e "."' in makefile
+    assert 'pip install -e ".[test]"`)' not in README

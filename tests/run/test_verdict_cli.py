@@ -186,10 +186,12 @@ def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path
     good = _run(root, out, sections=sections)
     assert good.returncode == 0, good.stdout + good.stderr
     before = _verdict(out)
+    good_bytes = (out / "verdict.json").read_bytes()
     assert before["overall"] == "PASS"
 
     # A section input that cannot be read (the bundle's maker wrote it so): the section fails mid-run,
-    # the other one runs, and the verdict is this run's, saying so -- not the earlier PASS.
+    # the other one runs, and the failed run's verdict says so, beside the earlier PASS (issue 37: a
+    # failed run never replaces a good report), never in its place.
     csv = root / "exposed_latency" / "gmm.csv"
     df = pd.read_csv(csv)
     df["original"] = df["original"].astype(object)
@@ -198,7 +200,9 @@ def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path
     reseal(root)
     failed = _run(root, out, sections=sections)
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    after = _verdict(out)
+    assert (out / "verdict.json").read_bytes() == good_bytes
+    after = json.loads((out / "verdict.failed.json").read_text())
+    assert json.loads((out / "summary.failed.json").read_text())["run_id"] == after["run_id"]
     assert after["run_id"] != before["run_id"] and after["overall"] == "FAILED"
     assert set(after["failed_sections"]) == {"exposed_latency"}
     assert str(csv) in after["failed_sections"]["exposed_latency"]
@@ -207,9 +211,11 @@ def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path
         if claim["section"] == "exposed_latency":
             assert claim["status"] == "SKIPPED" and claim["reason"].startswith("section failed"), claim
 
-    # A run refused before any section ran (a file changed after the bundle was made): no verdict at all.
+    # A run refused before any section ran (a file changed after the bundle was made): no verdict of its
+    # own (the earlier failed run's is gone: it is not this run's), the good one still in place.
     (root / "kernel_overhead").joinpath("stray.txt").write_text("added by hand")
     refused = _run(root, out, sections=sections)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "stray.txt: not listed in bundle.json" in refused.stderr
-    assert not (out / "verdict.json").exists() and not (out / "summary.json").exists()
+    assert not (out / "verdict.failed.json").exists() and not (out / "summary.failed.json").exists()
+    assert (out / "verdict.json").read_bytes() == good_bytes

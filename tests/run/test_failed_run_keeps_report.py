@@ -1,0 +1,120 @@
+"""A failed run never replaces a good report (issue 37 item 3, issue 36 "stale after failure").
+
+One good run of every section per module (``good``), copied for each test; each failed run is then made
+through ``neutrino-ae run`` in a subprocess and the good run's executed notebook, summary and verdict
+are compared byte for byte. The failed run's notebook goes beside them as ``static.failed.ipynb`` and
+``make report``'s converter refuses it. A partial run (``--sections dmat``) merges the summary as it
+merges the verdict, and only for sections whose results are still there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from neutrino_ae.run.publish import FAILED_KEY
+from tests.reliability.faultkit import cli_env, copy_run, digests
+
+SET = ("summary.json", "summary.md", "verdict.json", "static.executed.ipynb")
+FAILED = "static.failed.ipynb"
+
+
+def _run(out: Path, trace_root: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neutrino_ae", "-q", "run", "static", "--trace-root", str(trace_root),
+                           "--output-dir", str(out), *args], cwd=out.parent, env=cli_env(), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def good(tiny_bundle, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("good") / "out"
+    done = _run(out, tiny_bundle)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all((out / n).is_file() for n in SET)
+    return out
+
+
+@pytest.fixture
+def out(good, tmp_path) -> Path:
+    return copy_run(good, tmp_path / "out")
+
+
+def _report(notebook: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neutrino_ae.run.report", str(notebook), "--pdf", "never"],
+                          cwd=notebook.parent, env=cli_env(), capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(("args", "code", "said"), [
+    (("--sections", "nope"), 2, "unknown section 'nope'"),  # a typo: was 2.8 MB -> 25 KB notebook
+    (("-p", "force", "yes"), 2, "force must be True or False"),  # a set-up error: was beside the PASS verdict
+    # bundle "auto" with nothing under the trace root and the download failing: was the verdict deleted
+    (("-p", "bundle", "auto", "-p", "bundle_url", "http://127.0.0.1:9/trace.zip"), 4, "could not be fetched"),
+], ids=["typo", "setup-error", "offline-auto"])
+def test_a_failed_run_leaves_the_good_report_byte_identical(out, tiny_bundle, tmp_path, args, code, said):
+    before = digests(out, SET)
+    trace_root = tmp_path / "empty" if "auto" in args else tiny_bundle
+    trace_root.mkdir(exist_ok=True)
+    failed = _run(out, trace_root, *args)
+    assert failed.returncode == code, failed.stdout + failed.stderr
+    err = failed.stderr.strip().splitlines()
+    assert len(err) == 1 and said in err[0] and f"failed run's notebook: {out / FAILED}" in err[0], err
+    assert digests(out, SET) == before
+    nb = nbformat.read(out / FAILED, as_version=4)
+    assert said in nb.metadata[FAILED_KEY]
+    assert nb.cells[0].source.startswith("# RUN FAILED")
+    assert not list(out.glob("*.failed.json")), "set up failed before any summary or verdict was written"
+
+
+def test_make_report_refuses_a_failed_run_and_says_the_good_one_is_older(out, tiny_bundle):
+    assert _run(out, tiny_bundle, "--sections", "nope").returncode == 2
+    refused = _report(out / FAILED)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.startswith(f"error: {out / FAILED}: the notebook of a failed run (static.ipynb: cell")
+    assert not (out / "static.failed.html").exists() and not (out / "static.html").exists()
+    # The good run's report is still made, with a loud line that the latest run failed.
+    made = _report(out / "static.executed.ipynb")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert f"WARNING: the latest run FAILED (its notebook: {out / FAILED})" in made.stderr
+    assert (out / "static.html").is_file()
+
+
+def test_summary_and_verdict_always_cover_the_same_runs(out, tiny_bundle):
+    good_summary = json.loads((out / "summary.json").read_text())
+    good_verdict = json.loads((out / "verdict.json").read_text())
+    assert _run(out, tiny_bundle, "--sections", "nope").returncode == 2  # a failed run first: then a good one
+
+    # A partial run merges the summary as it merges the verdict: all six sections in both, from two runs.
+    merged = _run(out, tiny_bundle, "--sections", "dmat")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert not (out / FAILED).exists(), "a run that finished removes the failed run's notebook"
+    summary = json.loads((out / "summary.json").read_text())
+    verdict = json.loads((out / "verdict.json").read_text())
+    assert verdict["merged"] and summary["merged"] and not verdict["partial"]
+    assert len(verdict["claims"]) == len(good_verdict["claims"]) == 36
+    assert len(summary["results"]) == len(good_summary["results"])  # was dmat's 72 only
+    assert {r["section"] for r in summary["results"]} == {c["section"] for c in verdict["claims"]}
+    assert summary["sections"] == verdict["sections"]
+    assert summary["runs"] == verdict["runs"] and set(verdict["runs"]) == {good_verdict["run_id"], verdict["run_id"]}
+    not_dmat = [r for r in good_summary["results"] if r["section"] != "dmat"]
+    assert [r for r in summary["results"] if r["section"] != "dmat"] == not_dmat
+
+    # Five sections' results deleted: a dmat run judges dmat only, not 36 claims over results now gone.
+    gone = [s for s in good_verdict["sections"] if s != "dmat"]
+    for name in gone:
+        for path in sorted((out / name).rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
+        os.rmdir(out / name)
+    alone = _run(out, tiny_bundle, "--sections", "dmat")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    verdict = json.loads((out / "verdict.json").read_text())
+    assert verdict["partial"] and not verdict["merged"] and verdict["missing_sections"] == gone
+    assert {c["section"] for c in verdict["claims"]} == {"dmat"} == {r["section"] for r in summary["results"]}
+    assert summary["sections"] == verdict["sections"] == ["dmat"]
+    assert "partial: covers dmat; not judged: " + ", ".join(gone) in alone.stdout
