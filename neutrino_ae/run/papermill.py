@@ -147,6 +147,7 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
         stop_descendants()
         if isinstance(exc, NotebookError) and exc.executed == final:
             running.unlink(missing_ok=True)  # a cell failed: its notebook (and summary, if any) say why
+            cleanup_temp_files(out_dir)
             previous.drop()
         else:  # stopped, out of disk, the kernel died: the previous results stay
             undo()
@@ -154,6 +155,9 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     finally:
         forget()
     stop_descendants(settle=2.0)  # the kernel's helpers (multiprocessing's resource tracker) end by themselves
+    # Every writer has ended: what a section worker killed mid-write left (``.<stem>.tmp-*``) goes now,
+    # not at the next stop (issue 36).
+    cleanup_temp_files(out_dir)
     previous.drop()
     return executed
 
