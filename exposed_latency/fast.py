@@ -41,6 +41,9 @@ from .analysis import (
 SECTION = "exposed_latency"
 MAX_CSV_BYTES = 16 * MiB
 
+#: What no probe name holds: a NUL, an escape or another control character (the pandas reader refuses it).
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
 #: A number as both Python's ``float`` and pandas' ``to_numeric`` read it, and read the same.
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -64,7 +67,7 @@ def read_plain_csv(path: str | Path) -> tuple[list[str], dict[str, np.ndarray]] 
         return None
     at = {c: header.index(c) for c in COLUMNS}
     probes = [r[at["probe"]].strip() for r in rows]
-    if "" in probes or len(set(probes)) != len(probes):
+    if "" in probes or len(set(probes)) != len(probes) or any(CONTROL.search(p) for p in probes):
         return None
     times = {}
     for col in TIME_COLUMNS:
@@ -145,7 +148,11 @@ class Measured:
                 rows.append([w.name, probe, "n/a" if np.isnan(ncu) else f"{ncu:.2f}x", f"{r['neutrino_ratio'][i]:.2f}x",
                              *(f"{r[f'{part}_share'][i]:.1%}" for part in PARTS)])
         lines.append(text_table(["workload", "probe", "ncu", "neutrino", *(f"{p} share" for p in PARTS)], rows))
-        with_truth = [s for s in self.summary if s["ground_truth"] is not None]
+        unmeasured = [s["key"] for s in self.summary if s["value"] is None]
+        if unmeasured:
+            lines.append(f"{len(unmeasured)} ratio(s) without a value (not measured): {', '.join(unmeasured[:6])}"
+                         + (f" (+{len(unmeasured) - 6} more)" if len(unmeasured) > 6 else ""))
+        with_truth = [s for s in self.summary if s["ground_truth"] is not None and s["value"] is not None]
         if with_truth:
             err = max(abs(s["value"] - float(s["ground_truth"])) / float(s["ground_truth"]) for s in with_truth)
             lines.append(f"ground truth: {len(with_truth)} ratios, largest relative deviation {err:.2%}")

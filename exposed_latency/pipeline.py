@@ -43,7 +43,7 @@ from .analysis import (  # noqa: F401  (re-exported for callers)
     _truth,
     ratios,
 )
-from .fast import MAX_CSV_BYTES, SECTION, Measured, measure, resolve_inputs  # noqa: F401  (re-exported for callers)
+from .fast import CONTROL, MAX_CSV_BYTES, SECTION, Measured, measure, resolve_inputs  # noqa: F401  (re-exported for callers)
 from .figure_inputs import figure_jobs
 
 
@@ -76,6 +76,10 @@ def read_workload_csv(path: str | Path) -> pd.DataFrame:
     for i, probe in enumerate(out["probe"]):
         if not probe:
             raise InputError(path, f"row {i + 2}: empty value in column 'probe'")
+        if (bad := CONTROL.search(probe)) is not None:
+            # A NUL or an escape in a name makes it another probe: a claim would leave its row out.
+            raise InputError(path, f"column 'probe' row {i + 2}: control character {bad.group()!r} in {probe!r}; "
+                                   "a probe name is printable text")
         if probe in seen:
             raise InputError(path, f"probe {probe!r} is in rows {seen[probe]} and {i + 2}: one row per probe")
         seen[probe] = i + 2

@@ -233,7 +233,9 @@ def _print_outputs(output_dir: Path) -> None:
     rows = read_summary(output_dir).get("results", [])
     kinds = sorted({str(r.get("bundle_kind")) for r in rows})
     note = " (SYNTHETIC sample data)" if "sample" in kinds else ""
-    pngs = sorted(output_dir.rglob("*.png"))
+    # Hidden names are no figures: a temp file of an atomic write (``.<stem>.tmp-*.png``), the previous run's set.
+    pngs = sorted(p for p in output_dir.rglob("*.png")
+                  if not any(part.startswith(".") for part in p.relative_to(output_dir).parts))
     print(f"summary: {output_dir / SUMMARY_NAME} ({len(rows)} results, bundle kind {', '.join(kinds) or 'n/a'}){note}")
     print(f"figures: {len(pngs)} PNG files under {output_dir}")
 

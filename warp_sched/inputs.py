@@ -25,6 +25,7 @@ from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import PICKLE_REFUSAL, InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
+from neutrino_ae.formats.memory import ensure_fits
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
 from neutrino_ae.report.paths import missing_reason
@@ -42,6 +43,9 @@ PICKLE_INSTEAD = (
     "np.savez(out, lstart=..., elapse=..., smid=...) or DataFrame.to_csv(out, index=False)"
 )
 PICKLE_MESSAGE = f"{PICKLE_REFUSAL}. {PICKLE_INSTEAD}"
+#: What the analysis holds per warp record beyond the mapped trace (the records' columns, the aligned
+#: clocks, block and warp indices: about 80 B), with room to spare.
+BYTES_PER_WARP = 160
 
 
 def records_from_trace(trace: BinTrace, section: int = 0, align: str = "sm") -> WarpRecords:
@@ -53,6 +57,7 @@ def records_from_trace(trace: BinTrace, section: int = 0, align: str = "sm") -> 
     blocks, units, rpu = rec.shape
     if blocks * units * rpu == 0:
         raise TraceFormatError(trace.path, f"section {section} holds no warp record")
+    ensure_fits(trace.path, f"the warp_sched analysis of {blocks * units:,} warps", blocks * units * BYTES_PER_WARP)
     words = accel.record_words(rec)
     if words is not None:
         lstart, elapse, smid = accel.split_records_kernel(words[:, :, 0:2].reshape(-1, 2))

@@ -9,9 +9,11 @@ bundle holding that path with :func:`bundle_of` (once per bundle root, cached wh
 
 What a bundle is (kind, how the kind is known, ground truth, digests) is decided here:
 
-* ``kind`` comes from ``bundle.json`` at or above the path (``kind_from = "manifest"``);
-* without one, a folder laid out as the sample generator lays it out is still a ``sample`` bundle
-  (``kind_from = "layout"``: synthetic data never loses its label);
+* ``kind`` comes from ``bundle.json`` at or above the path (``kind_from = "manifest"``), checked as a
+  schema when it is read (``bundle/manifest.py``);
+* a folder laid out as the sample generator lays it out is a ``sample`` bundle whatever its
+  ``bundle.json`` says, and without one (``kind_from = "layout"``: synthetic data never loses its
+  label, issue 36);
 * otherwise the kind is ``unknown`` (``kind_from = "none"``) and figures and results say that the
   data's provenance is unverified.
 
@@ -35,6 +37,7 @@ from neutrino_ae.bundle.manifest import (
     DYNAMIC,
     MANIFEST,
     SAMPLE,
+    SAMPLE_LAYOUT_MARKER,
     UNKNOWN,
     find_bundle_root,
     read_manifest,
@@ -99,6 +102,9 @@ class Bundle:
     @property
     def warning(self) -> str | None:
         """What a results file must say about the data's provenance, if anything."""
+        if self.kind_from == FROM_LAYOUT and self.manifest.get("kind") not in (None, SAMPLE):
+            return (f"bundle.json says kind {self.manifest['kind']!r}, but the folder layout is the sample "
+                    f"generator's ({SAMPLE_LAYOUT_MARKER.as_posix()} is there), so the data is labelled synthetic")
         if self.kind_from == FROM_LAYOUT:
             return ("bundle.json is missing; the folder layout is the sample generator's, so the data is "
                     "labelled synthetic")
@@ -181,7 +187,9 @@ def _manifest_of(root: Path) -> Mapping[str, Any]:
 
 
 def _kind(manifest_root: Path | None, manifest: Mapping[str, Any], layout_root: Path | None) -> tuple[str, str]:
-    if manifest_root is not None and manifest:
+    """The kind and how it is known: the sample layout's own evidence first (a manifest saying ``paper``
+    over the sample's folders does not make them measurements), then ``bundle.json``."""
+    if manifest_root is not None and manifest and (manifest["kind"] == SAMPLE or layout_root is None):
         return str(manifest["kind"]), FROM_MANIFEST
     if layout_root is not None:
         return SAMPLE, FROM_LAYOUT
@@ -207,10 +215,8 @@ def bundle_of(path: str | os.PathLike[str]) -> Bundle:
     while its ``bundle.json`` is unchanged. A path in no bundle gives a Bundle of kind ``unknown``
     whose ``root`` is None."""
     manifest_root = find_bundle_root(path)
-    if manifest_root is not None:
-        manifest = _manifest_of(manifest_root)
-        if manifest:
-            return Bundle(manifest_root, str(manifest["kind"]), FROM_MANIFEST, manifest_root, manifest)
+    manifest = _manifest_of(manifest_root) if manifest_root is not None else {}
     layout_root = sample_layout_root(path)
-    kind, kind_from = _kind(None, {}, layout_root)
-    return Bundle(layout_root, kind, kind_from, manifest_root)
+    kind, kind_from = _kind(manifest_root, manifest, layout_root)
+    root = manifest_root if manifest_root is not None and manifest else layout_root
+    return Bundle(root, kind, kind_from, manifest_root, manifest)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import logging
 import os
 import shutil
 from collections.abc import Callable
@@ -44,6 +45,8 @@ from neutrino_ae.bundle.manifest import (
 from neutrino_ae.bundle.target_lock import hold_target
 from neutrino_ae.bundle.trust import ARCHIVE_PATH, pinned_digest
 from neutrino_ae.errors import BundleError, NetworkError
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ARCHIVE_NAME", "DOWNLOAD_DEADLINE_S", "DOWNLOAD_DIR", "MAX_ATTEMPTS", "MAX_DOWNLOAD_BYTES",
@@ -158,7 +161,13 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     note(progress, f"extracting {archive} into {root}")
     archive_bytes = archive.stat().st_size
     extract_zip(archive, root, overwrite=force, limits=limits)
-    write_manifest(root, PAPER, url=url, sha256=digest, archive_bytes=archive_bytes,
+    # The layout's own evidence first: an archive holding the sample's folders is recorded (and so
+    # labelled) as a sample, whatever server it came from (issue 36).
+    kind = SAMPLE if (root / SAMPLE_LAYOUT_MARKER).is_dir() else PAPER
+    if kind == SAMPLE:
+        log.warning("%s: the archive holds the sample generator's layout (%s), not the paper's traces; "
+                    "recorded as a SYNTHETIC sample bundle", root, SAMPLE_LAYOUT_MARKER.as_posix())
+    write_manifest(root, kind, url=url, sha256=digest, archive_bytes=archive_bytes,
                    fetched_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                    trust_on_first_use=expected is None)
     if not keep_zip:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ PAPER = "paper"
 DYNAMIC = "dynamic"  # traces collected by dynamic.ipynb on this machine
 UNKNOWN = "unknown"
 FORMAT_VERSION = 1
+KINDS = (PAPER, SAMPLE, DYNAMIC)
 #: Which files were last found equal to their digest in ``bundle.json``, and in what state (size,
 #: mtime, ctime in ns, inode): a file still in that state is not hashed again (``bundle/trust.py``).
 #: Hidden, so it is no file of the bundle's own.
@@ -48,13 +52,14 @@ def stat_stamp(st: os.stat_result) -> list[int]:
 
 def file_digests(root: str | os.PathLike[str],
                  stamps: dict[str, list[Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """sha256 and size of every regular file under ``root`` except the manifest, keyed by POSIX path.
+    """sha256 and size of every regular file under ``root`` except the manifest and hidden names at the top
+    level (the suite's bookkeeping: :data:`VERIFIED`, ``.download/``), keyed by POSIX path.
     ``stamps`` (if given) receives each file's :func:`stat_stamp` plus its sha256, for :data:`VERIFIED`."""
     root = Path(root)
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(root).as_posix()
-        if rel == MANIFEST or "/." in f"/{rel}":
+        if rel == MANIFEST or rel.startswith("."):  # the suite's bookkeeping (trust.py's walk skips it too)
             continue
         before = stat_stamp(path.stat())
         digest = sha256_file(path)
@@ -98,8 +103,8 @@ def write_dynamic_manifest(root: str | os.PathLike[str], **fields: Any) -> Path:
     path = Path(root) / MANIFEST
     doc: dict[str, Any] = {}
     if path.is_file():
-        with contextlib.suppress(ValueError, OSError):
-            doc = json.loads(path.read_text(encoding="utf-8"))
+        with contextlib.suppress(BundleError, OSError):
+            doc = read_manifest(root) or {}
     doc.update({"kind": DYNAMIC, "format_version": FORMAT_VERSION, "files": {}})
     sections = dict(doc.get("sections", {}))
     sections.update(fields.pop("sections", {}))
@@ -109,18 +114,146 @@ def write_dynamic_manifest(root: str | os.PathLike[str], **fields: Any) -> Path:
 
 
 def read_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The manifest of the bundle at ``root``, or None when there is none."""
+    """The manifest of the bundle at ``root``, or None when there is none; checked as a schema
+    (:func:`parse_manifest`: one :class:`BundleError` line naming the file and the field)."""
     path = Path(root) / MANIFEST
     if not path.exists():
         return None
-    text = read_text_input(path, "bundle.json", 256 * MiB)
+    return parse_manifest(path, read_text_input(path, "bundle.json", 256 * MiB))
+
+
+#: What ``bundle.json`` may hold: nesting (the sample's ground truth nests 8 deep), digits of an integer
+#: (a size or a seed fits in 20), characters of a string (a mangled kernel name is a few hundred).
+MAX_DEPTH = 32
+MAX_INT_DIGITS = 20
+MAX_STRING = 64 * 1024
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+class _Refused(ValueError):
+    """A value ``json.loads`` must not build (a huge integer, a non-finite number): its text says why."""
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Refused(f"holds an integer of {len(text.lstrip('-')):,} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"holds the number {text[:40]}, which is not finite")
+    return value
+
+
+def _constant(text: str) -> float:
+    raise _Refused(f"holds {text}, which is not a JSON number")
+
+
+def _depth(text: str) -> int:
+    """How deep ``text`` nests arrays and objects (brackets inside strings not counted), without
+    parsing it: ``json.loads`` recurses once per level, 200,000 brackets would exhaust the stack."""
+    depth = deepest = 0
+    for m in _TOKENS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    break
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_manifest(path: Path, text: str) -> dict[str, Any]:
+    """``text`` (the content of ``path``, a ``bundle.json``) as a manifest, checked as a schema: depth,
+    number sizes, then the type of every field this suite reads (:func:`check_manifest`)."""
+    if _depth(text) > MAX_DEPTH:
+        raise BundleError(path, f"nests arrays or objects more than {MAX_DEPTH} deep; not a bundle manifest")
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except _Refused as exc:
+        raise BundleError(path, f"{exc}; not a bundle manifest") from None
+    except (ValueError, RecursionError) as exc:
         raise BundleError(path, f"is not valid JSON ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(data, dict) or "kind" not in data:
         raise BundleError(path, "has no 'kind' field; not a bundle manifest")
+    check_manifest(path, data)
     return data
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _field(path: Path, name: str, problem: str) -> BundleError:
+    return BundleError(path, f"field {name} {problem}; not a bundle manifest this suite wrote: remake the bundle")
+
+
+def _check_count(path: Path, name: str, value: Any) -> None:
+    if type(value) is not int or not 0 <= value < 1 << 63:
+        raise _field(path, name, f"must be a whole number from 0 to {(1 << 63) - 1}, not {_type_name(value)}"
+                     + (f" {value}" if isinstance(value, int | float) else ""))
+
+
+def _check_rel(path: Path, rel: str) -> None:
+    parts = rel.split("/")
+    if (not rel or rel.startswith("/") or "\0" in rel or len(rel) > 4096
+            or any(part in ("", ".", "..") for part in parts)):
+        raise _field(path, f"files[{rel[:200]!r}]", "is not a path inside the bundle")
+
+
+#: The fields this suite reads, and the types they must have when present (``kind`` must be present).
+_TYPES: dict[str, tuple[type, ...]] = {
+    "format_version": (int,), "files": (dict,), "sections": (dict,), "ground_truth": (dict,), "model": (dict,),
+    "scale": (str,), "generator_version": (str,), "url": (str,), "fetched_at": (str,),
+    "emulated": (bool,), "trust_on_first_use": (bool,), "sha256": (str, type(None)),
+}
+
+
+def check_manifest(path: Path, data: Mapping[str, Any]) -> None:
+    """Refuse a manifest whose fields have the wrong type or value, with one :class:`BundleError` line
+    naming the file and the field: ``kind`` one of :data:`KINDS`; ``files`` an object of bundle-relative
+    paths to ``{"sha256": 64 hex digits, "bytes": a size}`` (so no odd value can switch the integrity
+    check off, and no path can point outside the bundle); sizes and seeds whole numbers; strings short."""
+    kind = data.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        shown = repr(kind[:100]) if isinstance(kind, str) else f"{_type_name(kind)} {json.dumps(kind)[:100]}"
+        raise _field(path, "'kind'", f"is {shown}, not 'paper', 'sample' or 'dynamic'")
+    for name, types in _TYPES.items():
+        value = data.get(name)
+        if name in data and (not isinstance(value, types) or (bool not in types and isinstance(value, bool))):
+            want = " or ".join(_type_name(t()) if t is not type(None) else "null" for t in types)
+            raise _field(path, name, f"must be {want}, not {_type_name(value)}")
+    for name in ("seed", "archive_bytes"):
+        if name in data:
+            _check_count(path, name, data[name])
+    if isinstance(data.get("sha256"), str) and not _HEX64.fullmatch(data["sha256"]):
+        raise _field(path, "sha256", "is not 64 lower-case hex digits")
+    for rel, meta in data.get("files", {}).items():
+        _check_rel(path, rel)
+        name = f"files[{rel!r}]"
+        if not isinstance(meta, dict):
+            raise _field(path, name, f"must be an object with sha256 and bytes, not {_type_name(meta)}")
+        if not isinstance(meta.get("sha256"), str) or not _HEX64.fullmatch(meta["sha256"]):
+            raise _field(path, f"{name}.sha256", "must be 64 lower-case hex digits")
+        _check_count(path, f"{name}.bytes", meta.get("bytes"))
+    stack: list[Any] = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+            stack.extend(value.keys())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and len(value) > MAX_STRING:
+            raise BundleError(path, f"holds a string of {len(value):,} characters (at most {MAX_STRING:,}); "
+                                    "not a bundle manifest")
 
 
 def find_bundle_root(path: str | os.PathLike[str]) -> Path | None:

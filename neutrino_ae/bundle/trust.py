@@ -79,16 +79,19 @@ class Problem:
 
 
 def _on_disk(root: Path) -> set[str]:
-    """Every file and link under ``root`` as ``bundle.json`` would list it (hidden names and the
-    manifest left out), bundle-relative POSIX paths."""
+    """Every file and link under ``root`` as ``bundle.json`` would list it (the manifest and the hidden
+    names at the top level, the suite's own bookkeeping, left out), bundle-relative POSIX paths. A hidden
+    name inside a section folder is listed like any other: an analysis may read it (issue 36)."""
     found: set[str] = set()
     base = os.fspath(root)
     cut = len(base.rstrip(os.sep)) + 1
     for top, dirs, files in os.walk(base):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        prefix = top[cut:].replace(os.sep, "/") + "/" if len(top) >= cut else ""
+        at_top = len(top) < cut
+        if at_top:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+        prefix = top[cut:].replace(os.sep, "/") + "/" if not at_top else ""
         links = [d for d in dirs if os.path.islink(os.path.join(top, d))]
-        found.update(prefix + name for name in [*files, *links] if not name.startswith("."))
+        found.update(prefix + name for name in [*files, *links] if not (at_top and name.startswith(".")))
     found.discard(MANIFEST)
     return found
 

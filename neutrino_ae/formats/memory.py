@@ -138,3 +138,12 @@ def refuse(path: str | os.PathLike[str] | None, what: str, need: int, limit: Mem
     about = "at least" if at_least else "about"
     return ResourceError(path, f"not enough memory: {what} needs {about} {-(-need // MB):,} MB more; "
                                f"{room} ({about} {-(-(need + limit.in_use) // MB):,} MB needed in all)")
+
+
+def ensure_fits(path: str | os.PathLike[str] | None, what: str, need: int) -> None:
+    """Refuse, before a reader allocates ``need`` bytes in proportion to a header's counts, when they do not
+    fit: one :func:`refuse` line, exit 5, instead of numpy's ``_ArrayMemoryError`` part-way (issue 36). A
+    trace the reader has mapped already counts in the address space in use (``ulimit -v``)."""
+    limit = available_memory()
+    if not limit.fits(need):
+        raise refuse(path, what, need, limit)

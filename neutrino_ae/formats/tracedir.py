@@ -315,13 +315,15 @@ def _walk_trace_dirs(root: Path) -> list[Path]:
 def find_trace_dirs(root: str | os.PathLike[str], recursive: bool = False) -> list[Path]:
     """Trace directories directly under ``root`` (or ``root`` itself when it is one), oldest first by
     :func:`trace_dir_order_key`; with ``recursive``, every trace directory anywhere under ``root``.
-    Folders of processes that :func:`launched_nothing` are left out unless nothing else is there."""
+    Folders of processes that :func:`launched_nothing` are left out unless nothing else is there; hidden
+    folders are never trace folders (a ``.copy`` would sort as the newest: issue 36)."""
     r = Path(root)
     if not r.is_dir():
         raise InputError(r, "no such directory" if not r.exists() else "is not a directory")
     if is_trace_dir(r) and ((r / "event.log").exists() or (r / "result").is_dir()):
         return [r]
-    found = _walk_trace_dirs(r) if recursive else [d for d in r.iterdir() if is_trace_dir(d)]
+    found = _walk_trace_dirs(r) if recursive else [d for d in r.iterdir()
+                                                    if not d.name.startswith(".") and is_trace_dir(d)]
     return sorted(workload_dirs(found), key=trace_dir_order_key)
 
 

@@ -288,35 +288,53 @@ def _evaluate_shape(section: str, claim: Claim, values: Mapping[str, float | Non
         why = f"{claim.unmeasured}: " if claim.unmeasured else ""
         return Outcome(**base, obtained="", status=SKIPPED, reason=f"{why}no result matches {claim.left}")
     compare = _OPS[claim.op]
-    checked, failures, missing = [], [], []
+    checked, failures, missing, not_made = [], [], [], []
+    used = {m.group(0) for m, _ in lefts}
     for m, lv in lefts:
         if isinstance(claim.right, str):
             parts = m.groupdict()
             filled = _PART.sub(lambda p, parts=parts: parts.get(p.group(1), p.group(0)), claim.right)
             rre = _regex(filled)
             rights = [(k, v) for k, v in values.items() if rre.match(k) and k != m.group(0)]
+            used.update(k for k, _ in rights)
         else:
             rights = [(f"{claim.right:g}", float(claim.right))]
         if lv is None or not rights or any(v is None for _, v in rights):
+            empty = [k for k, v in rights if v is None]
             missing.append(m.group(0))
+            not_made.append(m.group(0) if lv is None or not empty else f"{m.group(0)} vs {', '.join(empty)}")
             continue
         for rk, rv in rights:
             ok = not (math.isnan(lv) or math.isnan(rv)) and compare(lv, claim.factor * rv)
             checked.append((m.group(0), lv, rk, rv))
             if not ok:
                 failures.append(f"{m.group(0)} = {_fmt(lv)} vs {rk} = {_fmt(rv)}")
+    # Rows of the right-hand pattern that no comparison took (their group has no left row, e.g. a probe
+    # name that is not quite "block_sched"): named, never silently left out.
+    unjudged = sorted(k for k in values if isinstance(claim.right, str) and _regex(claim.right).match(k)
+                      and k not in used)
     if not checked:
         return Outcome(**base, obtained="", status=SKIPPED,
-                       reason=f"no value to compare for {', '.join(missing[:3])}")
-    if len(checked) == 1:
+                       reason=f"no value to compare for {', '.join((missing or unjudged)[:3])}")
+    if len(checked) == 1 and not missing and not unjudged:
         k, lv, rk, rv = checked[0]
         obtained = f"{_fmt(lv)}" + ("" if rk == f"{rv:g}" else f" vs {_fmt(rv)}")
     else:
         obtained = f"{len(checked) - len(failures)}/{len(checked)} comparisons hold"
-    reason = "; ".join(failures[:3]) + (f" (+{len(failures) - 3} more)" if len(failures) > 3 else "")
-    if missing and not failures:
-        reason = f"not comparable: {', '.join(missing[:3])}"
+    notes = []
+    if not_made:
+        notes.append(f"{len(not_made)} not made, a value missing (not measured): {_few(not_made)}")
+    if unjudged:
+        notes.append(f"{len(unjudged)} row(s) not judged, nothing to compare them with: {_few(unjudged)}")
+    if notes:
+        obtained += "; " + "; ".join(notes)
+    shown = "; ".join(failures[:3]) + (f" (+{len(failures) - 3} more)" if len(failures) > 3 else "")
+    reason = "; ".join([*([shown] if failures else []), *notes])
     return Outcome(**base, obtained=obtained, status=DIFFERS if failures else PASS, reason=reason)
+
+
+def _few(items: list[str], n: int = 3) -> str:
+    return ", ".join(items[:n]) + (f" (+{len(items) - n} more)" if len(items) > n else "")
 
 
 def verdict(claims_by_section: Mapping[str, Iterable[AnyClaim]], rows: Iterable[Mapping[str, Any]],

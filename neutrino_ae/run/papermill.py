@@ -157,6 +157,9 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     finally:
         forget()
     stop_descendants(settle=2.0)  # the kernel's helpers (multiprocessing's resource tracker) end by themselves
+    # Every writer has ended: what a section worker killed mid-write left (``.<stem>.tmp-*``) goes now,
+    # not at the next stop (issue 36).
+    cleanup_temp_files(out_dir)
     previous.drop()
     return executed
 
