@@ -33,3 +33,15 @@ def try_lock(path: Path) -> int | str:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{holder_line(os.getpid())}\n".encode(), 0)
     return fd
+
+
+def try_shared_lock(path: Path) -> int | None:
+    """A shared ``flock`` on ``path`` (created if missing), beside other shared holders: the open descriptor,
+    or None while a process holds it exclusively. Errors as :func:`try_lock`."""
+    fd = open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd

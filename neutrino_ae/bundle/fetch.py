@@ -140,7 +140,17 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
 
     _refuse_source_tree(root)
     root.mkdir(parents=True, exist_ok=True)
-    limits = limits or ExtractLimits()
+    # The writing part holds the root's lock: never beside a run reading it, nor a sample generation.
+    with hold_target(root, progress=progress):
+        _download_and_extract(root, archive, url, expected, force, progress, keep_zip, retries, backoff, timeout,
+                              max_bytes, max_attempts, deadline_s, limits or ExtractLimits())
+    return root
+
+
+def _download_and_extract(root: Path, archive: Path, url: str, expected: str | None, force: bool, progress: bool,
+                          keep_zip: bool, retries: int, backoff: float, timeout: float | tuple[float, float],
+                          max_bytes: int, max_attempts: int, deadline_s: float | None,
+                          limits: ExtractLimits) -> None:
     if force:
         for suffix in ("", ".part", ".part.json", ".sha256"):
             archive.with_name(archive.name + suffix).unlink(missing_ok=True)
@@ -175,7 +185,6 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
         archive.with_name(archive.name + ".sha256").unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             archive.parent.rmdir()
-    return root
 
 
 def ensure_sample_bundle(trace_root: str | os.PathLike[str], scale: str = "small", seed: int = 0,
@@ -194,8 +203,17 @@ def ensure_sample_bundle(trace_root: str | os.PathLike[str], scale: str = "small
     """
     root = Path(trace_root)
     _require_folder(root)
+    if not force and _matching_sample(root, scale, seed):
+        return root  # nothing to write: no lock, so a run reading it (it holds the lock shared) is no obstacle
     with hold_target(root, wait_s, progress):
         return _ensure_sample_locked(root, scale, seed, force, progress, generator)
+
+
+def _matching_sample(root: Path, scale: str, seed: int) -> bool:
+    """A sample bundle of this scale and seed is at ``root`` (its manifest is replaced atomically)."""
+    manifest = read_manifest(root)
+    return (manifest is not None and manifest["kind"] == SAMPLE and str(manifest.get("scale")) == str(scale)
+            and manifest.get("seed") == seed)
 
 
 def _ensure_sample_locked(root: Path, scale: str, seed: int, force: bool, progress: bool,

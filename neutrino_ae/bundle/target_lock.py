@@ -1,5 +1,7 @@
-"""One writer per bundle root: two sample generations into the same ``trace_root`` (two batch
-runs started together, each with the default ``traces/sample``) take turns instead of colliding.
+"""One writer per bundle root, and no writer while a run reads it: two sample generations into the
+same ``trace_root`` (two batch runs started together, each with the default ``traces/sample``) take
+turns instead of colliding, and ``sample --force`` or ``fetch --force`` waits for the runs reading the
+root (each holds the same lock shared, :func:`hold_for_reading`) instead of replacing files under them.
 
 The lock is an ``flock`` on a file named after the root's absolute path in a folder only this user
 can write (:func:`lock_dir`: ``$XDG_RUNTIME_DIR/neutrino-ae``, else ``<tmp>/neutrino-ae-<uid>``), never
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from neutrino_ae.bundle.download_transport import note
 from neutrino_ae.errors import BundleError
-from neutrino_ae.pidlock import try_lock
+from neutrino_ae.pidlock import try_lock, try_shared_lock
 
 #: How long a second generation waits for the first by default (``$NEUTRINO_AE_SAMPLE_WAIT_S``).
 WAIT_ENV = "NEUTRINO_AE_SAMPLE_WAIT_S"
@@ -81,12 +83,12 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
         if isinstance(fd, str):
             holder = fd
             if time.monotonic() >= deadline:
-                raise BundleError(root, f"another sample generation ({holder}) is writing it; gave up "
+                raise BundleError(root, f"in use by another sample generation, fetch or run ({holder}); gave up "
                                         f"after waiting {wait_s:.0f} s (${WAIT_ENV}); wait for it to finish "
                                         "or choose another trace root") from None
             if not told:
-                note(progress, f"{root}: another sample generation ({holder}) is writing it; waiting for it "
-                               f"(up to {wait_s:.0f} s)")
+                note(progress, f"{root}: in use by another sample generation, fetch or run ({holder}); waiting "
+                               f"for it (up to {wait_s:.0f} s)")
                 told = True
             time.sleep(0.1)
             continue
@@ -101,6 +103,37 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
         with contextlib.suppress(OSError):
             path.unlink()
         os.close(fd)
+
+
+def hold_for_reading(root: Path, wait_s: float | None = None, progress: bool = True) -> int | None:
+    """Hold the lock of bundle root ``root`` shared, for a run reading it: other runs read beside it, a
+    sample generation or fetch waits until it is released (close the descriptor returned; it is dropped
+    when the process ends). Waits up to ``wait_s`` for a writer holding it; None when no folder for locks
+    can be made."""
+    wait_s = default_wait() if wait_s is None else wait_s
+    try:
+        path = lock_path(root)
+    except OSError:
+        return None
+    deadline = time.monotonic() + wait_s
+    told = False
+    while True:
+        try:
+            fd = try_shared_lock(path)
+        except OSError:
+            return None
+        if fd is None:
+            if time.monotonic() >= deadline:
+                raise BundleError(root, f"a sample generation or fetch is writing it; gave up after waiting "
+                                        f"{wait_s:.0f} s (${WAIT_ENV})") from None
+            if not told:
+                note(progress, f"{root}: a sample generation or fetch is writing it; waiting for it")
+                told = True
+            time.sleep(0.1)
+            continue
+        if _same_file(fd, path):
+            return fd
+        os.close(fd)  # the writer removed the file after this opened it: take the new one
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -332,7 +332,8 @@ def test_a_sample_generation_that_waits_too_long_says_who_holds_the_root(tmp_pat
         os.close(fd)
     err = cli.stderr()
     assert rc == 2, err
-    assert f"error: {root}: another sample generation (pid 4242) is writing it; gave up after waiting" in err, err
+    assert f"error: {root}: in use by another sample generation, fetch or run (pid 4242); gave up after waiting" \
+        in err, err
     assert "Traceback" not in err and not root.exists()
 
 
