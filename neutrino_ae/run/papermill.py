@@ -38,9 +38,11 @@ from neutrino_ae.run.publish import Previous, failed_name, publish_notebook
 from neutrino_ae.run.stop import cleanup_temp_files, mark_run_start, on_stop, stop_descendants
 
 NOTEBOOKS = ("static", "dynamic")
-#: Arguments for the kernel papermill starts: its own log at ERROR, so its start-up warning about the
-#: local TCP connection (a kernel on this machine, talking to this process) is not printed into every run.
-KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=ERROR",)
+#: Arguments for the kernel papermill starts: its own log at CRITICAL, so neither its start-up warning about
+#: the local TCP connection (a kernel on this machine, talking to this process) nor, when a cell failed and a
+#: loaded machine made its shutdown slow, jupyter_client's interrupt ("KeyboardInterrupt caught in kernel",
+#: an ERROR) is printed beside a run's one error line. What goes wrong in a cell is the cell's error.
+KERNEL_ARGUMENTS = ("--IPKernelApp.log_level=CRITICAL",)
 log = logging.getLogger(__name__)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
