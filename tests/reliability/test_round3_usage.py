@@ -10,6 +10,8 @@ from pathlib import Path
 
 from faultkit import cli_env
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def _cli(args: list, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "neutrino_ae", *args], cwd=cwd, env=cli_env(**env), text=True,
@@ -50,3 +52,26 @@ def test_a_non_utf8_output_folder_under_a_posix_locale_is_a_usage_error(tiny_bun
     assert "Logging error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert _one_error_line(proc) == f"error: {work}/out\\xff: is not a UTF-8 name; rename it (--output-dir)"
     assert os.listdir(work) == []
+
+
+def test_an_open_file_limit_too_low_is_refused_before_anything_is_made(tmp_path):
+    """``ulimit -n 64`` (soft and hard): a kernel that runs out of descriptors mid-run (an OSError or
+    ZeroMQ traceback) is refused up front, exit 2, naming the limit needed."""
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", "-c", f"ulimit -n 64; exec {sys.executable} -m neutrino_ae run static -p bundle "
+                           f"sample --trace-root {tmp_path / 'traces'} --output-dir {out}"],
+                          capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: the open-file limit (ulimit -n) is 64; a notebook run needs at least 256 (below it the kernel or "
+        "its sockets fail); raise it"]
+    assert not out.exists() and not (tmp_path / "traces").exists()
+
+
+def test_a_low_soft_open_file_limit_is_raised_to_what_a_run_needs():
+    """Only the soft limit low (``ulimit -Sn 64``): raised, as any process may, instead of failing."""
+    script = ("import resource; from neutrino_ae.run.papermill import check_open_files, MIN_OPEN_FILES\n"
+              "check_open_files(); print(resource.getrlimit(resource.RLIMIT_NOFILE)[0] == MIN_OPEN_FILES)")
+    proc = subprocess.run(["bash", "-c", f"ulimit -Sn 64; exec {sys.executable} -c '{script}'"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.stdout.strip() == "True", proc.stderr
