@@ -319,6 +319,7 @@ def run_checks(torch_python: str = sys.executable, neutrino: str = "neutrino", t
         for c in rep.checks:
             if c.name in ("torch", "torch-ptx", "triton"):
                 c.required = False
+                c.hint = "not needed by the ptx workloads (only by workloads=paper)" if c.status != OK else ""
         rep.checks.append(_tool_check("nvcc", True, "install the CUDA toolkit (nvcc compiles the PTX workloads)"))
     rep.checks.insert(1, Check("workloads", OK, f"{rep.family}: {why}", False))
     return rep

@@ -223,3 +223,24 @@ def test_default_cutlass_folder_is_the_repositorys_third_party(tmp_path):
     cutlass = next(c for c in doc["checks"] if c["name"] == "cutlass")
     assert cutlass["detail"].startswith(f"{cdir / 'build' / 'examples' / 'benchmark'}:"), cutlass
     assert "neutrino_ae/third_party" not in proc.stdout + json.dumps(doc)
+
+
+def test_check_says_which_workload_family_runs_and_what_it_needs(tmp_path):
+    """No PyTorch or Triton here: the ptx family, which needs nvcc and neither of them."""
+    doc = json.loads(_run(tmp_path, "--check", "--json").stdout)
+    assert doc["workloads"] == "ptx" and "PyTorch is not installed" in doc["workloads_reason"]
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert checks["workloads"]["detail"].startswith("ptx: ")
+    assert not checks["torch"]["required"] and not checks["triton"]["required"] and checks["nvcc"]["required"]
+    assert "not needed by the ptx workloads" in checks["torch"]["hint"]
+    paper = json.loads(_run(tmp_path, "--check", "--json", "--workloads", "paper").stdout)
+    checks = {c["name"]: c for c in paper["checks"]}
+    assert paper["workloads"] == "paper" and checks["torch"]["required"] and "nvcc" not in checks
+
+
+def test_install_never_installs_a_triton_the_hook_cannot_run(tmp_path):
+    smi = '#!/bin/sh\necho "NVIDIA A100-SXM4-40GB, 8.0, 535.104.05"\n'
+    ptx = _run(tmp_path, "--install", "--dry-run", nvidia_smi=smi).stdout
+    assert "pip install triton" not in ptx and "triton: not needed by the ptx workloads" in ptx
+    paper = _run(tmp_path, "--install", "--dry-run", "--workloads", "paper", nvidia_smi=smi).stdout
+    assert "-m pip install triton==3.1.0" in paper  # the artifact's pin: launches with cuLaunchKernel
