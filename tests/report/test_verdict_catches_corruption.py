@@ -16,6 +16,7 @@ and must exit 1.
 | max_mem | llama8b-bs32/dmat's lm_head sub-module missing (drop) | workload-mem-truth |
 | exposed_latency | attn's Neutrino times (neutrino, prologue, kernel, epilogue) x 0.8 (scale) | neutrino-ratio-truth |
 | exposed_latency | gemm.csv's ncu and original columns swapped (swap) | ncu-ratio-truth |
+| exposed_latency | conv.csv's prologue and epilogue columns swapped (swap; the ratios hold) | segments-truth |
 | warp_sched | the exclusive trace's warp elapse x 0.8 (scale) | makespan-truth |
 | warp_sched | the tail trace's last 30 % of blocks dropped (zero-filled, as unwritten records) | tail-share-truth |
 """
@@ -107,6 +108,14 @@ def swap_ncu_and_original(root: Path) -> None:
     df.to_csv(csv, index=False)
 
 
+def swap_prologue_and_epilogue(root: Path) -> None:
+    """Fig. 12's stacked segments wrong, every ratio right: the parts still add up to the Neutrino time."""
+    csv = root / "exposed_latency" / "conv.csv"
+    df = pd.read_csv(csv)
+    df["prologue"], df["epilogue"] = df["epilogue"].copy(), df["prologue"].copy()
+    df.to_csv(csv, index=False)
+
+
 def scale_warp_elapse(root: Path) -> None:
     rec = _records(root / "warp_sched" / "exclusive_sched")
     rec["elapse"] = (rec["elapse"] * 0.8).astype(np.uint32)
@@ -128,6 +137,7 @@ CASES: list[tuple[str, str, Callable[[Path], None], tuple[str, ...]]] = [
     ("fig11-submodule-missing", "max_mem", drop_submodule, ("workload-mem-truth",)),
     ("fig12-neutrino-x0.8", "exposed_latency", scale_neutrino_times, ("neutrino-ratio-truth",)),
     ("fig12-columns-swapped", "exposed_latency", swap_ncu_and_original, ("ncu-ratio-truth",)),
+    ("fig12-prologue-epilogue-swapped", "exposed_latency", swap_prologue_and_epilogue, ("segments-truth",)),
     ("fig13-elapse-x0.8", "warp_sched", scale_warp_elapse, ("makespan-truth",)),
     ("fig13-tail-dropped", "warp_sched", drop_tail_blocks, ("tail-share-truth",)),
 ]
