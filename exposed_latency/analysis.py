@@ -53,7 +53,13 @@ def _has_unattributed(r: pd.DataFrame) -> bool:
 
 # Ground-truth field names: the sample generator's first, then the plain ratio names.
 _TRUTH_KEYS = {"ncu_ratio": ("ncu_over_original", "ncu_ratio"),
-               "neutrino_ratio": ("neutrino_over_original", "neutrino_ratio")}
+               "neutrino_ratio": ("neutrino_over_original", "neutrino_ratio"),
+               # the stacked segments' heights: each part's time over the original
+               **{f"{part}_height": (f"{part}_over_original", f"{part}_height")
+                  for part in ("prologue", "kernel", "epilogue")}}
+
+#: The summary keys of one workload x probe: the two bars' tops, then the Neutrino bar's segments (top first).
+SUMMARY_KEYS = tuple(_TRUTH_KEYS)
 
 def _truth(gt: dict[str, Any] | None, workload: str, probe: str) -> dict[str, float]:
     """Injected ratios for one workload x probe: ``{workload: {"ncu_over_original": {probe: r}, ...}}``

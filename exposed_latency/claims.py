@@ -24,4 +24,10 @@ CLAIMS = (
     Truth("ncu-ratio-truth", "Nsight Compute's time over the original, as injected", "sample model: "
           "ground_truth.exposed_latency.<workload>.ncu_over_original", key="{workload}.{probe}.ncu_ratio",
           rtol=0.01, why=_ROUNDED),
+    # The stacked Neutrino bar's segments, each judged: the two ratios above hold when the parts are
+    # swapped or mis-scaled among themselves (their sum, the bar's top, is its own CSV column).
+    Truth("segments-truth", "Each segment of the Neutrino bar (prologue, kernel, epilogue time over the original) "
+          "is the injected one", "sample model: ground_truth.exposed_latency.<workload>.<part>_over_original",
+          key=tuple(f"{{workload}}.{{probe}}.{part}_height" for part in ("prologue", "kernel", "epilogue")),
+          rtol=0.01, why=_ROUNDED + "; the smallest part in the sample, gemm's kernel (~0.009 ms), rounds by < 0.01 %"),
 )

@@ -32,6 +32,7 @@ from .analysis import (
     PAPER_REF,
     PARTS,
     SUM_TOLERANCE,
+    SUMMARY_KEYS,
     TIME_COLUMNS,
     WORKLOADS,
     _truth,
@@ -155,7 +156,7 @@ class Measured:
         with_truth = [s for s in self.summary if s["ground_truth"] is not None and s["value"] is not None]
         if with_truth:
             err = max(abs(s["value"] - float(s["ground_truth"])) / float(s["ground_truth"]) for s in with_truth)
-            lines.append(f"ground truth: {len(with_truth)} ratios, largest relative deviation {err:.2%}")
+            lines.append(f"ground truth: {len(with_truth)} ratios and segments, largest relative deviation {err:.2%}")
         lines += [f"warning: {w}" for w in self.warnings]
         if self.missing:
             lines.append("missing inputs (the rest is reported):")
@@ -182,7 +183,7 @@ def measure(inputs: Sequence[str | Path], bundle: Bundle | None = None) -> Measu
     for w in workloads:
         for i, probe in enumerate(w.probes):
             t = _truth(gt, w.name, probe)
-            for key in ("ncu_ratio", "neutrino_ratio"):
+            for key in SUMMARY_KEYS:
                 summary.append(summary_row(SECTION, f"{w.name}.{probe}.{key}", float(w.ratios[key][i]), "x",
                                            PAPER_REF, owners[0].kind, t.get(key)))
             over = w.ratios["parts_over_total"][i]

@@ -96,7 +96,7 @@ def test_summary_and_verdict_always_cover_the_same_runs(out, tiny_bundle):
     summary = json.loads((out / "summary.json").read_text())
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["merged"] and summary["merged"] and not verdict["partial"]
-    assert len(verdict["claims"]) == len(good_verdict["claims"]) == 36
+    assert len(verdict["claims"]) == len(good_verdict["claims"]) == 40
     assert len(summary["results"]) == len(good_summary["results"])  # was dmat's 72 only
     assert {r["section"] for r in summary["results"]} == {c["section"] for c in verdict["claims"]}
     assert summary["sections"] == verdict["sections"]
@@ -104,7 +104,7 @@ def test_summary_and_verdict_always_cover_the_same_runs(out, tiny_bundle):
     not_dmat = [r for r in good_summary["results"] if r["section"] != "dmat"]
     assert [r for r in summary["results"] if r["section"] != "dmat"] == not_dmat
 
-    # Five sections' results deleted: a dmat run judges dmat only, not 36 claims over results now gone.
+    # Five sections' results deleted: a dmat run judges dmat only, not 40 claims over results now gone.
     gone = [s for s in good_verdict["sections"] if s != "dmat"]
     for name in gone:
         for path in sorted((out / name).rglob("*"), reverse=True):
