@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import itertools
 import logging
 import os
 import shutil
@@ -104,6 +105,17 @@ def _expected_digest(sha256: str | None, source: str) -> tuple[str | None, bool]
     return expected or pin, expected is None and pin is not None
 
 
+def _nested_paper_layout(root: Path) -> Path | None:
+    """The one folder directly under ``root`` holding an extracted ``trace.zip`` (``unzip`` keeps the
+    archive's wrapper folder), if ``root`` itself holds none; only the first 64 entries are looked at."""
+    try:
+        entries = list(itertools.islice(root.iterdir(), 64)) if root.is_dir() else []
+    except OSError:
+        return None
+    found = [d for d in entries if not d.name.startswith(".") and d.is_dir() and has_paper_layout(d)]
+    return found[0] if len(found) == 1 else None
+
+
 def _require_folder(root: Path) -> None:
     if root.exists() and not root.is_dir():
         raise BundleError(root, "is not a folder; trace_root must be a folder (or not exist yet)")
@@ -159,6 +171,9 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
             raise BundleError(root, f"holds a sample bundle without its {MANIFEST} ({SAMPLE_LAYOUT_MARKER} is "
                                     "there), not the paper's traces; choose another trace root")
         return record_hand_extracted(root, progress)
+    if manifest is None and not force and (nested := _nested_paper_layout(root)) is not None:
+        raise BundleError(root, f"holds the paper's traces one folder down, in {nested} (unzipped with its wrapper "
+                                f"folder); pass that folder as the trace root (`--trace-root {nested}`)")
 
     _refuse_source_tree(root)
     root.mkdir(parents=True, exist_ok=True)

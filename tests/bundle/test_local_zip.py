@@ -206,3 +206,11 @@ def test_static_notebook_on_a_folder_unzipped_by_hand(paper_zip, tmp_path, capsy
     assert f"paper traces from {folder.resolve()}" in capsys.readouterr().out
     _judged(json.loads((out / "verdict.json").read_text()))
     assert json.loads((out / "summary.json").read_text())["bundle_kind"] == "paper"
+
+
+def test_a_folder_holding_the_unzipped_wrapper_folder_points_at_it(paper_zip, tmp_path):
+    outer = tmp_path / "unzipped"
+    inner = _unzipped(paper_zip, outer / "trace")
+    with pytest.raises(BundleError, match=f"one folder down, in {inner}.*--trace-root {inner}"):
+        fetch.ensure_bundle(outer, "paper", url=_closed_port_url(), progress=False)
+    assert not (outer / MANIFEST).exists()
