@@ -55,6 +55,9 @@ def _add_fetch(sub: Any) -> None:
                         "its digest recorded in bundle.json")
     p.add_argument("--force", action="store_true", help="download and extract again")
     p.add_argument("--keep-zip", action="store_true", help="keep the archive under <trace-root>/.download")
+    p.add_argument("--zip", default=None, metavar="TRACE_ZIP",
+                   help="a trace.zip downloaded by hand: validated and extracted as a download is, nothing is "
+                        "fetched (the same as `run static -p bundle TRACE_ZIP`)")
     p.set_defaults(func=_cmd_fetch)
 
 
@@ -135,11 +138,15 @@ def _cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
-    from neutrino_ae.bundle.fetch import fetch_paper_bundle
+    from neutrino_ae.bundle.fetch import fetch_paper_bundle, use_paper_zip
 
     output_folder(args.trace_root, "--trace-root")
-    root = fetch_paper_bundle(args.trace_root, url=args.url, sha256=args.sha256, force=args.force,
-                              keep_zip=args.keep_zip)
+    if args.zip is not None:
+        archive = user_path(args.zip, "--zip", must_exist=True, kind="file")
+        root = use_paper_zip(args.trace_root, archive, sha256=args.sha256, force=args.force)
+    else:
+        root = fetch_paper_bundle(args.trace_root, url=args.url, sha256=args.sha256, force=args.force,
+                                  keep_zip=args.keep_zip)
     print(root)
     return 0
 
@@ -154,6 +161,7 @@ def default_output_dir(name: str) -> Path:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from neutrino_ae.bundle.fetch import is_zip_choice
     from neutrino_ae.logs import claim, quiet
     from neutrino_ae.run.papermill import find_notebook, parse_parameter, run_notebook
 
@@ -162,6 +170,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         params["sections"] = [s.strip() for s in args.sections.split(",") if s.strip()]
     if args.trace_root is not None:
         params["trace_root"] = args.trace_root
+    if is_zip_choice(params.get("bundle")):  # a trace.zip downloaded by hand: the kernel runs elsewhere
+        params["bundle"] = str(user_path(params["bundle"], "-p bundle", must_exist=True, kind="file").resolve())
     if isinstance(params.get("trace_root"), str):
         trace_opt = "--trace-root" if args.trace_root is not None else "-p trace_root"
         given = user_path(params["trace_root"], trace_opt, kind="dir")

@@ -16,16 +16,21 @@ from pathlib import Path
 PAPER_SECTIONS = ("exposed_latency", "dmat")
 
 
-@contextmanager
-def serve_paper_zip(bundle: Path, site: Path) -> Iterator[tuple[str, str, int]]:
-    """(url, sha256, size) of ``site/trace.zip`` built from ``bundle``, served while the block runs."""
-    site.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(site / "trace.zip", "w") as zf:
+def build_paper_zip(bundle: Path, archive: Path) -> Path:
+    """``archive`` (a trace.zip with the paper's layout) made from :data:`PAPER_SECTIONS` of ``bundle``."""
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(archive, "w") as zf:
         for sub in PAPER_SECTIONS:
             for path in sorted((bundle / sub).rglob("*")):
                 if path.is_file():
                     zf.write(path, path.relative_to(bundle).as_posix())
-    data = (site / "trace.zip").read_bytes()
+    return archive
+
+
+@contextmanager
+def serve_paper_zip(bundle: Path, site: Path) -> Iterator[tuple[str, str, int]]:
+    """(url, sha256, size) of ``site/trace.zip`` built from ``bundle``, served while the block runs."""
+    data = build_paper_zip(bundle, site / "trace.zip").read_bytes()
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a: None  # type: ignore[attr-defined]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

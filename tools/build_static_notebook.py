@@ -54,7 +54,7 @@ INTRO = md("""
 
 PARAMETERS = code(f"""
     # Parameters (papermill: -p <name> <value>)
-    bundle = "auto"  # "auto": bundle already in trace_root, else download the paper's; "paper"; "sample" (synthetic)
+    bundle = "auto"  # "auto": trace_root's bundle, else download the paper's; "paper"; "sample"; a trace.zip's path
     trace_root = ""  # where the bundle lives; empty: traces/sample/ for the sample bundle, else traces/paper/
     bundle_url = "{fetch.PAPER_BUNDLE_URL}"  # the paper's trace.zip
     bundle_sha256 = ""  # expected sha256 of trace.zip; "" trusts the first download and records its digest
@@ -72,7 +72,9 @@ SETUP_MD = md("""
     `bundle = "auto"` uses the bundle already in `trace_root`, else downloads the paper's
     `trace.zip` (resumable, checksummed, extracted safely); if that fails the notebook stops with
     one message and never switches to synthetic data by itself. `"paper"` always means the
-    paper's traces, `"sample"` the synthetic sample bundle (offline). The sample and the paper
+    paper's traces, `"sample"` the synthetic sample bundle (offline). A `trace.zip` downloaded by
+    hand: set `bundle` to its path, or unzip it into a folder and set `trace_root` to that folder.
+    The sample and the paper
     bundle live in different folders (`traces/sample/`, `traces/paper/`), so both work in any
     order. `nb.section(name)` computes a section (or reuses its cached results) and shows it; a
     section whose input is unusable prints one line, the others still run, and the summary then

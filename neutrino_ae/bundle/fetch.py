@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import itertools
 import logging
 import os
 import shutil
@@ -40,6 +41,7 @@ from neutrino_ae.bundle.manifest import (
     SAMPLE_LAYOUT_MARKER,
     read_manifest,
     sample_layout_root,
+    sha256_file,
     write_manifest,
 )
 from neutrino_ae.bundle.target_lock import hold_target
@@ -51,8 +53,9 @@ log = logging.getLogger(__name__)
 __all__ = [
     "ARCHIVE_NAME", "DOWNLOAD_DEADLINE_S", "DOWNLOAD_DIR", "MAX_ATTEMPTS", "MAX_DOWNLOAD_BYTES",
     "PAPER_BUNDLE_URL", "SAMPLE_HINT", "SECTION_DIRS", "ExtractLimits", "clean_stale_temp", "download",
-    "download_with_digest", "ensure_bundle", "ensure_sample_bundle", "extract_zip", "fetch_paper_bundle",
-    "has_paper_layout", "staging_prefix", "validate_zip",
+    "LOCAL_COPY_HINT", "download_with_digest", "ensure_bundle", "ensure_sample_bundle", "extract_zip",
+    "fetch_paper_bundle", "has_paper_layout", "is_zip_choice", "record_hand_extracted", "staging_prefix",
+    "use_paper_zip", "validate_zip",
 ]
 
 PAPER_BUNDLE_URL = "https://pub-eef24bf0aa5b4950860ea28dfbe39d8c.r2.dev/trace.zip"
@@ -62,6 +65,13 @@ SAMPLE_HINT = (
     'to run offline on synthetic data use bundle="sample" (notebook parameter `-p bundle sample`, '
     "or `python -m neutrino_ae sample --out <trace_root>`)"
 )
+LOCAL_COPY_HINT = (
+    "to use a trace.zip downloaded by hand, pass its path as the bundle (`-p bundle /path/to/trace.zip`, "
+    "bundle=\"/path/to/trace.zip\" in the notebook, or `neutrino-ae fetch --zip /path/to/trace.zip`), "
+    "or unzip it into a folder of its own and pass that folder as the trace root (`--trace-root <folder>`)"
+)
+#: The bundle choices that are words; any other value is the path of a local trace.zip.
+BUNDLE_WORDS = ("auto", "paper", "sample")
 
 # Data files that only an extracted trace.zip has; the repo's code folders share the section
 # names, so bare folders prove nothing.
@@ -73,6 +83,37 @@ def has_paper_layout(root: str | os.PathLike[str]) -> bool:
     """True when ``root`` holds an extracted ``trace.zip``: data files of at least two sections."""
     root = Path(root)
     return sum(next(root.glob(pattern), None) is not None for pattern in _PAPER_MARKERS) >= 2
+
+
+def is_zip_choice(bundle: object) -> bool:
+    """``bundle`` names a local archive (``-p bundle /path/to/trace.zip``) rather than auto/paper/sample:
+    a path ending in ``.zip``, or an existing file."""
+    if isinstance(bundle, os.PathLike):
+        bundle = os.fspath(bundle)
+    if not isinstance(bundle, str) or not bundle.strip() or bundle in BUNDLE_WORDS or "\0" in bundle:
+        return False
+    return bundle.lower().endswith(".zip") or Path(bundle).is_file()
+
+
+def _expected_digest(sha256: str | None, source: str) -> tuple[str | None, bool]:
+    """The digest the archive must have (the one given, else the pinned one) and whether it is the pin's."""
+    expected = normalise_digest(sha256, source)
+    pin = pinned_digest()
+    if pin is not None and expected is not None and expected != pin:
+        raise BundleError(source, f"the sha256 given ({expected}) is not the published digest {pin} pinned in "
+                                  "neutrino_ae/bundle/trust.py")
+    return expected or pin, expected is None and pin is not None
+
+
+def _nested_paper_layout(root: Path) -> Path | None:
+    """The one folder directly under ``root`` holding an extracted ``trace.zip`` (``unzip`` keeps the
+    archive's wrapper folder), if ``root`` itself holds none; only the first 64 entries are looked at."""
+    try:
+        entries = list(itertools.islice(root.iterdir(), 64)) if root.is_dir() else []
+    except OSError:
+        return None
+    found = [d for d in entries if not d.name.startswith(".") and d.is_dir() and has_paper_layout(d)]
+    return found[0] if len(found) == 1 else None
 
 
 def _require_folder(root: Path) -> None:
@@ -109,13 +150,7 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
     """
     root = Path(trace_root)
     _require_folder(root)
-    expected = normalise_digest(sha256, url)
-    pin = pinned_digest()
-    if pin is not None and expected is not None and expected != pin:
-        raise BundleError(url, f"the sha256 given ({expected}) is not the published digest {pin} pinned in "
-                               "neutrino_ae/bundle/trust.py")
-    from_pin = expected is None and pin is not None
-    expected = expected or pin
+    expected, from_pin = _expected_digest(sha256, url)
     clean_stale_temp(root, tmp_of=(MANIFEST,))
     manifest = read_manifest(root)
     archive = root / DOWNLOAD_DIR / ARCHIVE_NAME
@@ -135,16 +170,109 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
         if sample_layout_root(root) is not None:
             raise BundleError(root, f"holds a sample bundle without its {MANIFEST} ({SAMPLE_LAYOUT_MARKER} is "
                                     "there), not the paper's traces; choose another trace root")
-        note(progress, f"{root}: using the extracted paper traces already there (no {MANIFEST})")
-        return root
+        return record_hand_extracted(root, progress)
+    if manifest is None and not force and (nested := _nested_paper_layout(root)) is not None:
+        raise BundleError(root, f"holds the paper's traces one folder down, in {nested} (unzipped with its wrapper "
+                                f"folder); pass that folder as the trace root (`--trace-root {nested}`)")
 
     _refuse_source_tree(root)
     root.mkdir(parents=True, exist_ok=True)
     # The writing part holds the root's lock: never beside a run reading it, nor a sample generation.
     with hold_target(root, progress=progress):
-        _download_and_extract(root, archive, url, expected, force, progress, keep_zip, retries, backoff, timeout,
-                              max_bytes, max_attempts, deadline_s, limits or ExtractLimits())
+        try:
+            _download_and_extract(root, archive, url, expected, force, progress, keep_zip, retries, backoff,
+                                  timeout, max_bytes, max_attempts, deadline_s, limits or ExtractLimits())
+        except NetworkError as exc:
+            raise NetworkError(exc.path, f"{exc.problem}; {LOCAL_COPY_HINT}") from None
     return root
+
+
+def _reused(root: Path, manifest: dict[str, Any], digest: str, source: Path) -> Path:
+    """``root`` already holds a bundle: reused when it was made from the same archive, refused otherwise."""
+    if manifest["kind"] != PAPER:
+        raise BundleError(root / MANIFEST, f"holds a {manifest['kind']} bundle, not the paper's; the paper's "
+                                           "traces go to their own folder: leave trace_root empty (traces/paper/) "
+                                           "or choose another empty folder")
+    recorded = manifest.get("sha256")
+    if recorded != digest:
+        made = f"an archive with sha256 {recorded}" if recorded else "traces without an archive digest"
+        raise BundleError(root / MANIFEST, f"was made from {made}, not from {source} (sha256 {digest}); to "
+                                           f"replace it run `neutrino-ae fetch --force --zip {source} --trace-root "
+                                           f"{root}`, or choose another trace root")
+    return root
+
+
+def use_paper_zip(trace_root: str | os.PathLike[str], archive: str | os.PathLike[str], sha256: str | None = None,
+                  force: bool = False, progress: bool = True, *, limits: ExtractLimits | None = None) -> Path:
+    """A ``trace.zip`` on this machine (downloaded by hand) made the paper bundle at ``trace_root``.
+
+    The archive is validated (:func:`validate_zip`), checked against ``sha256`` (else the digest pinned in
+    ``bundle/trust.py``) and extracted exactly as a download is; ``bundle.json`` records the archive's
+    digest and size, and the file as its ``source`` (no ``url``). A ``trace_root`` already made from the
+    same archive is reused; one made from another is refused unless ``force``. The archive is not moved
+    or deleted.
+    """
+    root = Path(trace_root)
+    _require_folder(root)
+    zip_path = Path(archive).expanduser()
+    if not zip_path.is_file():
+        why = "is not a file" if zip_path.exists() else "not found"
+        raise BundleError(zip_path, f"{why}; the bundle must be 'auto', 'paper', 'sample' or the path of a "
+                                    "trace.zip downloaded by hand")
+    zip_path = zip_path.resolve()
+    expected, from_pin = _expected_digest(sha256, str(zip_path))
+    limits = limits or ExtractLimits()
+    validate_zip(zip_path, limits)
+    digest = sha256_file(zip_path)
+    if expected is not None and digest != expected:
+        which = "the published digest pinned in neutrino_ae/bundle/trust.py" if from_pin else "the sha256 given"
+        raise BundleError(zip_path, f"has sha256 {digest}, not {expected} ({which}); it is not the paper's archive "
+                                    "or was damaged: download it again")
+    clean_stale_temp(root, tmp_of=(MANIFEST,))
+    manifest = read_manifest(root)
+    if manifest is not None and not force:
+        return _reused(root, manifest, digest, zip_path)
+    _refuse_source_tree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    with hold_target(root, progress=progress):
+        note(progress, f"extracting {zip_path} into {root}")
+        archive_bytes = zip_path.stat().st_size
+        extract_zip(zip_path, root, overwrite=force, limits=limits)
+        _record(root, source=str(zip_path), sha256=digest, archive_bytes=archive_bytes,
+                trust_on_first_use=expected is None)
+    return root
+
+
+def record_hand_extracted(root: Path, progress: bool = True) -> Path:
+    """A ``trace.zip`` unzipped by hand into ``root`` (the paper's layout, no ``bundle.json``, none of
+    the sample's folders) recorded as the paper's bundle: ``bundle.json`` with kind ``paper``, the
+    folder as its ``source`` and every file's digest (no archive digest: there is no archive).
+
+    Once the archive's digest is pinned (``bundle/trust.py``) a folder cannot be checked against it, and
+    is refused: the archive itself must be given. A folder that cannot be written to (read-only) is left
+    as it is, and runs on it say its provenance is unknown."""
+    if pinned_digest() is not None:
+        raise BundleError(root, "holds traces unzipped by hand, which cannot be checked against the published "
+                                "digest pinned in neutrino_ae/bundle/trust.py; pass the trace.zip itself "
+                                "(`-p bundle /path/to/trace.zip`, `neutrino-ae fetch --zip /path/to/trace.zip`)")
+    try:
+        with hold_target(root, progress=progress):
+            if read_manifest(root) is None:  # another process may have recorded it meanwhile
+                note(progress, f"{root}: the paper's traces unzipped by hand; recording them in {MANIFEST}")
+                _record(root, source=str(root.resolve()), unzipped_by_hand=True, trust_on_first_use=True)
+    except OSError as exc:
+        log.warning("%s: cannot record the traces unzipped by hand (%s); their provenance stays unknown",
+                    root, exc.strerror or exc)
+    return root
+
+
+def _record(root: Path, **fields: Any) -> None:
+    """``bundle.json`` of extracted traces: ``paper``, unless the layout is the sample generator's (issue 36)."""
+    kind = SAMPLE if (root / SAMPLE_LAYOUT_MARKER).is_dir() else PAPER
+    if kind == SAMPLE:
+        log.warning("%s: the archive holds the sample generator's layout (%s), not the paper's traces; "
+                    "recorded as a SYNTHETIC sample bundle", root, SAMPLE_LAYOUT_MARKER.as_posix())
+    write_manifest(root, kind, **fields, fetched_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
 
 
 def _download_and_extract(root: Path, archive: Path, url: str, expected: str | None, force: bool, progress: bool,
@@ -173,13 +301,8 @@ def _download_and_extract(root: Path, archive: Path, url: str, expected: str | N
     extract_zip(archive, root, overwrite=force, limits=limits)
     # The layout's own evidence first: an archive holding the sample's folders is recorded (and so
     # labelled) as a sample, whatever server it came from (issue 36).
-    kind = SAMPLE if (root / SAMPLE_LAYOUT_MARKER).is_dir() else PAPER
-    if kind == SAMPLE:
-        log.warning("%s: the archive holds the sample generator's layout (%s), not the paper's traces; "
-                    "recorded as a SYNTHETIC sample bundle", root, SAMPLE_LAYOUT_MARKER.as_posix())
-    write_manifest(root, kind, url=url, sha256=digest, archive_bytes=archive_bytes,
-                   fetched_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                   trust_on_first_use=expected is None)
+    _record(root, url=url, source=url, sha256=digest, archive_bytes=archive_bytes,
+            trust_on_first_use=expected is None)
     if not keep_zip:
         archive.unlink(missing_ok=True)
         archive.with_name(archive.name + ".sha256").unlink(missing_ok=True)
@@ -261,10 +384,13 @@ def ensure_bundle(trace_root: str | os.PathLike[str], bundle: str = "auto", url:
     """The bundle root the notebooks should read, fetching or generating it when needed.
 
     * ``"sample"``: the synthetic sample bundle (made by ``generator`` if absent, reused otherwise).
-    * ``"paper"``: the authors' traces, downloaded from ``url``.
+    * ``"paper"``: the authors' traces, downloaded from ``url`` (or a ``trace.zip`` unzipped by hand
+      into ``trace_root``, recorded as theirs: :func:`record_hand_extracted`).
+    * the path of a ``trace.zip`` on this machine (downloaded by hand): extracted into ``trace_root``
+      as a download is (:func:`use_paper_zip`).
     * ``"auto"``: whatever bundle is already at ``trace_root`` (manifest of any kind, or an
       extracted ``trace.zip``); otherwise the paper download. If that fails the error says how to
-      use the sample bundle; it never falls back to synthetic data on its own.
+      use a local copy or the sample bundle; it never falls back to synthetic data on its own.
     """
     root = Path(trace_root)
     _require_folder(root)  # also before an unknown ``bundle`` is refused
@@ -275,12 +401,18 @@ def ensure_bundle(trace_root: str | os.PathLike[str], bundle: str = "auto", url:
                                     generator=generator)
     if bundle == "paper":
         return fetch_paper_bundle(root, url=url, sha256=sha256, force=force, progress=progress)
+    if is_zip_choice(bundle):
+        return use_paper_zip(root, bundle, sha256=sha256, force=force, progress=progress)
     if bundle != "auto":
-        raise BundleError(None, f"unknown bundle {bundle!r}; expected 'auto', 'paper' or 'sample'")
+        raise BundleError(None, f"unknown bundle {bundle!r}; expected 'auto', 'paper', 'sample' or the path of "
+                                "a trace.zip")
     # An existing bundle is returned below without fetching; leftovers of a killed fetch go here.
     clean_stale_temp(root, tmp_of=(MANIFEST,))
-    if not force and (read_manifest(root) is not None or has_paper_layout(root)):
+    if not force and read_manifest(root) is not None:
         return root
+    if not force and has_paper_layout(root):
+        # Unzipped by hand: the paper's, unless the sample's own folders are there (then its layout labels it).
+        return root if sample_layout_root(root) is not None else record_hand_extracted(root, progress)
     try:
         return fetch_paper_bundle(root, url=url, sha256=sha256, force=force, progress=progress)
     except BundleError as exc:

@@ -213,6 +213,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "format_version": (int,), "files": (dict,), "sections": (dict,), "ground_truth": (dict,), "model": (dict,),
     "scale": (str,), "generator_version": (str,), "url": (str,), "fetched_at": (str,),
     "emulated": (bool,), "trust_on_first_use": (bool,), "sha256": (str, type(None)),
+    "source": (str,), "unzipped_by_hand": (bool,),
 }
 
 

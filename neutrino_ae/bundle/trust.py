@@ -233,11 +233,14 @@ def identity(kind: str, manifest: Mapping[str, Any]) -> Identity:
         pinned = "matches the digest pinned in the repo" if pin == digest else "not pinned in the repo"
         line = f"bundle: paper, sha256 {digest} ({size_text}), {pinned}"
         if manifest.get("trust_on_first_use") and pin != digest:
-            line += f" (trusted on first download, {manifest.get('fetched_at', 'time not recorded')})"
+            how = "first download" if manifest.get("url") else f"first use of {manifest.get('source', 'a local copy')}"
+            line += f" (trusted on {how}, {manifest.get('fetched_at', 'time not recorded')})"
         return Identity(kind, digest, "trace.zip", pin == digest, line)
     if kind == PAPER:
+        by_hand = f", unzipped by hand at {manifest.get('source')}" if manifest.get("unzipped_by_hand") else ""
         return Identity(kind, of_files, "bundle files", False,
-                        f"bundle: paper, archive sha256 not recorded (files sha256 {of_files}), not pinned in the repo")
+                        f"bundle: paper, archive sha256 not recorded (files sha256 {of_files}{by_hand}), "
+                        "not pinned in the repo")
     if of_files is not None:
         what = "SYNTHETIC sample" if kind == SAMPLE else kind
         return Identity(kind, of_files, "bundle files",

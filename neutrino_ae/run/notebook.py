@@ -64,7 +64,9 @@ class StaticNotebook:
                  workers: int | None = None) -> None:
         # run_section imports the section folders; keep their bytecode caches out of the source tree.
         sys.dont_write_bytecode = True
-        check(bundle in ("auto", "paper", "sample"), f'bundle must be "auto", "paper" or "sample", not {bundle!r}')
+        check(bundle in fetch.BUNDLE_WORDS or fetch.is_zip_choice(bundle),
+              f'bundle must be "auto", "paper", "sample" or the path of a trace.zip, not {bundle!r}')
+        bundle = os.fspath(bundle)
         check(sample_scale in ("small", "paper"), f'sample_scale must be "small" or "paper", not {sample_scale!r}')
         check_count("seed", seed)
         workers = default_workers() if workers is None else workers
@@ -127,7 +129,7 @@ class StaticNotebook:
             print("WARNING: no bundle.json in this trace root: the data's provenance is unknown (it may be synthetic); "
                   "figures and results files carry that warning.")
         elif self.kind == "paper":
-            print(f"paper traces from {manifest.get('url', 'a hand-extracted trace.zip')}")
+            print(f"paper traces from {manifest.get('source') or manifest.get('url') or 'a hand-extracted trace.zip'}")
         print(f"sections: {', '.join(self.selected)}")
         print(f"outputs:  {_shown_path(self.out_root)}")
 

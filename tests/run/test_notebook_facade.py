@@ -36,7 +36,7 @@ def out(tmp_path):
     ({"seed": "zero"}, "seed must be a non-negative integer"),
     ({"seed": -1}, "seed must be a non-negative integer"),
     ({"sample_scale": "huge"}, 'sample_scale must be "small" or "paper"'),
-    ({"bundle": "mine"}, 'bundle must be "auto", "paper" or "sample"'),
+    ({"bundle": "mine"}, 'bundle must be "auto", "paper", "sample" or the path of a trace.zip'),
     ({"output_dir": ""}, "output_dir must not be empty"),
     ({"workers": -1}, "workers must be a non-negative integer"),
     ({"workers": True}, "workers must be a non-negative integer"),
