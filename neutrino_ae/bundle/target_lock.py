@@ -22,7 +22,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from neutrino_ae.bundle.download_transport import note
@@ -66,35 +66,13 @@ def default_wait() -> float:
 def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) -> Iterator[None]:
     """Hold the lock of bundle root ``root`` for the block, waiting up to ``wait_s`` seconds
     (default :func:`default_wait`) for another process that holds it."""
-    wait_s = default_wait() if wait_s is None else wait_s
     try:
         path = lock_path(root)
+        fd = _acquire(root, path, try_lock, "in use by another sample generation, fetch or run ({})", wait_s,
+                      progress)
     except OSError:
         yield  # no folder for locks can be made (a read-only runtime folder): generate without one
         return
-    deadline = time.monotonic() + wait_s
-    told = False
-    while True:
-        try:
-            fd = try_lock(path)
-        except OSError:
-            yield  # as above
-            return
-        if isinstance(fd, str):
-            holder = fd
-            if time.monotonic() >= deadline:
-                raise BundleError(root, f"in use by another sample generation, fetch or run ({holder}); gave up "
-                                        f"after waiting {wait_s:.0f} s (${WAIT_ENV}); wait for it to finish "
-                                        "or choose another trace root") from None
-            if not told:
-                note(progress, f"{root}: in use by another sample generation, fetch or run ({holder}); waiting "
-                               f"for it (up to {wait_s:.0f} s)")
-                told = True
-            time.sleep(0.1)
-            continue
-        if _same_file(fd, path):
-            break
-        os.close(fd)  # the holder before removed the file after this opened it: take the new one
     try:
         yield
     finally:
@@ -110,30 +88,39 @@ def hold_for_reading(root: Path, wait_s: float | None = None, progress: bool = T
     sample generation or fetch waits until it is released (close the descriptor returned; it is dropped
     when the process ends). Waits up to ``wait_s`` for a writer holding it; None when no folder for locks
     can be made."""
-    wait_s = default_wait() if wait_s is None else wait_s
+    def take(path: Path) -> int | str:
+        fd = try_shared_lock(path)
+        return "a writer" if fd is None else fd
+
     try:
-        path = lock_path(root)
+        return _acquire(root, lock_path(root), take, "a sample generation or fetch is writing it", wait_s, progress)
     except OSError:
         return None
+
+
+def _acquire(root: Path, path: Path, take: Callable[[Path], int | str], busy: str, wait_s: float | None,
+             progress: bool) -> int:
+    """The descriptor of ``path`` locked by ``take`` (which gives the holder's line while another process
+    holds it), retrying every 0.1 s for up to ``wait_s`` seconds; ``busy`` (``{}``: the holder) says who
+    is in the way. OSError when the lock file cannot be opened."""
+    wait_s = default_wait() if wait_s is None else wait_s
     deadline = time.monotonic() + wait_s
     told = False
     while True:
-        try:
-            fd = try_shared_lock(path)
-        except OSError:
-            return None
-        if fd is None:
+        fd = take(path)
+        if isinstance(fd, str):
+            why = busy.format(fd)
             if time.monotonic() >= deadline:
-                raise BundleError(root, f"a sample generation or fetch is writing it; gave up after waiting "
-                                        f"{wait_s:.0f} s (${WAIT_ENV})") from None
+                raise BundleError(root, f"{why}; gave up after waiting {wait_s:.0f} s (${WAIT_ENV}); wait for it "
+                                        "to finish or choose another trace root") from None
             if not told:
-                note(progress, f"{root}: a sample generation or fetch is writing it; waiting for it")
+                note(progress, f"{root}: {why}; waiting for it (up to {wait_s:.0f} s)")
                 told = True
             time.sleep(0.1)
             continue
         if _same_file(fd, path):
             return fd
-        os.close(fd)  # the writer removed the file after this opened it: take the new one
+        os.close(fd)  # the holder before removed the file after this opened it: take the new one
 
 
 def _same_file(fd: int, path: Path) -> bool:
