@@ -28,16 +28,23 @@ def build_paper_zip(bundle: Path, archive: Path) -> Path:
 
 
 @contextmanager
-def serve_paper_zip(bundle: Path, site: Path) -> Iterator[tuple[str, str, int]]:
-    """(url, sha256, size) of ``site/trace.zip`` built from ``bundle``, served while the block runs."""
-    data = build_paper_zip(bundle, site / "trace.zip").read_bytes()
+def serve_folder(site: Path) -> Iterator[str]:
+    """``http://127.0.0.1:<port>``, serving the files of ``site`` while the block runs."""
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a: None  # type: ignore[attr-defined]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/trace.zip", hashlib.sha256(data).hexdigest(), len(data)
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         thread.join()
+
+
+@contextmanager
+def serve_paper_zip(bundle: Path, site: Path) -> Iterator[tuple[str, str, int]]:
+    """(url, sha256, size) of ``site/trace.zip`` built from ``bundle``, served while the block runs."""
+    data = build_paper_zip(bundle, site / "trace.zip").read_bytes()
+    with serve_folder(site) as base:
+        yield f"{base}/trace.zip", hashlib.sha256(data).hexdigest(), len(data)

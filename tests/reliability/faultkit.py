@@ -80,7 +80,7 @@ def build(root, ctx):
 '''
 
 
-def _toy_section(root: Path, name: str, files: dict[str, str]) -> Path:
+def toy_section(root: Path, name: str, files: dict[str, str]) -> Path:
     """A section folder ``root/name`` (for ``$NEUTRINO_AE_SECTIONS``) holding ``files``; ``root``."""
     folder = root / name
     folder.mkdir(parents=True)
@@ -91,11 +91,11 @@ def _toy_section(root: Path, name: str, files: dict[str, str]) -> Path:
 
 def make_slow_sample_section(root: Path) -> Path:
     """A section whose sample writer never finishes, so a test can signal a generation that is surely running."""
-    return _toy_section(root, "slow_sample", {"__init__.py": SLOW_SAMPLE_INIT, "writer.py": SLOW_SAMPLE_WRITER})
+    return toy_section(root, "slow_sample", {"__init__.py": SLOW_SAMPLE_INIT, "writer.py": SLOW_SAMPLE_WRITER})
 
 
 def make_slow_section(root: Path) -> Path:
-    return _toy_section(root, "slow", {"__init__.py": SLOW_INIT, "analysis.py": SLOW_ANALYSIS})
+    return toy_section(root, "slow", {"__init__.py": SLOW_INIT, "analysis.py": SLOW_ANALYSIS})
 
 
 def cli_env(**extra: str) -> dict[str, str]:

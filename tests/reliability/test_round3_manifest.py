@@ -5,18 +5,16 @@ integrity check (hidden folders included). Everything through the public command
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import shutil
 import subprocess
 import sys
-import threading
 import zipfile
 from pathlib import Path
 
 import pytest
 from faultkit import REPO, cli_env
+from paper_site import serve_folder
 
 BLOCK_SCHED = REPO / "block_sched" / "block_sched.py"
 
@@ -150,17 +148,9 @@ def test_a_fetched_archive_laid_out_as_the_sample_is_not_recorded_as_the_papers(
             rel = path.relative_to(tiny_bundle).as_posix()
             if path.is_file() and not rel.startswith("."):
                 zf.write(path, rel if rel != "bundle.json" else "README.json")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/trace.zip"
+    with serve_folder(site) as base:
+        url = f"{base}/trace.zip"
         proc = _cli(["fetch", "-q", "--url", url, "--trace-root", str(tmp_path / "traces")], tmp_path)
-    finally:
-        server.shutdown()
-        thread.join()
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((tmp_path / "traces" / "bundle.json").read_text())
     assert doc["kind"] == "sample" and doc["url"] == url

@@ -8,12 +8,11 @@ import os
 import resource
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
-from faultkit import REPO, cli_env
+from faultkit import REPO, cli_env, toy_section
 
 from neutrino_ae.formats.bintrace import HEADER_BYTES, HEADER_DTYPE
 
@@ -96,10 +95,7 @@ def analyze(bundle, out):
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="section workers run only with two cores or more")
 def test_a_killed_workers_temp_files_are_removed_and_never_counted(tiny_bundle, tmp_path):
-    sections = tmp_path / "sections"
-    (sections / "dies").mkdir(parents=True)
-    (sections / "dies" / "__init__.py").write_text(textwrap.dedent(TEMP_INIT))
-    (sections / "dies" / "analysis.py").write_text(textwrap.dedent(TEMP_ANALYSIS))
+    sections = toy_section(tmp_path / "sections", "dies", {"__init__.py": TEMP_INIT, "analysis.py": TEMP_ANALYSIS})
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "neutrino_ae", "run", "static", "--trace-root", str(tiny_bundle),
                            "--output-dir", str(out), "--sections", "kernel_overhead,dies", "-p", "workers", "2"],
