@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,10 +25,10 @@ import numpy as np
 
 from neutrino_ae.errors import NeutrinoAEError
 
+from .ptx_build import ptx_entries
+
 #: cuDeviceGetAttribute ids (cuda.h's CUdevice_attribute)
 ATTR_SM_COUNT = 16
-ATTR_CC_MAJOR = 75
-ATTR_CC_MINOR = 76
 #: cuFuncSetAttribute: CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (kernels asking > 48 KiB)
 FUNC_MAX_DYNAMIC_SHARED = 8
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -42,20 +41,12 @@ _CTYPES: dict[str, type] = {
     "u16": ctypes.c_uint16, "s16": ctypes.c_int16, "b16": ctypes.c_uint16,
     "u8": ctypes.c_uint8, "s8": ctypes.c_int8, "b8": ctypes.c_uint8,
 }
-_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\((.*?)\)", re.S)
-_PARAM = re.compile(r"\.param\s+\.(\w+)")
 
 
 class CudaError(NeutrinoAEError):
     """A driver call failed; one line naming the call and the driver's error name."""
 
     exit_code = 3
-
-
-def entry_params(ptx: str) -> dict[str, list[str]]:
-    """Kernel name -> PTX parameter types in order (``u64``, ``u32``, ``f32``, ...), from the ``.entry``
-    blocks of ``ptx`` (also Triton's ``.param .u64 .ptr .global .align 16 x`` form)."""
-    return {m.group(1): _PARAM.findall(m.group(2)) for m in _ENTRY.finditer(ptx)}
 
 
 @dataclass(frozen=True)
@@ -97,6 +88,7 @@ class Driver:
         self.context = ctypes.c_void_p()
         self.check(self.cu.cuCtxCreate_v2(ctypes.byref(self.context), 0, self.device), "cuCtxCreate_v2")
         self._modules: dict[str, ctypes.c_void_p] = {}
+        self._kernels: dict[tuple[str, str], Kernel] = {}
         self.allocated = 0
         self.max_memory_allocated = 0
         self._live: dict[int, int] = {}
@@ -138,10 +130,6 @@ class Driver:
     def sm_count(self) -> int:
         return self.attribute(ATTR_SM_COUNT)
 
-    @property
-    def compute_capability(self) -> tuple[int, int]:
-        return self.attribute(ATTR_CC_MAJOR), self.attribute(ATTR_CC_MINOR)
-
     def name(self) -> str:
         buf = ctypes.create_string_buffer(256)
         self.check(self.cu.cuDeviceGetName(buf, 256, self.device), "cuDeviceGetName")
@@ -149,21 +137,24 @@ class Driver:
 
     # ------------------------------------------------------------------ modules
     def kernel(self, ptx_path: str | os.PathLike[str], name: str) -> Kernel:
-        """``name`` from the PTX file (each file loaded once per process: a module per file, as a
-        PyTorch or Triton program has)."""
-        path = str(ptx_path)
-        text = Path(path).read_text()
-        params = entry_params(text).get(name)
-        if params is None:
-            raise CudaError(f"{path}: no kernel {name} (entries: {', '.join(entry_params(text)) or 'none'})")
-        if path not in self._modules:
-            mod = ctypes.c_void_p()
-            self.check(self.cu.cuModuleLoadData(ctypes.byref(mod), text.encode() + b"\0"), f"cuModuleLoadData({path})")
-            self._modules[path] = mod
-        fn = ctypes.c_void_p()
-        self.check(self.cu.cuModuleGetFunction(ctypes.byref(fn), self._modules[path], name.encode()),
-                   f"cuModuleGetFunction({name})")
-        return Kernel(name, fn, tuple(params))
+        """``name`` from the PTX file, looked up once per process (each file one module, as a PyTorch or
+        Triton program has; each kernel one function handle, launched as often as the workload needs)."""
+        key = (str(ptx_path), name)
+        if key not in self._kernels:
+            text = Path(key[0]).read_text()
+            entries = ptx_entries(text)
+            if name not in entries:
+                raise CudaError(f"{key[0]}: no kernel {name} (entries: {', '.join(entries) or 'none'})")
+            if key[0] not in self._modules:
+                module = ctypes.c_void_p()
+                self.check(self.cu.cuModuleLoadData(ctypes.byref(module), text.encode() + b"\0"),
+                           f"cuModuleLoadData({key[0]})")
+                self._modules[key[0]] = module
+            fn = ctypes.c_void_p()
+            self.check(self.cu.cuModuleGetFunction(ctypes.byref(fn), self._modules[key[0]], name.encode()),
+                       f"cuModuleGetFunction({name})")
+            self._kernels[key] = Kernel(name, fn, tuple(entries[name]))
+        return self._kernels[key]
 
     # ------------------------------------------------------------------ memory
     def alloc(self, nbytes: int, name: str = "") -> Buffer:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
@@ -138,10 +137,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: python -m neutrino_ae.workloads.ptx_ops {{{','.join(OPS)}}}", file=sys.stderr)
         return 2
     return run_op(args[0])
-
-
-def script() -> Path:
-    return Path(__file__).resolve()
 
 
 if __name__ == "__main__":

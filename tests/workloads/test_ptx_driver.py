@@ -17,7 +17,8 @@ import pytest
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats.fill_timing import read_fill_timing, speedups, write_fill_timing
 from neutrino_ae.workloads import family
-from neutrino_ae.workloads.cudadrv import CudaError, entry_params
+from neutrino_ae.workloads.cudadrv import CudaError
+from neutrino_ae.workloads.ptx_build import ptx_entries
 from neutrino_ae.workloads.ptx_kernels import TritonConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,8 +112,8 @@ def test_tensor_trace_goes_to_the_hooks_folder_of_this_process(emu, tmp_path):
 def test_entry_params_reads_nvcc_and_triton_declarations():
     triton = ".visible .entry attn_fwd(\n .param .u64 .ptr .global .align 16 attn_fwd_param_0,\n" \
              " .param .f32 attn_fwd_param_1,\n .param .u32 attn_fwd_param_2\n)"
-    assert entry_params(PTX) == {"scale_add": ["u64", "u32", "f32"]}
-    assert entry_params(triton) == {"attn_fwd": ["u64", "f32", "u32"]}
+    assert ptx_entries(PTX) == {"scale_add": ["u64", "u32", "f32"]}
+    assert ptx_entries(triton) == {"attn_fwd": ["u64", "f32", "u32"]}
 
 
 def test_a_triton_launch_checks_names_and_folded_values():
