@@ -27,22 +27,13 @@ code = md
 INTRO = md("""
     # Neutrino (OSDI'25): dynamic evaluation — collect traces on your GPU, then analyse them
 
-    This notebook re-runs the paper's experiments on the GPU of this machine with the Neutrino CLI
-    (`neutrino -p <probe> <command>`), then turns the fresh traces into the same figures and tables
-    as `static.ipynb`, with the very same analysis code. Differences from the static notebook:
-
-    * it needs an NVIDIA GPU, the CUDA toolkit, PyTorch with PTX, Triton and Neutrino itself
-      (`python prepare_env.py --check`, `--install`); CUTLASS, Nsight Systems and Nsight Compute are
-      optional and only feed some rows;
-    * results depend on the GPU: the paper used an A100 (108 SMs). Expect similar numbers and figure
-      shapes there, and different (but explainable) ones elsewhere; make sure nothing else runs on
-      the GPU while collecting;
-    * traces take disk space (several GB for DMAT and Table 2 with all probes).
-
-    Without a GPU or without `neutrino` on PATH every section prints one `skipped:` line and, when
-    traces from an earlier run exist under `trace_root`, analyses those instead. Sections run in the
-    source notebook's order: 1 block scheduling, 2 DMAT, 3 kernel slowdown, 4 probe memory,
-    5 exposed latency, 6 warp scheduling, 7 a look inside one trace directory.
+    Re-runs the paper's experiments on this machine's NVIDIA GPU with the Neutrino CLI
+    (`neutrino -p <probe> <command>`) and turns the fresh traces into the figures and tables of
+    `static.ipynb`, with the same analysis code. It needs an NVIDIA GPU, the CUDA toolkit and
+    Neutrino (section 0 says what is missing here and how to install it); results depend on the
+    GPU (the paper used an A100), and traces take several GB. Without a GPU nothing is collected:
+    each section says so in one line, the verdict lists the claims a GPU run is judged on as
+    *not run*, and the last section still tours a real trace directory.
 """)
 
 PARAMETERS = code(f"""
@@ -65,14 +56,12 @@ PARAMETERS = code(f"""
 ENV_MD = md("""
     ## 0. Environment
 
-    The check below is `prepare_env.py --check` run in-process: one row per requirement, and what to
-    do about anything missing. It never installs anything; run `python prepare_env.py --install`
-    (idempotent; `--dry-run` lists the commands) in a terminal for that. Collection runs only when
-    `collect` is true, `neutrino` is on PATH and `nvidia-smi` lists a GPU. The `workloads` row says
-    which workload family runs and why: the artifact's PyTorch/Triton scripts (`paper`), or the same
-    kernels as PTX launched through the CUDA driver API (`ptx`), the only kind Neutrino can probe with
-    a current PyTorch (SASS-only wheels) or Triton (>= 3.3 launches with `cuLaunchKernelEx`, which
-    Neutrino's hook driver lacks). Each result names the family and marks each stand-in kernel.
+    `prepare_env.py --check`, run in-process: what is missing and how to get it (it installs
+    nothing; `python prepare_env.py --install` in a terminal does, `--dry-run` lists the commands).
+    Collection runs only when `collect` is true, `neutrino` is on PATH and `nvidia-smi` lists a
+    GPU. The workloads line says which kernels run: the artifact's PyTorch/Triton scripts
+    (`paper`), or the same kernels as PTX through the CUDA driver API (`ptx`), the only kind
+    Neutrino can probe with a current PyTorch (SASS-only wheels) or Triton (>= 3.3).
 """)
 
 ENV = code("""
@@ -84,18 +73,12 @@ ENV = code("""
 """)
 
 INTERNALS_MD = md("""
-    ## 7. Inside a trace directory
+    ## 7. Inside Neutrino: probes, a trace directory, the probe engine
 
-    Not a paper result: a tour of what Neutrino writes, taken from the **newest** trace directory
-    under `trace_root` that holds a result file (newest by the time in the folder's name, the rule
-    every section uses to pick a collection: `neutrino_ae/formats/tracedir.py`). `probe.toml` is
-    the probe that ran (its `position`, `datamodel`, `before`/`after` snippets and the
-    `analyze_hook`); `event.log` is the hooked
-    driver's log (process, command, memory operations, each launch with its grid, probe buffer,
-    saved file and timings); each `kernel/<i>_<sha1>/` holds the probe engine's work on one kernel:
-    `kernel.info` (name, parameter count, saving probes, analyze hook), `process.log` (including
-    the assembler's register counts) and the PTX before (`pruned.ptx`) and after (`probed.ptx`)
-    probing, compared below; `result/*.bin` are the binary traces, named by seconds since start.
+    Not a paper result: what Neutrino is made of and what it writes, from real files only. The
+    built-in probes and the analysis script come from Neutrino's source (installed, or a checkout);
+    the trace directory is the newest block_sched one collected under `trace_root`, else one from
+    the paper's bundle, else the genuine one the real Neutrino wrote for this suite's tests.
 """)
 
 INTERNALS = code("""
@@ -118,9 +101,11 @@ SUMMARY = code("""
 def cells() -> list[nbformat.NotebookNode]:
     """One heading + one code cell per section of the registry, between the set-up and the summary."""
     v4 = nbformat.v4
-    out = [v4.new_markdown_cell(INTRO, id="intro"), v4.new_code_cell(KERNEL_CHECK, id="kernel-check"),
+    hidden = {"jupyter": {"source_hidden": True}, "tags": ["remove-input"]}  # plumbing: outputs only
+    out = [v4.new_markdown_cell(INTRO, id="intro"),
+           v4.new_code_cell(KERNEL_CHECK, id="kernel-check", metadata=hidden),
            v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
-           v4.new_markdown_cell(ENV_MD, id="env-md"), v4.new_code_cell(ENV, id="env")]
+           v4.new_markdown_cell(ENV_MD, id="env-md"), v4.new_code_cell(ENV, id="env", metadata=hidden)]
     sections = registry.sections()
     for i, s in enumerate(sections, start=1):
         cid = s.name.replace("_", "-")

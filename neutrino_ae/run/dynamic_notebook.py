@@ -5,7 +5,6 @@ a trace directory; summary and verdict). The same shape as static.ipynb's ``Stat
 
 from __future__ import annotations
 
-import difflib
 import sys
 import time
 from pathlib import Path
@@ -16,11 +15,13 @@ from neutrino_ae.bundle.manifest import DYNAMIC
 from neutrino_ae.bundle.trust import identity
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report import registry
+from neutrino_ae.report.claims import Outcome
 from neutrino_ae.report.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.report.summary import summary_rows, write_summary
 from neutrino_ae.run.display import link, markdown, show
+from neutrino_ae.run.dynamic_view import applies, env_markdown, not_run_markdown, provenance, shown, unabsolute
 from neutrino_ae.run.notebook_setup import check, flag, prepare_output, section_names, separate
 from neutrino_ae.run.runner import collect_section, run_section
 from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
@@ -58,7 +59,6 @@ class DynamicNotebook:
         # Collected traces carry no digests: a partial run's verdict says which sections it covers.
         self.verdict_run = VerdictRun.begin("dynamic", identity(DYNAMIC, {}), *prepare_output(self.out_root))
         self.env_report = envcheck.run_checks(neutrino=neutrino, workloads=workloads)
-        print(self.env_report.table())
         # tools/real_neutrino's stub nvidia-smi names the emulated driver; results are then labelled EMULATED
         self.emulated = any("emucuda" in g.name for g in self.env_report.gpus)
         if self.emulated:
@@ -67,12 +67,14 @@ class DynamicNotebook:
         self.blocker = None if collect else "collect=False"
         if self.blocker is None:
             self.blocker = collection_blocker(neutrino)
-        print()
+        # What is missing first (issue 37 item 4): one compact table, then where things go.
         print(f"collection: {'enabled' if self.blocker is None else 'off (' + self.blocker + ')'}")
-        print(f"workloads:  {self.env_report.family} ({self.env_report.family_reason})")
-        print(f"traces:     {self.trace_root.resolve()}")
-        print(f"outputs:    {self.out_root.resolve()}")
-        print(f"sections:   {', '.join(self.selected)}")
+        markdown(env_markdown(self.env_report))
+        print(f"traces: {shown(self.trace_root)}; outputs: {shown(self.out_root)}; "
+              f"sections: {', '.join(self.selected)}")
+        self.collected: list[str] = []  # sections collected by this run
+        self.earlier: list[str] = []  # sections analysed from traces this run did not collect
+        self.kind = DYNAMIC  # the bundle kind of what was analysed (trace_root's, once a section ran)
         self.results: dict[str, SectionResult] = {}
         self.problems: list[str] = []
         self.summary_path: Path | None = None
@@ -93,8 +95,10 @@ class DynamicNotebook:
             return None
         earlier = self.trace_root / name
         have_earlier = earlier.is_dir() and any(earlier.iterdir())
+        fresh = False
         if self.blocker is not None:
-            tail = f"analysing earlier traces in {earlier}" if have_earlier else f"no earlier traces in {earlier}"
+            where = shown(earlier)
+            tail = f"analysing earlier traces in {where}" if have_earlier else f"no earlier traces in {where}"
             print(f"{name}: skipped: {self.blocker}; {tail}")
             if not have_earlier:
                 return None
@@ -103,18 +107,22 @@ class DynamicNotebook:
             print(f"{name}: collecting ...")
             try:
                 collect_section(name, self.trace_root, self.ctx)
-                print(f"{name}: collected in {time.perf_counter() - start:.1f} s -> {earlier}")
+                fresh = True
+                print(f"{name}: collected in {time.perf_counter() - start:.1f} s -> {shown(earlier)}")
             except NeutrinoAEError as exc:
-                self._report(f"{name}: collection failed: {exc}")
+                self._report(f"{name}: collection failed: {unabsolute(str(exc))}")
                 if not (earlier.is_dir() and any(earlier.iterdir())):
                     return None
-                print(f"{name}: analysing the earlier traces in {earlier}")
+                print(f"{name}: analysing the earlier traces in {shown(earlier)}")
         try:
             # The same runner as static.ipynb's, on the tree as collected (its bundle.json just rewritten).
-            res = run_section(name, open_bundle(self.trace_root), self.out_root, collected=True)
+            bundle = open_bundle(self.trace_root)
+            res = run_section(name, bundle, self.out_root, collected=True)
         except NeutrinoAEError as exc:
-            self._report(f"{name}: analysis failed: {exc}")
+            self._report(f"{name}: analysis failed: {unabsolute(str(exc))}")
             return None
+        self.kind = bundle.kind
+        (self.collected if fresh else self.earlier).append(name)
         self.results[name] = res
         return res
 
@@ -127,45 +135,10 @@ class DynamicNotebook:
         show(res, figures=sec.notebook_show, text=sec.notebook_text)
 
     def internals(self) -> None:
-        """A tour of the newest trace directory under ``trace_root``: what Neutrino writes."""
-        from neutrino_ae.formats.tracedir import TraceDir
+        """Sec. 7: a tour of a block_sched trace directory and of Neutrino's probes (``run/dynamic_tour.py``)."""
+        from neutrino_ae.run.dynamic_tour import tour
 
-        def head(path: Path, n: int = 40) -> str:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            return "\n".join(lines[:n] + ([f"... ({len(lines) - n} more lines)"] if len(lines) > n else []))
-
-        # The one rule (formats/tracedir.py: the time in the folder's name); a folder holding a result is
-        # preferred, Table 2's --benchmark runs write none.
-        dirs = open_bundle(self.trace_root).trace_dirs(recursive=True) if self.trace_root.is_dir() else []
-        with_results = [d for d in dirs if TraceDir(d).results()]
-        if not dirs:
-            print(f"internals: skipped: no trace directory under {self.trace_root} yet")
-            return
-        newest = (with_results or dirs)[-1]
-        print(f"newest trace directory: {newest}{'' if with_results else ' (none here holds a result file)'}\n")
-        for path in sorted(newest.rglob("*")):
-            rel = path.relative_to(newest)
-            print("  " * (len(rel.parts) - 1) + rel.name + ("/" if path.is_dir() else f"  ({path.stat().st_size} B)"))
-        for name in ("probe.toml", "event.log"):
-            if (newest / name).is_file():
-                print(f"\n--- {name}\n" + head(newest / name))
-        try:
-            kdirs = TraceDir(newest).kernels()  # by the index in kernel/<idx>_<sha1>
-        except NeutrinoAEError as exc:
-            print(f"\n(kernel/ not shown: {exc})")
-            kdirs = []
-        if kdirs:
-            kdir = kdirs[-1].path
-            for name in ("kernel.info", "process.log"):
-                if (kdir / name).is_file():
-                    print(f"\n--- kernel/{kdir.name}/{name}\n" + head(kdir / name))
-            pruned, probed = kdir / "pruned.ptx", kdir / "probed.ptx"
-            if pruned.is_file() and probed.is_file():
-                diff = difflib.unified_diff(
-                    pruned.read_text(errors="replace").splitlines(), probed.read_text(errors="replace").splitlines(),
-                    "pruned.ptx", "probed.ptx", lineterm="", n=1)
-                print("\n--- pruned.ptx vs probed.ptx (what the probe engine added)\n" + "\n".join(list(diff)[:80]))
-        print(f"\nresult files in launch order: {[p.name for p in TraceDir(newest).results()]}")
+        tour(self.trace_root)
 
     def summary(self) -> None:
         """Write summary.json and the verdict (``nb.summary_path``); no repr in the cell."""
@@ -174,12 +147,23 @@ class DynamicNotebook:
         path = write_summary(self.out_root / "summary.json", rows, notebook="dynamic", bundle_kind="dynamic",
                              trace_root=str(self.trace_root.resolve()), gpu=gpu, collected=self.blocker is None,
                              sections=self.selected, problems=self.problems, run_id=self.verdict_run.run_id)
-        print(f"wrote {path} ({len(rows)} rows)")
+        print(f"wrote {shown(path)} ({len(rows)} rows)")
         if rows:
             markdown(f"{len(rows)} numbers from {len(self.results)} section(s): [summary.json]({link(path)})")
         for p in self.problems:
             print(f"problem: {p}")
-        skipped = {n: "no traces collected or analysed" for n in self.selected if n not in self.results}
-        write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=not self.results,
-                      trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, emulated=self.emulated)
+        label, scope = provenance(self.collected, self.earlier, self.kind, self.blocker, str(self.trace_root))
+        nothing = not self.results
+        skipped = {n: "not run: " + ("nothing collected" if nothing else "no traces collected or analysed")
+                   for n in self.selected if n not in self.results}
+        # Only the claims that can apply to the data analysed: never the sample model's ground truth on
+        # GPU data, nor the authors' A100 numbers on another GPU (issue 37 item 4).
+        doc = write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=nothing,
+                            trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, emulated=self.emulated,
+                            scope=scope, source=label, judge=lambda c: applies(c, self.kind), show=not nothing)
+        if nothing:
+            fields = set(Outcome.__dataclass_fields__)
+            outcomes = [Outcome(**{k: v for k, v in c.items() if k in fields}) for c in doc["claims"]]
+            markdown(f"### Verdict: {doc['overall']}\n\n{scope[0].upper() + scope[1:]}.\n\n"
+                     + not_run_markdown(outcomes, "nothing collected on this machine"))
         self.summary_path = path

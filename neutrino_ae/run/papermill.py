@@ -305,7 +305,7 @@ def _verdict_cell(out_dir: Path) -> Any:
     claim is the last cell's output (shown once)."""
     import nbformat
 
-    from neutrino_ae.report.claims import PASS, VERDICT_NAME, counts_line, read_verdict, verdict_table
+    from neutrino_ae.report.claims import PASS, SKIPPED, VERDICT_NAME, counts_line, read_verdict, verdict_table
 
     try:
         found = read_verdict(out_dir)
@@ -316,12 +316,15 @@ def _verdict_cell(out_dir: Path) -> Any:
     doc, outcomes = found
     kind = {"sample": "SYNTHETIC sample data", "paper": "the paper's traces", "dynamic": "traces from this GPU"}.get(
         str(doc.get("bundle_kind")), "traces of unknown provenance")
+    if doc.get("source"):  # dynamic.ipynb: collected now, earlier traces, or nothing
+        kind = str(doc["source"])
     if doc.get("emulated"):
         kind = "EMULATED GPU (emulator's model, not a measurement)"
     text = (f"## Verdict: {doc.get('overall')} · {kind}\n\n**{doc.get('scope')}.** "
             f"{counts_line(doc.get('counts', {}))}; every claim with what was expected and obtained is in the "
             f"Verdict section at the end and in `{VERDICT_NAME}`.")
-    others = [o for o in outcomes if o.status != PASS]
+    # Nothing judged (every claim SKIPPED, e.g. nothing collected): the end lists them once, not twice.
+    others = [o for o in outcomes if o.status != PASS] if any(o.status != SKIPPED for o in outcomes) else []
     if others:
         text += f"\n\nClaims that did not pass:\n\n{verdict_table(others)}"
     return nbformat.v4.new_markdown_cell(text + "\n", id="verdict-top")

@@ -29,6 +29,7 @@ import contextlib
 import datetime as _dt
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from neutrino_ae.report.claims import (
     PASS,
     SKIPPED,
     VERDICT_NAME,
+    AnyClaim,
     Outcome,
     counts_line,
     verdict,
@@ -162,15 +164,21 @@ def _overall(outcomes: list[Outcome], failed: dict[str, str], nothing_collected:
 def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selected: list[str],
                   skipped: dict[str, str], nothing_collected: bool = False,
                   trace_dirs: dict[str, list[str]] | None = None, *, run: VerdictRun | None = None,
-                  failed: dict[str, str] | None = None, emulated: bool = False) -> dict[str, Any]:
+                  failed: dict[str, str] | None = None, emulated: bool = False, scope: str | None = None,
+                  source: str | None = None, judge: Callable[[AnyClaim], bool] | None = None,
+                  show: bool = True) -> dict[str, Any]:
     """Judge every selected section's claims on ``rows``; write ``verdict.json`` (with the trace
     directories each section read, ``trace_dirs``; the run id and bundle digest on every claim; merged
     into the previous verdict of the same bundle when only some sections ran) and show it.
     ``failed``: sections that failed in this run (name -> why); ``emulated``: a dynamic run on the emulated
-    driver, labelled EMULATED as a sample run is SYNTHETIC."""
+    driver, labelled EMULATED as a sample run is SYNTHETIC. ``scope`` replaces the kind's scope line and
+    ``source`` (a short label, ``verdict.json`` ``source``) says where the data came from (dynamic.ipynb:
+    collected now, earlier traces, nothing); ``judge`` keeps only the claims that can apply to the data
+    (dynamic.ipynb leaves out ground-truth claims); ``show=False`` leaves the display to the caller."""
     run = run or VerdictRun.begin(kind, Identity(kind, None, "nothing", None, f"bundle: {kind}, no digest"))
     all_names = registry.names()
-    claims_by_section = {s.name: s.claims for s in registry.sections() if s.name in selected}
+    claims_by_section = {s.name: [c for c in s.claims if judge is None or judge(c)]
+                         for s in registry.sections() if s.name in selected}
     stamp = {"run_id": run.run_id, "bundle_digest": run.identity.digest or ""}
     outcomes = [replace(o, **stamp) for o in verdict(claims_by_section, rows, skipped)]
     read = {s: list(d) for s, d in (trace_dirs or {}).items() if s in selected and d}
@@ -188,9 +196,9 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
     covered = [s for s in all_names if any(o.section == s for o in outcomes) or s in selected]
     counts = {k: sum(o.status == k for o in outcomes) for k in (PASS, DIFFERS, SKIPPED)}
     overall = _overall(outcomes, failed, nothing_collected)
-    scope = {"sample": "SYNTHETIC sample bundle: this checks the pipeline (analyses vs an execution model), "
-                       "not the paper's measurements",
-             "paper": "the paper's traces", "dynamic": "traces collected on this machine's GPU"}.get(
+    scope = scope or {"sample": "SYNTHETIC sample bundle: this checks the pipeline (analyses vs an execution model), "
+                                "not the paper's measurements",
+                      "paper": "the paper's traces", "dynamic": "traces collected on this machine's GPU"}.get(
         kind, "traces of unknown provenance")
     if emulated:
         scope = ("EMULATED: the real Neutrino (CLI, hook driver, probe engine) over an emulated CUDA driver; "
@@ -202,7 +210,11 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
            "bundle": run.identity.to_dict(), "partial": bool(missing), "merged": merged,
            "sections": covered, "missing_sections": missing, "runs": runs, "failed_sections": failed,
            "trace_dirs": read, "claims": [o.to_dict() for o in outcomes]}
+    if source:
+        doc["source"] = source
     write_json(out_root / VERDICT_NAME, doc)
+    if not show:
+        return doc
     dirs = "".join(f"\n* {s}: " + ", ".join(f"`{d}`" for d in ds) for s, ds in read.items())
     dirs = f"\n\nTrace directories read (newest collection by the time in its name):{dirs}" if dirs else ""
     header = "  \n".join(verdict_header(doc))
