@@ -15,7 +15,7 @@ from neutrino_ae.bundle.manifest import DYNAMIC
 from neutrino_ae.bundle.trust import identity
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report import registry
-from neutrino_ae.report.claims import Outcome
+from neutrino_ae.report.claims import TRUTH, AnyClaim, Outcome
 from neutrino_ae.report.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.report.section import NotebookStop
@@ -157,10 +157,14 @@ class DynamicNotebook:
         skipped = {n: "not run: " + ("nothing collected" if nothing else "no traces collected or analysed")
                    for n in self.selected if n not in self.results}
         # Only the claims that can apply to the data analysed: never the sample model's ground truth on
-        # GPU data, nor the authors' A100 numbers on another GPU (issue 37 item 4).
+        # GPU data, nor the authors' A100 numbers on another GPU (issue 37 item 4). The summary rows are
+        # labelled dynamic whatever tree was analysed, so a published number is held to that kind.
+        def judge(claim: AnyClaim) -> bool:
+            return applies(claim, self.kind if claim.kind == TRUTH else DYNAMIC)
+
         doc = write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=nothing,
                             trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, emulated=self.emulated,
-                            scope=scope, source=label, judge=lambda c: applies(c, self.kind), show=not nothing)
+                            scope=scope, source=label, judge=judge, show=not nothing)
         if nothing:
             fields = set(Outcome.__dataclass_fields__)
             outcomes = [Outcome(**{k: v for k, v in c.items() if k in fields}) for c in doc["claims"]]
