@@ -45,6 +45,7 @@ PARAMETERS = code(f"""
     neutrino = "neutrino"  # name or path of the Neutrino CLI
     repeats = 1  # runs per measurement where a section supports it (Fig. 12 keeps the median)
     collect = True  # False: only analyse traces already under trace_root
+    bundle = ""  # "sample", "paper" or a folder: analyse that bundle instead of collecting (said so in the verdict)
     timeout = 3600  # seconds allowed per collection command
     collect_args = {{}}  # extra CLI arguments per section, e.g. {{"max_mem": ["--models", "llama1b-bs32"]}}
     strict = False  # True: a failed collection or analysis stops the notebook instead of being reported
@@ -69,7 +70,7 @@ ENV = code("""
 
     nb = DynamicNotebook(sections=sections, output_dir=output_dir, trace_root=trace_root, neutrino=neutrino,
                          repeats=repeats, collect=collect, timeout=timeout, collect_args=collect_args, strict=strict,
-                         workloads=workloads)
+                         workloads=workloads, bundle=bundle)
 """)
 
 INTERNALS_MD = md("""

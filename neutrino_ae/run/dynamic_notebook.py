@@ -5,6 +5,7 @@ a trace directory; summary and verdict). The same shape as static.ipynb's ``Stat
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ from neutrino_ae.bundle.trust import identity
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report import registry
 from neutrino_ae.report.claims import TRUTH, AnyClaim, Outcome
-from neutrino_ae.report.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES
+from neutrino_ae.report.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES, TRACE_ROOTS, default_trace_root
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.report.summary import summary_rows, write_summary
@@ -34,7 +35,7 @@ class DynamicNotebook:
     def __init__(self, sections: Any = None, output_dir: str = DYNAMIC_RESULTS,
                  trace_root: str = DYNAMIC_TRACES, neutrino: str = "neutrino", repeats: int = 1,
                  collect: bool = True, timeout: float = 3600, collect_args: dict[str, list[str]] | None = None,
-                 strict: bool = False, workloads: str = "auto") -> None:
+                 strict: bool = False, workloads: str = "auto", bundle: str = "") -> None:
         from neutrino_ae.workloads import envcheck
         from neutrino_ae.workloads.neutrino import CollectContext, collection_blocker
 
@@ -53,6 +54,17 @@ class DynamicNotebook:
                                                f"not {workloads!r}")
         collect, self.strict = flag("collect", collect), flag("strict", strict)
         self.selected = section_names(sections)
+        # bundle: analyse a tree this run does not collect (the sample, the paper's, a folder), said so.
+        check(isinstance(bundle, str | os.PathLike),
+              f'bundle must be "", "sample", "paper" or a folder, not {bundle!r}')
+        self.bundle = os.fspath(bundle)
+        if self.bundle:
+            own = self.bundle in TRACE_ROOTS and Path(trace_root) == Path(DYNAMIC_TRACES)
+            trace_root = default_trace_root(self.bundle) if own else (
+                trace_root if self.bundle in TRACE_ROOTS else self.bundle)
+            check(Path(trace_root).is_dir(), f"bundle {self.bundle!r}: no bundle at {shown(trace_root)}; make it first "
+                                             "(neutrino-ae sample, neutrino-ae fetch) or name a folder of traces")
+            collect = False
         self.trace_root = Path(trace_root)
         self.out_root = Path(output_dir)
         separate(self.out_root, self.trace_root)
@@ -64,7 +76,7 @@ class DynamicNotebook:
         if self.emulated:
             print("\nEMULATED GPU: the real Neutrino over tools/real_neutrino/emucuda.c; every number below is "
                   "the emulator's model, not a measurement")
-        self.blocker = None if collect else "collect=False"
+        self.blocker = None if collect else f"bundle={self.bundle!r}: analysing it" if self.bundle else "collect=False"
         if self.blocker is None:
             self.blocker = collection_blocker(neutrino)
         # What is missing first (issue 37 item 4): one compact table, then where things go.
@@ -99,7 +111,11 @@ class DynamicNotebook:
         if self.blocker is not None:
             where = shown(earlier)
             tail = f"analysing earlier traces in {where}" if have_earlier else f"no earlier traces in {where}"
-            print(f"{name}: skipped: {self.blocker}; {tail}")
+            if self.bundle:  # nothing to collect: the bundle named is what is analysed
+                print(f"{name}: analysing {where} (bundle {self.bundle!r}; nothing collected)" if have_earlier
+                      else f"{name}: skipped: no traces in {where} (bundle {self.bundle!r})")
+            else:
+                print(f"{name}: skipped: {self.blocker}; {tail}")
             if not have_earlier:
                 return None
         else:

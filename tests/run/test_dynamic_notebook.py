@@ -319,3 +319,30 @@ def test_provenance_says_where_the_analysed_data_came_from():
                      "(an execution model, not a GPU) under `traces/sample`")
     label, scope = provenance([], [], "dynamic", "no NVIDIA GPU (nvidia-smi not on PATH)", "/abs/traces")
     assert label == "no NVIDIA GPU here" and "/abs" not in scope
+
+
+def test_a_bundle_it_did_not_collect_is_analysed_and_said_so(tiny_bundle, tmp_path, capsys):
+    """``-p bundle <folder>`` (or "sample"): nothing is collected, the bundle is analysed, and the verdict
+    says whose data it is; on the sample its ground truth applies, published A100 numbers do not."""
+    from neutrino_ae.run import lock
+    from neutrino_ae.run.dynamic_notebook import DynamicNotebook
+
+    try:
+        nb = DynamicNotebook(sections="max_mem", output_dir=str(tmp_path / "out"), bundle=str(tiny_bundle))
+        assert nb.blocker == f"bundle={str(tiny_bundle)!r}: analysing it" and nb.trace_root == tiny_bundle
+        nb.section("max_mem")
+        nb.summary()
+    finally:
+        lock.release_output_lock(tmp_path / "out")
+    printed = capsys.readouterr().out
+    assert "max_mem: analysing …/" in printed and "nothing collected)" in printed
+    verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
+    assert verdict["source"] == "SYNTHETIC sample bundle, nothing collected"
+    assert "max_mem analysed the SYNTHETIC sample bundle (an execution model, not a GPU)" in verdict["scope"]
+    assert "collected on this machine's GPU" not in verdict["scope"]
+    from neutrino_ae.report import registry
+
+    expected = [c.id for c in registry.get("max_mem").claims if c.kind != "published"]
+    assert [c["claim"] for c in verdict["claims"]] == expected
+    assert any(c["kind"] == "truth" for c in verdict["claims"])
+    assert all(c["status"] == "PASS" for c in verdict["claims"]), verdict["claims"]
