@@ -99,7 +99,7 @@ def provenance(collected: list[str], earlier: list[str], kind: str, blocker: str
         tail = f"; {', '.join(earlier)} from earlier traces under `{root}`" if earlier else ""
         return "traces collected on this GPU", f"traces collected on this machine's GPU by this run{tail}"
     why = blocker or "nothing could be collected"
-    why = why.removesuffix(": analysing it")  # bundle=...: the run analyses a bundle it was given
+    why = unabsolute(why.removesuffix(": analysing it"))  # bundle=...: the run analyses a bundle it was given
     if not earlier:
         short = ("no NVIDIA GPU here" if why.startswith("no NVIDIA GPU") else
                  "collection off (collect=False)" if why == "collect=False" else

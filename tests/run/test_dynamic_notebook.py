@@ -339,7 +339,7 @@ def test_a_bundle_it_did_not_collect_is_analysed_and_said_so(tiny_bundle, tmp_pa
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["source"] == "SYNTHETIC sample bundle, nothing collected"
     assert "max_mem analysed the SYNTHETIC sample bundle (an execution model, not a GPU)" in verdict["scope"]
-    assert "collected on this machine's GPU" not in verdict["scope"]
+    assert "collected on this machine's GPU" not in verdict["scope"] and str(tiny_bundle) not in verdict["scope"]
     from neutrino_ae.report import registry
 
     expected = [c.id for c in registry.get("max_mem").claims if c.kind != "published"]
