@@ -17,18 +17,16 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "real_neutrino"))
 
 import emulated  # noqa: E402
-import harness  # noqa: E402
+from real_neutrino_build import shared_install  # noqa: E402
 
 SECTIONS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    reason = harness.unavailable("artifact")
-    if reason:
-        pytest.skip(reason)
+    install = shared_install(tmp_path_factory, "artifact")
     base = tmp_path_factory.mktemp("ptx-emulated")
-    proc = emulated.run(base / "results", base / "traces", base / "work", quick=True)
+    proc = emulated.run(base / "results", base / "traces", base / "work", quick=True, install=install)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = {(r["section"], r["key"]): r["value"]
             for r in json.loads((base / "results" / "summary.json").read_text())["results"]}

@@ -18,18 +18,15 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "real_neutrino"))
 sys.path.insert(0, str(REPO / "tools" / "genuine"))
 
-import harness  # noqa: E402
 import trace_dirs  # noqa: E402
+from real_neutrino_build import shared_install  # noqa: E402
 
 STANDIN = REPO / "tools" / "real_neutrino" / "neutrino_standin.py"
 
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory):
-    reason = harness.unavailable("artifact")
-    if reason:
-        pytest.skip(reason)
-    return harness.build("artifact", tmp_path_factory.mktemp("neutrino-artifact"))
+    return shared_install(tmp_path_factory, "artifact")
 
 
 def test_dynamic_notebook_collects_and_analyses_with_the_real_cli(artifact, tmp_path, monkeypatch):

@@ -17,14 +17,12 @@ sys.path.insert(0, str(REPO / "tools" / "genuine"))
 
 import harness  # noqa: E402
 import trace_dirs  # noqa: E402
+from real_neutrino_build import shared_install  # noqa: E402
 
 
 @pytest.fixture(scope="module", params=["artifact", "main"])
 def install(request, tmp_path_factory):
-    reason = harness.unavailable(request.param)
-    if reason:
-        pytest.skip(reason)
-    return harness.build(request.param, tmp_path_factory.mktemp(f"neutrino-{request.param}"))
+    return shared_install(tmp_path_factory, request.param)
 
 
 def test_block_sched_through_the_real_cli(install, tmp_path):

@@ -102,14 +102,16 @@ def write_fills(fill: Path) -> dict[str, object]:
 
 
 def run(out: Path, traces: Path, work: Path, branch: str = "artifact", quick: bool = False,
-        sections: str | None = None, extra: list[str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Build Neutrino in ``work``, write the fills, run dynamic.ipynb; the finished ``neutrino-ae`` process."""
-    install = harness.build(branch, work / branch)
+        sections: str | None = None, extra: list[str] | None = None,
+        install: harness.Install | None = None) -> subprocess.CompletedProcess[str]:
+    """Build Neutrino in ``work`` (unless ``install`` is one already built), write the fills, run
+    dynamic.ipynb; the finished ``neutrino-ae`` process."""
+    install = install or harness.build(branch, work / branch)
     write_fills(work / "fill")
     # a launch costs a base time plus a per-block one: the fixes' timings then show what fewer blocks save
     env = install.env(work / "fill", kernel_ms=EMU_KERNEL_MS, block_us=EMU_BLOCK_US)
     # the unprobed runs (block_sched's timing) load libcuda.so.1 directly: the emulator's
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(work / branch / "emucuda"),
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(install.root / "emucuda"),
                                                            env.get("LD_LIBRARY_PATH", "")]))
     env.setdefault("NEUTRINO_AE_PTX_CACHE", str(work / "ptx-cache"))
     argv = [sys.executable, "-m", "neutrino_ae", "run", "dynamic", "--output-dir", str(out), "--trace-root",

@@ -189,7 +189,13 @@ def build(branch: str, root: Path) -> Install:
     ptx = root / "kernels.ptx"
     subprocess.run(["nvcc", "-ptx", "-arch=sm_80", str(KERNELS_CU), "-o", str(ptx)], check=True,
                    capture_output=True, text=True)
-    return Install(branch, root, tree, neutrino, bindir, ptx)
+    return installed(branch, root)
+
+
+def installed(branch: str, root: Path) -> Install:
+    """The :class:`Install` that ``build(branch, root)`` made earlier, e.g. in another test process."""
+    tree = next(p for p in (root / "src").iterdir() if (p / "neutrino" / "build.py").is_file())
+    return Install(branch, root, tree, root / "bin" / "neutrino", root / "bin", root / "kernels.ptx")
 
 
 def workload(install: Install, kernel: str, grid: int, block: int, launches: int = 1) -> list[str]:
