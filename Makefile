@@ -33,9 +33,10 @@ report: $(VENV)/.installed-report
 
 # --dist worksteal: a worker that runs out of tests takes half of another's queue (the default `load`
 # hands out fixed chunks in collection order, and tests/conftest.py puts the slowest modules first).
+# --hypothesis-profile ci: every property draws the same examples each run, no database (tests/conftest.py).
 test: $(VENV)/.installed-test
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -n auto --dist worksteal
+	$(PY) -m pytest -q -n auto --dist worksteal --hypothesis-profile ci
 
 # dynamic.ipynb with the real Neutrino (built from $(NEUTRINO_SRC)/neutrino-artifact.tar.gz) over the emulated
 # CUDA driver, the ptx workloads, into results/dynamic-emulated/ (labelled EMULATED); QUICK=1: the smallest set.

@@ -13,15 +13,22 @@ from types import SimpleNamespace
 
 import pytest
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.database import DirectoryBasedExampleDatabase
 from shared_build import build_once
 
 REPO = Path(__file__).resolve().parents[1]
 
-# CI judges a submission once: there the fuzz tests draw the same examples every run (a failure
-# reproduces); a developer's run explores new ones and keeps what failed in .hypothesis/.
+# `make test` (= CI, `--hypothesis-profile ci`) judges a submission once: the properties draw the same
+# examples every run, each within its own fixed max_examples, and keep no database. A developer's plain
+# `pytest` explores new examples and keeps what failed in a database outside the tree (a checkout stays
+# clean; $NEUTRINO_AE_HYPOTHESIS_DB moves it).
+_HOME = Path(os.environ.get("NEUTRINO_AE_HYPOTHESIS_DB") or
+             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "neutrino-ae" / "hypothesis")
+set_hypothesis_home_dir(_HOME)  # its other caches (constants/) too, not .hypothesis/ in the checkout
 settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.register_profile("dev", database=DirectoryBasedExampleDatabase(_HOME / "examples"))
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture(scope="session")

@@ -51,3 +51,16 @@ def test_the_stamps_reinstall_only_what_is_missing_or_stale(tmp_path):
     os.utime(venv / ".installed", (pyproject.stat().st_mtime - 10,) * 2)
     os.utime(venv / ".installed-test", (t, t))
     assert [line.split()[-1] for line in _dry(venv, "test")] == ['"."', '".[test]"']
+
+
+def test_make_test_draws_fixed_hypothesis_examples_and_nothing_lands_in_the_checkout():
+    from hypothesis import settings
+    from hypothesis.configuration import storage_directory
+
+    proc = subprocess.run(["make", "-n", "-C", str(REPO), "test"], capture_output=True, text=True, check=True)
+    pytest_line = next(line for line in proc.stdout.splitlines() if " -m pytest " in line)
+    assert "--hypothesis-profile ci" in pytest_line
+    ci = settings.get_profile("ci")
+    assert ci.derandomize and ci.database is None
+    home = storage_directory("constants", intent_to_write=False).path.resolve()
+    assert not home.is_relative_to(REPO), home  # no .hypothesis/ in the checkout
