@@ -84,6 +84,48 @@ def sample_run(small_bundle, tmp_path_factory) -> SimpleNamespace:
     return SimpleNamespace(dir=folder, traces=folder / "traces", out=folder / "results", cwd=folder / "cwd", proc=proc)
 
 
+@pytest.fixture(scope="session")
+def timeline_runs(tiny_bundle, tmp_path_factory) -> SimpleNamespace:
+    """Two quiet runs of the public command into one output folder, on a copy of ``tiny_bundle``, of the
+    two sections with Perfetto timelines, made once per test run (read by the logging and timeline tests):
+
+        neutrino-ae -q run static --sections block_sched,warp_sched --trace-root <traces> \\
+            --output-dir <out> --report-only -p workers 2        # .first
+        the same again without ``-p workers``: every result reused  # .second
+
+    with progress bars forced on (``NEUTRINO_AE_PROGRESS=1``), so that "-q draws none" means something.
+    ``.first_notebook`` is the executed notebook as the first run left it, ``.first_mtimes`` every output
+    file's ``st_mtime_ns`` then (by path relative to ``.out``). Tests must not modify the folder."""
+
+    def run(folder: Path, name: str, *extra: str) -> None:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg", "NEUTRINO_AE_PROGRESS": "1"}
+        argv = [sys.executable, "-m", "neutrino_ae", "-q", "run", "static", "--sections", "block_sched,warp_sched",
+                "--trace-root", str(folder / "traces"), "--output-dir", str(folder / "results"), "--report-only",
+                *extra]
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
+        (folder / f"{name}.json").write_text(json.dumps({"argv": argv, "returncode": proc.returncode,
+                                                          "stdout": proc.stdout, "stderr": proc.stderr}))
+
+    def build(folder: Path) -> None:
+        shutil.copytree(tiny_bundle, folder / "traces")
+        run(folder, "first", "-p", "workers", "2")
+        out = folder / "results"
+        shutil.copy2(out / "static.executed.ipynb", folder / "first.ipynb")
+        (folder / "first-mtimes.json").write_text(json.dumps(
+            {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}))
+        run(folder, "second")
+
+    folder = build_once(tmp_path_factory, "timeline-runs", build)
+
+    def proc(name: str) -> subprocess.CompletedProcess:
+        doc = json.loads((folder / f"{name}.json").read_text())
+        return subprocess.CompletedProcess(doc["argv"], doc["returncode"], doc["stdout"], doc["stderr"])
+
+    return SimpleNamespace(traces=folder / "traces", out=folder / "results", first=proc("first"),
+                           second=proc("second"), first_notebook=folder / "first.ipynb",
+                           first_mtimes=json.loads((folder / "first-mtimes.json").read_text()))
+
+
 @pytest.fixture(autouse=True)
 def _fresh_logging():
     """Each test starts without the console/run.log handlers an earlier one installed in this process

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,25 +54,19 @@ def test_quiet_and_verbose_exclude_each_other():
     assert proc.returncode == 2 and "not allowed with argument" in proc.stderr
 
 
-def test_run_writes_run_log_beside_the_results_with_the_section_timings(tiny_bundle, tmp_path):
-    traces = tmp_path / "traces"
-    shutil.copytree(tiny_bundle, traces)
-    out = tmp_path / "results"
-    proc = _cli("-q", "run", "static", "--sections", "block_sched,warp_sched", "--trace-root", str(traces),
-                "--output-dir", str(out), "-p", "workers", "2", "--report-only")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "%|" not in proc.stderr and "Executing" not in proc.stderr  # -q: no papermill bar either
+def test_run_writes_run_log_beside_the_results_with_the_section_timings(timeline_runs):
+    first, out = timeline_runs.first, timeline_runs.out
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "%|" not in first.stderr and "Executing" not in first.stderr  # -q: no papermill bar either
     text = (out / logs.LOG_NAME).read_text(encoding="utf-8")
-    assert "executing static.ipynb" in text and "executed notebook:" in text  # this process
+    head = text[:text.index("executed notebook:")]  # what the first run wrote
+    assert "executing static.ipynb" in head
     for name in ("block_sched", "warp_sched"):  # the kernel's worker processes (workers=2)
-        assert f"{name}: computed in " in text, text
-    assert "DEBUG" in text  # every level goes to the file
-    # A second run appends: the cached results are reused, and the log says so.
-    proc = _cli("-q", "run", "static", "--sections", "block_sched", "--trace-root", str(traces),
-                "--output-dir", str(out), "--report-only")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    text = (out / logs.LOG_NAME).read_text(encoding="utf-8")
-    assert "block_sched: reused cached results" in text and text.count("executing static.ipynb") == 2
+        assert f"{name}: computed in " in head, head
+    assert "DEBUG" in head  # every level goes to the file
+    # The second run appended: the cached results were reused, and the log says so.
+    assert timeline_runs.second.returncode == 0, timeline_runs.second.stderr[-3000:]
+    assert "block_sched: reused cached results" in text[len(head):] and text.count("executing static.ipynb") == 2
 
 
 def test_log_to_file_moves_with_the_output_folder(tmp_path):

@@ -4,11 +4,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -31,18 +27,12 @@ def test_builder_puts_a_timeline_cell_after_each_timeline_section():
     assert {s.name for s in registry.sections() if s.timelines} == {"block_sched", "warp_sched"}
 
 
-def test_executed_notebook_links_the_timelines(tiny_bundle, tmp_path):
-    traces = tmp_path / "traces"
-    shutil.copytree(tiny_bundle, traces)
-    out = tmp_path / "results"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"}
-    argv = [sys.executable, "-m", "neutrino_ae", "-q", "run", "static", "--sections", "block_sched,warp_sched",
-            "--trace-root", str(traces), "--output-dir", str(out), "--report-only"]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    nb = nbformat.read(out / "static.executed.ipynb", as_version=4)
+def test_executed_notebook_links_the_timelines(timeline_runs):
+    out = timeline_runs.out
+    assert timeline_runs.first.returncode == 0, timeline_runs.first.stderr[-3000:]
+    nb = nbformat.read(timeline_runs.first_notebook, as_version=4)
     cells = {c.id: c for c in nb.cells}
-    exported = {}
+    exported = []
     for name in ("block_sched", "warp_sched"):
         text = "".join(o.get("data", {}).get("text/markdown", "") for o in cells[f"{name.replace('_', '-')}-perfetto"]
                        .outputs)
@@ -57,9 +47,8 @@ def test_executed_notebook_links_the_timelines(tiny_bundle, tmp_path):
             cat = other["level"]
             slices = [e for e in doc["traceEvents"] if e.get("cat") == cat]
             assert len({e["args"]["block"] for e in slices}) == other["blocks"] > 0
-            exported[path] = path.stat().st_mtime_ns
-    assert any("block_sched" in p.name for p in exported) and any("exclusive_sched" in p.name for p in exported)
-    # A second run reuses the exports while the traces are unchanged.
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert {p: p.stat().st_mtime_ns for p in exported} == exported
+            exported.append(target)
+    assert any("block_sched" in p for p in exported) and any("exclusive_sched" in p for p in exported)
+    # The second run (the same sections) reused the exports: the traces were unchanged.
+    assert timeline_runs.second.returncode == 0, timeline_runs.second.stderr[-3000:]
+    assert {p: (out / p).stat().st_mtime_ns for p in exported} == {p: timeline_runs.first_mtimes[p] for p in exported}
