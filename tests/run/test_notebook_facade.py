@@ -105,28 +105,39 @@ def test_stale_summary_is_removed_and_a_crashing_section_is_named(tiny, out, mon
     assert {r["section"] for r in doc["results"]} == {"dmat"}
 
 
-def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path, capsys, caplog):
-    """workers=2: the sections run in two worker processes while the cells show them; the log (not the
-    notebook) reports them computed (not reused), and every summary value equals a one-at-a-time run's."""
+def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path, capsys, caplog, timeline_runs):
+    """workers=2 (the shared run of block_sched and warp_sched): the sections ran in two worker processes
+    while the cells showed them; the log (not the notebook) reports them computed (not reused), and every
+    summary value equals a one-at-a-time run's (workers=0, here)."""
     import logging
 
+    import nbformat
+
+    first = timeline_runs.first
+    assert first.returncode == 0, first.stderr[-3000:]
+    shown = "\n".join(str(o.get("text", "")) + json.dumps(o.get("data", {}))
+                      for c in nbformat.read(timeline_runs.first_notebook, as_version=4).cells
+                      for o in c.get("outputs", []))
+    assert "in a worker process" not in shown and "computed in" not in shown
+    log = (timeline_runs.out / "run.log").read_text(encoding="utf-8")
+    first_log = log[:log.index("executed notebook:")]
+    ahead = [line for line in first_log.splitlines() if "neutrino_ae.run.notebook" in line]
+    assert sum("in a worker process" in line for line in ahead) == 2, ahead
+    assert not any("reused cached results" in line for line in ahead)
+    ahead_values = {(r["section"], r["key"]): r["value"]
+                    for r in json.loads((timeline_runs.out / "summary.json").read_text())["results"]}
+
     caplog.set_level(logging.INFO, logger="neutrino_ae.run.notebook")
-    values = {}
-    for workers in (0, 2):
-        caplog.clear()
-        out = tmp_path / f"w{workers}"
-        nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out),
-                            sections="block_sched,max_mem,warp_sched", workers=workers)
-        for name in nb.selected:
-            nb.section(name)
-        printed = capsys.readouterr().out
-        assert "in a worker process" not in printed and "computed in" not in printed, printed
-        # The notebook's own lines (the runner below it logs that it picked up what the worker wrote).
-        logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "neutrino_ae.run.notebook")
-        assert logged.count("in a worker process") == (3 if workers else 0), logged
-        assert "reused cached results" not in logged
-        nb.summary()
-        doc = json.loads((out / "summary.json").read_text())
-        values[workers] = {(r["section"], r["key"]): r["value"] for r in doc["results"]}
-        lock.release_output_lock(out)
-    assert values[0] and values[0] == values[2]
+    out = tmp_path / "w0"
+    nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out),
+                        sections="block_sched,warp_sched", workers=0)
+    for name in nb.selected:
+        nb.section(name)
+    printed = capsys.readouterr().out
+    assert "in a worker process" not in printed and "computed in" not in printed, printed
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "neutrino_ae.run.notebook")
+    assert "in a worker process" not in logged and "reused cached results" not in logged, logged
+    nb.summary()
+    values = {(r["section"], r["key"]): r["value"] for r in json.loads((out / "summary.json").read_text())["results"]}
+    lock.release_output_lock(out)
+    assert values and values == ahead_values
