@@ -52,6 +52,38 @@ TEMPLATE = r"""
 {{- img_attrs(output, 'image/svg+xml') }}>
 </div>
 {%- endblock data_svg %}
+{%- block html_head_css -%}
+{{ super() }}
+<style type="text/css">
+{{ resources.report_css }}
+</style>
+{%- endblock html_head_css -%}
+"""
+
+#: The report's own CSS, after JupyterLab's: on screen an SVG figure shrinks with its column as a PNG does; on
+#: paper (the PDF) nothing is clipped: no prompts, outputs as blocks as wide as the page, figures scaled to it,
+#: wide tables set small enough to fit (Table 2 with its probe column groups), text dumps wrapped, nothing in a
+#: scrolling box, a verdict row or a table row never split over two pages.
+REPORT_CSS = """
+.jp-RenderedSVG img, .jp-RenderedImage img { max-width: 100%; height: auto; }
+.neutrino-ae-verdict-table code { white-space: normal; overflow-wrap: anywhere; }
+@media print {
+  @page { margin: 10mm; }
+  body, main { width: auto !important; }
+  .jp-InputPrompt, .jp-OutputPrompt { display: none !important; }
+  .jp-Cell, .jp-Cell-inputWrapper, .jp-Cell-outputWrapper, .jp-OutputArea, .jp-OutputArea-child,
+  .jp-InputArea { display: block !important; overflow: visible !important; max-width: 100% !important; }
+  .jp-OutputArea-output, .jp-RenderedHTMLCommon, .jp-InputArea-editor, .neutrino-ae-table, .neutrino-ae-verdict {
+    display: block !important; overflow: visible !important; width: auto !important; max-width: 100% !important; }
+  img, svg { max-width: 100% !important; height: auto !important; break-inside: avoid; }
+  pre, .jp-InputArea-editor pre, .cm-editor pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+  .neutrino-ae-table table { font-size: 11px !important; max-width: 100% !important; table-layout: auto !important; }
+  .neutrino-ae-table th, .neutrino-ae-table td { padding: 1px 4px !important; }
+  .neutrino-ae-verdict-table { font-size: 10px !important; }
+  .neutrino-ae-verdict-table code { font-size: 10px !important; }
+  tr { break-inside: avoid; }
+  .jp-OutputArea-child { break-inside: auto; }
+}
 """
 
 REMOVE_INPUT_TAG = "remove-input"
@@ -100,7 +132,8 @@ def write_html(executed: str | os.PathLike[str], out: str | os.PathLike[str] | N
     config = Config({"TagRemovePreprocessor": {"enabled": True, "remove_input_tags": {REMOVE_INPUT_TAG}}})
     exporter = HTMLExporter(config=config, template_name="lab",
                             extra_loaders=[DictLoader({TEMPLATE_NAME: TEMPLATE})], template_file=TEMPLATE_NAME)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": html_name(executed).stem}})
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": html_name(executed).stem},
+                                                          "report_css": REPORT_CSS})
     return write_text(Path(out) if out else html_name(executed), body)
 
 
@@ -166,20 +199,28 @@ def _webpdf(executed: Path, pdf: Path) -> Path:
 
 #: Window width of the render check (a reviewer's browser).
 RENDER_WIDTH_PX = 1400
-_PROBE_JS = ("<script>window.addEventListener('load',()=>{const o=[document.documentElement.scrollHeight];"
-             "for(const i of document.images){o.push(i.getBoundingClientRect().width)}"
-             "const p=document.createElement('pre');p.id='neutrino-ae-render';p.textContent=o.join(' ');"
+_PROBE_JS = ("<script>window.addEventListener('load',()=>{const w=e=>e.getBoundingClientRect().width;"
+             "const col=document.querySelector('.jp-Cell');"
+             "const o={height:document.documentElement.scrollHeight,column:col?w(col):0,"
+             "images:[...document.images].map(w),"
+             "verdict:[...document.querySelectorAll('.neutrino-ae-verdict-table')].map(t=>({width:w(t),"
+             "height:t.getBoundingClientRect().height,rows:t.querySelectorAll('tr.neutrino-ae-claim').length,"
+             "column:w(t.closest('.jp-OutputArea-output,.jp-MarkdownOutput')||t.parentElement)}))};"
+             "const p=document.createElement('pre');p.id='neutrino-ae-render';p.textContent=JSON.stringify(o);"
              "document.body.appendChild(p)})</script>")
 
 
 def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_WIDTH_PX,
                  screenshot: Path | None = None) -> dict:
-    """Open the page in headless Chromium ``width`` px wide: its height, each figure's width on screen,
-    and the smallest text in a figure there (px: the PNG's smallest font size, from its
-    :data:`style.SMALLEST_TEXT_KEY` chunk, times PNG px per point times shown / PNG width)."""
+    """Open the page in headless Chromium ``width`` px wide: its height, the notebook column's width, each
+    figure's width on screen, the smallest text in a figure there (px: the PNG's smallest font size, from its
+    :data:`style.SMALLEST_TEXT_KEY` chunk, times PNG px per point times shown / PNG width) and each verdict
+    table's width, height and claim rows beside the width of the output it is in (``verdict_tables``)."""
     import base64
     import io
+    import json
     import re
+    from html import unescape
 
     import nbformat
     from PIL import Image
@@ -197,8 +238,8 @@ def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_
     found = re.search(r'<pre id="neutrino-ae-render">([^<]*)</pre>', dom)
     if not found:
         raise ConverterFailed(f"{chromium}: no measurements from {html}")
-    numbers = [float(x) for x in found.group(1).split()]
-    height, shown = numbers[0], numbers[1:]
+    measured = json.loads(unescape(found.group(1)))
+    height, shown = float(measured["height"]), [float(x) for x in measured["images"]]
     figures = []
     nb = nbformat.read(executed, as_version=4)
     for cell in nb.cells:
@@ -216,7 +257,8 @@ def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_
                         f"--window-size={width},{int(height)}", "--virtual-time-budget=10000",
                         f"--screenshot={screenshot}", html.resolve().as_uri()],
                        capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
-    return {"width": width, "height": height, "figures": rows}
+    return {"width": width, "height": height, "column": float(measured["column"]), "figures": rows,
+            "verdict_tables": measured["verdict"]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -259,10 +301,15 @@ def _render_check(args: argparse.Namespace, html: Path) -> int:
         return 0
     found = render_check(html, args.notebook, chromium, screenshot=args.screenshot)
     small = min(found["figures"], key=lambda f: f["smallest_text_px"], default=None)
+    tables = found["verdict_tables"]
+    verdict = "; ".join(f"verdict table {t['width']:,.0f} x {t['height']:,.0f} px in a {t['column']:,.0f} px column, "
+                        f"{t['rows']} claims" for t in tables) or "no verdict table"
     print(f"render check ({Path(chromium).name}, {found['width']} px wide): page {found['height']:,.0f} px tall, "
+          f"column {found['column']:,.0f} px, "
           f"{len(found['figures'])} figures shown {min((f['shown_px'] for f in found['figures']), default=0):.0f}-"
           f"{max((f['shown_px'] for f in found['figures']), default=0):.0f} px wide"
           + (f"; smallest text in a figure {small['smallest_text_px']:.1f} px ({small['figure']})" if small else "")
+          + f"; {verdict}"
           + (f"; screenshot {args.screenshot}" if args.screenshot else ""))
     return 0
 
