@@ -151,25 +151,24 @@ def _e(text: str) -> str:
 
 _TABLE_CSS = "table-layout:fixed;width:100%;max-width:100%;border-collapse:collapse;margin:0 0 1em 0;font-size:13px"
 _CELL_CSS = "text-align:left;vertical-align:top;padding:3px 6px;overflow-wrap:anywhere;white-space:normal"
-_SMALL_CSS = "font-size:12px;color:#555"
+_SMALL_CSS = "font-size:0.92em;color:#555"
 
 
 def verdict_html(outcomes: Iterable[Outcome]) -> str:
-    """The verdict as one HTML table that fits its column (``class="neutrino-ae-verdict"``): per section a
-    heading row, one row per claim (verdict, claim, expected, obtained; why it did not pass, and what it
-    means on this bundle, in small type in the row) and a folded detail with each claim in words, its
-    source, tolerance and why, the run and the bundle. One line, no blank lines: it is also Markdown's
-    raw HTML (the notebook's top cell)."""
+    """The verdict as HTML that fits its column (``<div class="neutrino-ae-verdict">``): per section a table
+    (``neutrino-ae-verdict-table``, the same fixed columns in each) with a heading row and one row per claim
+    (verdict, claim, expected, obtained; why it did not pass, and what it means on this bundle, in small
+    type in the row), then a folded detail with each claim in words, its source, tolerance and why, the
+    run and the bundle. One line, no blank lines: it is also Markdown's raw HTML (the notebook's top cell)."""
     outcomes = list(outcomes)
     titles, several = _titles(), _several_runs(outcomes)
     cell = f'style="{_CELL_CSS}"'
-    parts = [f'<div class="neutrino-ae-verdict" style="max-width:100%;overflow:visible">'
-             f'<table class="neutrino-ae-verdict-table" style="{_TABLE_CSS}">'
-             '<colgroup><col style="width:6.5em"><col style="width:15em"><col style="width:40%"><col></colgroup>'
-             "<thead><tr>" + "".join(f"<th {cell}>{h}</th>" for h in _HEAD) + "</tr></thead>"]
-    for section, rows in by_section(outcomes):
-        parts.append(f'<tbody class="neutrino-ae-verdict-section"><tr><th colspan="4" {cell}>'
-                     f"{_e(_heading(section, rows, titles, several))}</th></tr>")
+    cols = '<colgroup><col style="width:6.5em"><col style="width:15em"><col style="width:38%"><col></colgroup>'
+    head = "<thead><tr>" + "".join(f"<th {cell}>{h}</th>" for h in _HEAD) + "</tr></thead>"
+    parts = ['<div class="neutrino-ae-verdict" style="max-width:100%;overflow:visible">']
+    for i, (section, rows) in enumerate(by_section(outcomes)):
+        parts.append(f'<table class="neutrino-ae-verdict-table" style="{_TABLE_CSS}">{cols}{head if i == 0 else ""}'
+                     f'<tbody><tr><th colspan="4" {cell}>{_e(_heading(section, rows, titles, several))}</th></tr>')
         for r in rows:
             colour = _COLOURS.get(r.status, "inherit")
             expected = _e(r.expected)
@@ -179,10 +178,12 @@ def verdict_html(outcomes: Iterable[Outcome]) -> str:
                 expected = f"<code>{expected}</code>"
             small = "".join(f'<div style="{_SMALL_CSS}">{_e(n)}</div>' for n in r.notes)
             parts.append(f'<tr class="neutrino-ae-claim"><td {cell}><b style="color:{colour}">{r.status}</b></td>'
-                         f"<td {cell}><code>{_e(r.claim)}</code></td><td {cell}>{expected}</td>"
+                         f'<td {cell}><code style="white-space:nowrap">{_e(r.claim)}</code></td>'
+                         f"<td {cell}>{expected}</td>"
                          f"<td {cell}>{_e(r.obtained)}{small}</td></tr>")
-        parts.append(f'<tr><td colspan="4" {cell}>{_detail(section, rows)}</td></tr></tbody>')
-    parts.append("</table></div>")
+        parts.append(f'</tbody></table><div class="neutrino-ae-detail" style="margin:-0.6em 0 1em 0">'
+                     f"{_detail(section, rows)}</div>")
+    parts.append("</div>")
     return "".join(parts)
 
 
@@ -198,5 +199,5 @@ def _detail(section: str, rows: list[Row]) -> str:
     runs = sorted({(r.outcome.run_id or "none", short_digest(r.outcome.bundle_digest)) for r in rows})
     judged = "; ".join(f"run {run}, bundle {digest}" for run, digest in runs)
     return (f'<details><summary style="{_SMALL_CSS}">{_e(section)}: each claim in words, its source and '
-            f'tolerance ({len(rows)})</summary><ul style="margin:0.3em 0;font-size:12px">{"".join(items)}</ul>'
+            f'tolerance ({len(rows)})</summary><ul style="margin:0.3em 0;font-size:0.92em">{"".join(items)}</ul>'
             f'<div style="{_SMALL_CSS}">judged by {_e(judged)}</div></details>')
