@@ -80,7 +80,8 @@ def _heading(section: str, rows: list[Row], titles: dict[str, str], several_runs
     counts = ", ".join(f"{n} {k}" for k in (PASS, DIFFERS, SKIPPED) if (n := sum(r.status == k for r in rows)))
     title = f" ({titles[section]})" if section in titles else ""
     runs = sorted({r.outcome.run_id for r in rows if r.outcome.run_id}) if several_runs else []
-    return f"{section}{title}: {counts}" + (f"; run {', '.join(runs)}" if runs else "")
+    # The title last: a terminal too narrow for the whole line loses its end, never the counts or the run.
+    return f"{section}: {counts}" + (f"; run {', '.join(runs)}" if runs else "") + title
 
 
 def _several_runs(outcomes: list[Outcome]) -> bool:
