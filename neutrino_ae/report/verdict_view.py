@@ -168,8 +168,12 @@ def verdict_html(outcomes: Iterable[Outcome]) -> str:
     head = "<thead><tr>" + "".join(f"<th {cell}>{h}</th>" for h in _HEAD) + "</tr></thead>"
     parts = ['<div class="neutrino-ae-verdict" style="max-width:100%;overflow:visible">']
     for i, (section, rows) in enumerate(by_section(outcomes)):
+        heading = _e(_heading(section, rows, titles, several))
+        shared = _shared_note(rows)
+        if shared:  # every claim of the section skipped for one reason (a section that failed, nothing collected)
+            heading += f'<div style="{_SMALL_CSS};font-weight:normal">{_e(shared)}</div>'
         parts.append(f'<table class="neutrino-ae-verdict-table" style="{_TABLE_CSS}">{cols}{head if i == 0 else ""}'
-                     f'<tbody><tr><th colspan="4" {cell}>{_e(_heading(section, rows, titles, several))}</th></tr>')
+                     f'<tbody><tr><th colspan="4" {cell}>{heading}</th></tr>')
         for r in rows:
             colour = _COLOURS.get(r.status, "inherit")
             expected = _e(r.expected)
@@ -177,7 +181,7 @@ def verdict_html(outcomes: Iterable[Outcome]) -> str:
                 expected = f"<i>{CALIBRATION}:</i> <code>{_e(r.expected.split(': ', 1)[1])}</code>"
             else:
                 expected = f"<code>{expected}</code>"
-            small = "".join(f'<div style="{_SMALL_CSS}">{_e(n)}</div>' for n in r.notes)
+            small = "".join(f'<div style="{_SMALL_CSS}">{_e(n)}</div>' for n in r.notes if n != shared)
             parts.append(f'<tr class="neutrino-ae-claim"><td {cell}><b style="color:{colour}">{r.status}</b></td>'
                          f'<td {cell}><code style="white-space:nowrap">{_e(r.claim)}</code></td>'
                          f"<td {cell}>{expected}</td>"
@@ -186,6 +190,13 @@ def verdict_html(outcomes: Iterable[Outcome]) -> str:
                      f"{_detail(section, rows)}</div>")
     parts.append("</div>")
     return "".join(parts)
+
+
+def _shared_note(rows: list[Row]) -> str:
+    """The one note every row of a section has (more than one row, all skipped for the same reason), or ''."""
+    notes = {r.notes for r in rows}
+    return next(iter(notes))[0] if len(rows) > 1 and len(notes) == 1 and len(next(iter(notes))) == 1 \
+        and all(r.status == SKIPPED for r in rows) else ""
 
 
 def _detail(section: str, rows: list[Row]) -> str:
