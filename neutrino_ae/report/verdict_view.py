@@ -114,7 +114,8 @@ def verdict_text(outcomes: Iterable[Outcome], width: int | None = None) -> str:
         cells.append(_heading(section, rows, titles, several))
         for r in rows:
             marks = "".join(f"[{notes.setdefault(n, len(notes) + 1)}]" for n in r.notes)
-            cells.append((r.status, r.claim, r.expected.replace(_TRUTH_LONG, _TRUTH_SHORT), r.obtained, marks))
+            obtained = r.obtained or (r.notes[0] if r.notes else "")  # a skipped claim: its reason, then the mark
+            cells.append((r.status, r.claim, r.expected.replace(_TRUTH_LONG, _TRUTH_SHORT), obtained, marks))
     claims = [c for c in cells if isinstance(c, tuple)]
     w_status = max([len(_HEAD[0])] + [len(c[0]) for c in claims])
     w_claim = max([len(_HEAD[1])] + [len(c[1]) for c in claims])

@@ -172,7 +172,8 @@ def test_a_published_claim_on_the_sample_bundle_says_it_checks_the_models_calibr
 
 
 def test_a_section_skipped_for_one_reason_says_it_once_in_html():
-    claims = {"s": (Claim("a", "a", "src", left="x", op=">", right=0), Claim("b", "b", "src", left="y", op=">", right=0)),
+    claims = {"s": (Claim("a", "a", "src", left="x", op=">", right=0),
+                    Claim("b", "b", "src", left="y", op=">", right=0)),
               "t": (Claim("c", "c", "src", left="z", op=">", right=0),)}
     out = verdict(claims, _rows("t", z=1.0), skipped_sections={"s": "no traces collected or analysed"})
     table = verdict_table(out)
