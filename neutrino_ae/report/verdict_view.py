@@ -148,7 +148,7 @@ def verdict_text(outcomes: Iterable[Outcome], width: int | None = None) -> str:
 
 
 def _e(text: str) -> str:
-    return html.escape(" ".join(str(text).split()), quote=True)
+    return html.escape(" ".join(str(text).split()), quote=False)  # element text only, never an attribute
 
 
 _TABLE_CSS = "table-layout:fixed;width:100%;max-width:100%;border-collapse:collapse;margin:0 0 1em 0;font-size:13px"

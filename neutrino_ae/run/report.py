@@ -84,6 +84,8 @@ REPORT_CSS = """
     display: block !important; overflow: visible !important; width: auto !important; max-width: 100% !important; }
   img, svg { max-width: 100% !important; height: auto !important; break-inside: avoid; }
   pre, .jp-InputArea-editor pre, .cm-editor pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+  .jp-RenderedHTMLCommon table { max-width: 100% !important; }
+  .jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { overflow-wrap: anywhere; }
   .neutrino-ae-table table { font-size: 11px !important; max-width: 100% !important; table-layout: auto !important; }
   .neutrino-ae-table th, .neutrino-ae-table td { padding: 1px 4px !important; }
   .neutrino-ae-verdict-table { font-size: 10px !important; }
