@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # (.installed-test: `make test`, .installed-report: `make report`), each reinstalled when pyproject.toml changes.
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run report test lint bench dynamic-emulated
+.PHONY: setup run report test lint bench dynamic-emulated render-tools
 
 setup: $(STAMP)
 
@@ -31,10 +31,28 @@ report: $(VENV)/.installed-report
 	test -f results/static/static.executed.ipynb || $(PY) -m neutrino_ae run static -p bundle sample
 	$(PY) -m neutrino_ae.run.report results/static/static.executed.ipynb --render-check
 
+# The render tests (tests/run/test_notebook_report.py: the report printed to PDF by a headless Chromium, read
+# back with poppler's pdftotext) need Debian's chromium and poppler-utils: installed when missing where
+# root can run apt-get (CI), quietly, in one line; elsewhere one line says the render tests will be skipped.
+APT_GET ?= apt-get
+render-tools:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  command -v google-chrome >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v pdftotext >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v $(APT_GET) >/dev/null 2>&1; then \
+	  echo "render tests will be skipped:$$missing not installed (installing needs root and apt-get:" \
+	       "apt-get install$$missing)"; exit 0; fi; \
+	if { $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq \
+	     --no-install-recommends$$missing; } >/dev/null 2>&1; then \
+	  echo "installed$$missing (Debian) for the render tests"; \
+	else echo "render tests will be skipped: apt-get install$$missing failed"; fi
+
 # --dist worksteal: a worker that runs out of tests takes half of another's queue (the default `load`
 # hands out fixed chunks in collection order, and tests/conftest.py puts the slowest modules first).
 # --hypothesis-profile ci: every property draws the same examples each run, no database (tests/conftest.py).
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test render-tools
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -n auto --dist worksteal --hypothesis-profile ci
 

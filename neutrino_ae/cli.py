@@ -190,7 +190,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         claim("papermill")  # its cell-output lines, at INFO, on the console
     executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel,
                             progress_bar=False if quiet() else None)
-    print(executed)
+    print(_shown(executed))
     _print_outputs(Path(output_dir))
     return _verdict_status(Path(output_dir), args.report_only, args.allow_skip)
 
@@ -210,22 +210,31 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
     found = read_verdict(output_dir)
     if found is None:
         return 0
+    import textwrap
+
+    from neutrino_ae.report.verdict_view import text_width
     from neutrino_ae.run.verdict import verdict_header
 
     doc, outcomes = found
     overall = doc.get("overall")
-    # The run ends with the verdict table: every claim, expected vs obtained, PASS / DIFFERS / SKIPPED,
-    # under the header naming the bundle (its digest) and the run.
-    print("\n" + "\n".join(verdict_header(doc)))
-    print(f"\n{verdict_text(outcomes)}\n")
+    width = text_width()
+
+    def wrapped(text: str, indent: str = "  ") -> str:
+        return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False,
+                                        break_long_words=False)) or text
+
+    # The run ends with the verdict table: every claim, verdict first, expected vs obtained, under the
+    # header naming the bundle (its digest) and the run; every line fits the terminal ($COLUMNS, else 100).
+    print("\n" + "\n".join(wrapped(line) for line in verdict_header(doc)))
+    print(f"\n{verdict_text(outcomes, width)}\n")
     read = trace_dirs_lines(doc["trace_dirs"]) if isinstance(doc.get("trace_dirs"), dict) else []
     if read:
-        print("trace dirs read:\n" + "".join(f"  {line}\n" for line in read))
+        print("trace dirs read:\n" + "".join(f"{wrapped('  ' + line, '      ')}\n" for line in read))
     for o in outcomes:
         if o.status == DIFFERS:
-            print(f"  DIFFERS {o.section}/{o.claim}: {o.text}: {o.reason}")
-    print(f"verdict: {overall} ({doc.get('scope')}; {counts_line(doc.get('counts', {}))}): "
-          f"{output_dir / VERDICT_NAME}")
+            print(wrapped(f"  DIFFERS {o.section}/{o.claim}: {o.text}", "    "))
+    print(wrapped(f"{doc.get('scope')}.", ""))
+    print(f"verdict: {overall} ({counts_line(doc.get('counts', {}))}): {_shown(output_dir / VERDICT_NAME)}")
     if overall == "DIFFERS" and not report_only:
         return 1
     if overall == "NOTHING COLLECTED" and not allow_skip:
@@ -246,8 +255,18 @@ def _print_outputs(output_dir: Path) -> None:
     # Hidden names are no figures: a temp file of an atomic write (``.<stem>.tmp-*.png``), the previous run's set.
     pngs = sorted(p for p in output_dir.rglob("*.png")
                   if not any(part.startswith(".") for part in p.relative_to(output_dir).parts))
-    print(f"summary: {output_dir / SUMMARY_NAME} ({len(rows)} results, bundle kind {', '.join(kinds) or 'n/a'}){note}")
-    print(f"figures: {len(pngs)} PNG files under {output_dir}")
+    print(f"summary: {_shown(output_dir / SUMMARY_NAME)} ({len(rows)} results, bundle kind "
+          f"{', '.join(kinds) or 'n/a'}){note}")
+    print(f"figures: {len(pngs)} PNG files under {_shown(output_dir)}")
+
+
+def _shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as the run's last lines name it: relative to the working directory when under it
+    (``results/static/verdict.json`` after ``make run``), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve())) or "."
+    except (ValueError, OSError):
+        return os.fspath(path)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

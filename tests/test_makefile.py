@@ -64,3 +64,44 @@ def test_make_test_draws_fixed_hypothesis_examples_and_nothing_lands_in_the_chec
     assert ci.derandomize and ci.database is None
     home = storage_directory("constants", intent_to_write=False).path.resolve()
     assert not home.is_relative_to(REPO), home  # no .hypothesis/ in the checkout
+
+
+def _render_tools(tmp_path: Path, tools: dict[str, str], **make_vars: str) -> subprocess.CompletedProcess[str]:
+    """``make render-tools`` with PATH holding only ``tools`` (name -> shell script body)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name, body in tools.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    args = [f"{k}={v}" for k, v in make_vars.items()]
+    return subprocess.run([shutil.which("make"), "-s", "-C", str(REPO), "render-tools", *args], capture_output=True,
+                          text=True, env={"PATH": str(bin_dir), "HOME": str(tmp_path)}, timeout=60, check=False)
+
+
+def test_make_test_installs_the_render_tools_only_when_missing_and_says_so_in_one_line(tmp_path):
+    """`make test` runs `render-tools` first: silent when chromium and pdftotext are there; as root with
+    apt-get, installs Debian's chromium and poppler-utils quietly (one line); else one line saying the
+    render tests will be skipped and why."""
+    assert "render-tools" in subprocess.run(["make", "-n", "-p", "-C", str(REPO), "test"], capture_output=True,
+                                            text=True, check=False).stdout.split("\ntest:", 1)[1].splitlines()[0]
+    log = tmp_path / "apt.log"
+    apt = f'echo "$@" >> {log}'
+    present = _render_tools(tmp_path / "a", {"chromium": "exit 0", "pdftotext": "exit 0", "id": "echo 0",
+                                             "apt-get": apt})
+    assert (present.returncode, present.stdout, present.stderr) == (0, "", "") and not log.exists()
+
+    user = _render_tools(tmp_path / "b", {"id": "echo 1000", "apt-get": apt})
+    assert user.returncode == 0 and not log.exists()
+    assert user.stdout.splitlines() == ["render tests will be skipped: chromium poppler-utils not installed "
+                                        "(installing needs root and apt-get: apt-get install chromium poppler-utils)"]
+    no_apt = _render_tools(tmp_path / "c", {"id": "echo 0", "chromium": "exit 0"}, APT_GET="apt-get")
+    assert no_apt.stdout.splitlines()[0].startswith("render tests will be skipped: poppler-utils not installed")
+
+    root = _render_tools(tmp_path / "d", {"id": "echo 0", "apt-get": apt})
+    assert (root.returncode, root.stdout.splitlines()) == (0, ["installed chromium poppler-utils (Debian) for the "
+                                                               "render tests"]), root.stderr
+    assert log.read_text().splitlines() == ["update -qq",
+                                            "install -y -qq --no-install-recommends chromium poppler-utils"]
+    failing = _render_tools(tmp_path / "e", {"id": "echo 0", "apt-get": "exit 100"})
+    assert failing.stdout.splitlines() == ["render tests will be skipped: apt-get install chromium poppler-utils "
+                                           "failed"]

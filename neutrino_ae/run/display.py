@@ -38,6 +38,9 @@ def _html(html: str, plain: str) -> None:
     _display({"text/html": html, "text/plain": plain}, raw=True)
 
 
+html_output = _html
+
+
 #: An SVG copy of a vector figure is put beside its PNG in the output when its file is at most this big
 #: (bars and lines: tens of KB); front ends and nbconvert's HTML then show the vector copy.
 SVG_INLINE_MAX_BYTES = 160_000

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from neutrino_ae.report.claims import PUBLISHED, TRUTH, AnyClaim, Outcome
+from neutrino_ae.report.claims import PUBLISHED, TRUTH, AnyClaim, Outcome, verdict_table
 
 #: An absolute path inside a text (a tool's location, a folder of this machine).
 _ABS = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)*[\w.+@-]+")
@@ -83,11 +83,11 @@ def applies(claim: AnyClaim, kind: str) -> bool:
 
 
 def not_run_markdown(outcomes: Iterable[Outcome], why: str) -> str:
-    """The claims a GPU run is judged on, once, as "not run": section, claim, what it expects."""
+    """The claims a GPU run is judged on, once, as "not run": the verdict table (``claims.verdict_table``: per
+    section, one row per claim with what it expects; the claims in words in each section's detail)."""
     outcomes = list(outcomes)
-    rows = [f"| {o.section} | {_cell(o.text)} | `{_cell(o.expected)}` |" for o in outcomes]
     return (f"**Not run: {len(outcomes)} claims** ({why}). A run that collects traces on an NVIDIA GPU judges "
-            "each of them on its own data:\n\n| section | claim | expected |\n|---|---|---|\n" + "\n".join(rows))
+            f"each of them on its own data:\n\n{verdict_table(outcomes)}")
 
 
 def provenance(collected: list[str], earlier: list[str], kind: str, blocker: str | None,

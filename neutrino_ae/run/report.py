@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,6 +53,47 @@ TEMPLATE = r"""
 {{- img_attrs(output, 'image/svg+xml') }}>
 </div>
 {%- endblock data_svg %}
+{%- block html_head_css -%}
+{{ super() }}
+<style type="text/css">
+{{ resources.report_css }}
+</style>
+<script>
+/* On paper the verdict's folded details (each claim's source and tolerance) are printed open. */
+window.addEventListener('beforeprint', () => {
+  document.querySelectorAll('.neutrino-ae-verdict details').forEach(d => { d.open = true; });
+});
+</script>
+{%- endblock html_head_css -%}
+"""
+
+#: The report's own CSS, after JupyterLab's: on screen an SVG figure shrinks with its column as a PNG does; on
+#: paper (the PDF) nothing is clipped: no prompts, outputs as blocks as wide as the page, figures scaled to it,
+#: wide tables set small enough to fit (Table 2 with its probe column groups), text dumps wrapped, nothing in a
+#: scrolling box, a verdict row or a table row never split over two pages.
+REPORT_CSS = """
+.jp-RenderedSVG img, .jp-RenderedImage img { max-width: 100%; height: auto; }
+.neutrino-ae-verdict-table code { white-space: normal; overflow-wrap: anywhere; }
+@media print {
+  @page { margin: 10mm; }
+  body, main { width: auto !important; }
+  .jp-InputPrompt, .jp-OutputPrompt { display: none !important; }
+  .jp-Cell, .jp-Cell-inputWrapper, .jp-Cell-outputWrapper, .jp-OutputArea, .jp-OutputArea-child,
+  .jp-InputArea { display: block !important; overflow: visible !important; max-width: 100% !important; }
+  .jp-OutputArea-output, .jp-RenderedHTMLCommon, .jp-InputArea-editor, .neutrino-ae-table, .neutrino-ae-verdict {
+    display: block !important; overflow: visible !important; width: auto !important; max-width: 100% !important; }
+  img, svg { max-width: 100% !important; height: auto !important; break-inside: avoid; }
+  pre, .jp-InputArea-editor pre, .cm-editor pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+  .jp-RenderedHTMLCommon table { max-width: 100% !important; }
+  .jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { overflow-wrap: anywhere; }
+  .neutrino-ae-table table { font-size: 11px !important; max-width: 100% !important; table-layout: auto !important; }
+  .neutrino-ae-table th, .neutrino-ae-table td { padding: 1px 4px !important; }
+  .neutrino-ae-verdict-table { font-size: 10px !important; }
+  .neutrino-ae-verdict-table col:nth-child(3) { width: 34% !important; }
+  .neutrino-ae-verdict-table code { font-size: 10px !important; }
+  tr { break-inside: avoid; }
+  .jp-OutputArea-child { break-inside: auto; }
+}
 """
 
 REMOVE_INPUT_TAG = "remove-input"
@@ -80,7 +122,6 @@ def html_name(executed: Path) -> Path:
 def write_html(executed: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
     """The executed notebook as one self-contained HTML page (every figure embedded); returns its path."""
     import nbformat
-    from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
     executed = Path(executed)
@@ -94,14 +135,21 @@ def write_html(executed: str | os.PathLike[str], out: str | os.PathLike[str] | N
     if failed is not None or executed.name.endswith(".failed.ipynb"):
         raise InputError(executed, f"the notebook of a failed run ({failed or 'failed'}); a report is made of a "
                                    "run that finished: fix the error and rerun `make run`") from None
+    body, _ = _export(HTMLExporter, nb, html_name(executed).stem)
+    return write_text(Path(out) if out else html_name(executed), body)
+
+
+def _export(exporter_class: type, nb: object, name: str) -> tuple[object, dict]:
+    """``nb`` through ``exporter_class`` (nbconvert's HTMLExporter, or WebPDFExporter, which prints that
+    HTML) with this module's template and CSS: the HTML page and the PDF printed by Playwright are the same."""
+    from jinja2 import DictLoader
     from traitlets.config import Config
 
     # Cells tagged remove-input (the kernel check) show their outputs only.
     config = Config({"TagRemovePreprocessor": {"enabled": True, "remove_input_tags": {REMOVE_INPUT_TAG}}})
-    exporter = HTMLExporter(config=config, template_name="lab",
-                            extra_loaders=[DictLoader({TEMPLATE_NAME: TEMPLATE})], template_file=TEMPLATE_NAME)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": html_name(executed).stem}})
-    return write_text(Path(out) if out else html_name(executed), body)
+    exporter = exporter_class(config=config, template_name="lab",
+                              extra_loaders=[DictLoader({TEMPLATE_NAME: TEMPLATE})], template_file=TEMPLATE_NAME)
+    return exporter.from_notebook_node(nb, resources={"metadata": {"name": name}, "report_css": REPORT_CSS})
 
 
 def warn_later_failure(executed: Path) -> str | None:
@@ -127,23 +175,30 @@ def find_chromium() -> str | None:
     return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
 
 
+def chromium_command(chromium: str, profile: str, *args: str) -> list[str]:
+    """A headless Chromium command line that starts clean and quiet: its own fresh profile (``profile``, a
+    new folder), no background networking, component updates, sync or first-run steps."""
+    return [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args]
+
+
 def write_pdf(html: Path, executed: Path) -> tuple[Path | None, str]:
     """The PDF beside ``html``: (path, how) when written, (None, why not) when no converter is present.
-    A converter that runs and fails raises :class:`ConverterFailed`."""
+    A Chromium on PATH prints ``html`` itself; without one, Playwright's (nbconvert's webpdf) prints the
+    same page. A converter that runs and fails raises :class:`ConverterFailed`."""
     pdf = html.with_suffix(".pdf")
-    if importlib.util.find_spec("playwright") is not None:
-        try:
-            return _webpdf(executed, pdf), "nbconvert webpdf (Playwright)"
-        except Exception as exc:  # noqa: BLE001 - Playwright without its browser: fall back to a system Chromium
-            reason = f"webpdf failed ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})"
-    else:
-        reason = "no Playwright"
     chromium = find_chromium()
     if chromium is None:
-        return None, f"{NO_PDF} ({reason})"
-    with atomic_path(pdf) as tmp:
-        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
-               f"--print-to-pdf={tmp}", html.resolve().as_uri()]
+        if importlib.util.find_spec("playwright") is None:
+            return None, f"{NO_PDF} (no chromium on PATH, no Playwright)"
+        try:
+            return _webpdf(executed, pdf), "nbconvert webpdf (Playwright)"
+        except Exception as exc:  # noqa: BLE001 - Playwright without its browser: no converter after all
+            return None, (f"{NO_PDF} (webpdf failed: {type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0][:120] if str(exc) else ''})")
+    with atomic_path(pdf) as tmp, tempfile.TemporaryDirectory(prefix="neutrino-ae-chromium-") as profile:
+        cmd = chromium_command(chromium, profile, "--no-pdf-header-footer", f"--print-to-pdf={tmp}",
+                               html.resolve().as_uri())
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False)
         except subprocess.TimeoutExpired:
@@ -158,7 +213,7 @@ def _webpdf(executed: Path, pdf: Path) -> Path:
     import nbformat
     from nbconvert import WebPDFExporter
 
-    body, _ = WebPDFExporter().from_notebook_node(nbformat.read(executed, as_version=4))
+    body, _ = _export(WebPDFExporter, nbformat.read(executed, as_version=4), pdf.stem)
     with atomic_path(pdf) as tmp:
         Path(tmp).write_bytes(body)
     return pdf
@@ -166,39 +221,71 @@ def _webpdf(executed: Path, pdf: Path) -> Path:
 
 #: Window width of the render check (a reviewer's browser).
 RENDER_WIDTH_PX = 1400
-_PROBE_JS = ("<script>window.addEventListener('load',()=>{const o=[document.documentElement.scrollHeight];"
-             "for(const i of document.images){o.push(i.getBoundingClientRect().width)}"
-             "const p=document.createElement('pre');p.id='neutrino-ae-render';p.textContent=o.join(' ');"
+#: The printable width of the PDF's page in CSS px: Chromium's default Letter paper, 8.5 in at 96 px per
+#: inch, less REPORT_CSS's 10 mm margins.
+PAPER_WIDTH_PX = round(8.5 * 96 - 2 * 10 / 25.4 * 96)
+_PROBE_JS = ("<script>window.addEventListener('load',()=>{const r=e=>e.getBoundingClientRect(),w=e=>r(e).width;"
+             "const col=document.querySelector('.jp-Cell'),W=window.innerWidth;"
+             "const wide=[...document.querySelectorAll('main img, main table, main pre, main svg')]"
+             ".filter(e=>r(e).right>W+1).map(e=>e.tagName.toLowerCase()+': '+(e.alt||e.className||'').slice(0,80));"
+             "for(const e of document.querySelectorAll('main *')){if(getComputedStyle(e).overflowX!='visible'"
+             "&&e.scrollWidth>e.clientWidth+1)wide.push('clipped '+e.tagName.toLowerCase()+': '"
+             "+(e.textContent||'').trim().slice(0,60))}"
+             "const o={height:document.documentElement.scrollHeight,column:col?w(col):0,window:W,"
+             "scroll_width:document.documentElement.scrollWidth,wider_than_window:wide,"
+             "images:[...document.images].map(w),"
+             "verdict:[...document.querySelectorAll('.neutrino-ae-verdict')].map(v=>({width:Math.max(w(v),"
+             "...[...v.querySelectorAll('table')].map(w)),height:r(v).height,"
+             "rows:v.querySelectorAll('tr.neutrino-ae-claim').length,"
+             "column:w(v.closest('.jp-OutputArea-output,.jp-MarkdownOutput')||v.parentElement)}))};"
+             "const p=document.createElement('pre');p.id='neutrino-ae-render';p.textContent=JSON.stringify(o);"
              "document.body.appendChild(p)})</script>")
+
+
+def _measure(html: Path, chromium: str, width: int, paper: bool = False) -> dict:
+    """The page's measurements (:data:`_PROBE_JS`) in headless Chromium ``width`` px wide; ``paper``: with the
+    page's print CSS applied on screen (``@media print`` read as ``@media all``), ``width`` the paper's."""
+    import json
+    import re
+    from html import unescape
+
+    page = html.read_text(encoding="utf-8")
+    if paper:
+        page = page.replace("@media print", "@media all")
+    probe = html.with_name(f".{html.stem}.render-check.html")
+    probe.write_text(page.replace("</body>", _PROBE_JS + "</body>"), encoding="utf-8")
+    try:
+        with tempfile.TemporaryDirectory(prefix="neutrino-ae-chromium-") as profile:
+            cmd = chromium_command(chromium, profile, "--hide-scrollbars", f"--window-size={width},1000",
+                                   "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri())
+            dom = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False).stdout
+    finally:
+        probe.unlink(missing_ok=True)
+    found = re.search(r'<pre id="neutrino-ae-render">([^<]*)</pre>', dom)
+    if not found:
+        raise ConverterFailed(f"{chromium}: no measurements from {html}")
+    return json.loads(unescape(found.group(1)))
 
 
 def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_WIDTH_PX,
                  screenshot: Path | None = None) -> dict:
-    """Open the page in headless Chromium ``width`` px wide: its height, each figure's width on screen,
-    and the smallest text in a figure there (px: the PNG's smallest font size, from its
-    :data:`style.SMALLEST_TEXT_KEY` chunk, times PNG px per point times shown / PNG width)."""
+    """Open the page in headless Chromium ``width`` px wide: its height, the notebook column's width, each
+    figure's width on screen, the smallest text in a figure there (px: the PNG's smallest font size, from its
+    :data:`style.SMALLEST_TEXT_KEY` chunk, times PNG px per point times shown / PNG width) and each verdict
+    table's width, height and claim rows beside the width of the output it is in (``verdict_tables``); then
+    laid out as on paper (its print CSS, :data:`PAPER_WIDTH_PX` wide): the figures, tables and text blocks
+    wider than the page and the boxes that scroll or clip what they hold (``paper["wider_than_window"]``:
+    none, or the PDF loses that part)."""
     import base64
     import io
-    import re
 
     import nbformat
     from PIL import Image
 
     from neutrino_ae.report.style import SMALLEST_TEXT_KEY
 
-    probe = html.with_name(f".{html.stem}.render-check.html")
-    probe.write_text(html.read_text(encoding="utf-8").replace("</body>", _PROBE_JS + "</body>"), encoding="utf-8")
-    try:
-        cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-               f"--window-size={width},1000", "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri()]
-        dom = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False).stdout
-    finally:
-        probe.unlink(missing_ok=True)
-    found = re.search(r'<pre id="neutrino-ae-render">([^<]*)</pre>', dom)
-    if not found:
-        raise ConverterFailed(f"{chromium}: no measurements from {html}")
-    numbers = [float(x) for x in found.group(1).split()]
-    height, shown = numbers[0], numbers[1:]
+    measured = _measure(html, chromium, width)
+    height, shown = float(measured["height"]), [float(x) for x in measured["images"]]
     figures = []
     nb = nbformat.read(executed, as_version=4)
     for cell in nb.cells:
@@ -212,11 +299,15 @@ def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_
     rows = [{"figure": name.removeprefix("[figure] "), "shown_px": s, "png_px": w,
              "smallest_text_px": pt * dpi / 72 * s / w} for (name, w, dpi, pt), s in zip(figures, shown, strict=True)]
     if screenshot is not None:
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        f"--window-size={width},{int(height)}", "--virtual-time-budget=10000",
-                        f"--screenshot={screenshot}", html.resolve().as_uri()],
-                       capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
-    return {"width": width, "height": height, "figures": rows}
+        with tempfile.TemporaryDirectory(prefix="neutrino-ae-chromium-") as profile:
+            cmd = chromium_command(chromium, profile, "--hide-scrollbars", f"--window-size={width},{int(height)}",
+                                   "--virtual-time-budget=10000", f"--screenshot={screenshot}", html.resolve().as_uri())
+            subprocess.run(cmd, capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
+    paper = _measure(html, chromium, PAPER_WIDTH_PX, paper=True)
+    return {"width": width, "height": height, "column": float(measured["column"]), "figures": rows,
+            "verdict_tables": measured["verdict"],
+            "paper": {"width": paper["window"], "scroll_width": paper["scroll_width"],
+                      "wider_than_window": paper["wider_than_window"], "verdict_tables": paper["verdict"]}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -259,11 +350,20 @@ def _render_check(args: argparse.Namespace, html: Path) -> int:
         return 0
     found = render_check(html, args.notebook, chromium, screenshot=args.screenshot)
     small = min(found["figures"], key=lambda f: f["smallest_text_px"], default=None)
+    tables = found["verdict_tables"]
+    verdict = "; ".join(f"verdict table {t['width']:,.0f} x {t['height']:,.0f} px in a {t['column']:,.0f} px column, "
+                        f"{t['rows']} claims" for t in tables) or "no verdict table"
     print(f"render check ({Path(chromium).name}, {found['width']} px wide): page {found['height']:,.0f} px tall, "
+          f"column {found['column']:,.0f} px, "
           f"{len(found['figures'])} figures shown {min((f['shown_px'] for f in found['figures']), default=0):.0f}-"
           f"{max((f['shown_px'] for f in found['figures']), default=0):.0f} px wide"
           + (f"; smallest text in a figure {small['smallest_text_px']:.1f} px ({small['figure']})" if small else "")
+          + f"; {verdict}"
           + (f"; screenshot {args.screenshot}" if args.screenshot else ""))
+    paper = found["paper"]
+    wide = paper["wider_than_window"]
+    print(f"on paper ({paper['width']} px, its print CSS): "
+          + (f"{len(wide)} wider than the page: {'; '.join(wide[:5])}" if wide else "nothing wider than the page"))
     return 0
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import html
 import json
 import secrets
 from collections.abc import Callable
@@ -47,10 +48,12 @@ from neutrino_ae.report.claims import (
     counts_line,
     verdict,
     verdict_table,
+    verdict_text,
 )
 from neutrino_ae.report.layout import RECORD
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.run.display import markdown
+from neutrino_ae.report.verdict_view import TEXT_WIDTH
+from neutrino_ae.run.display import html_output
 
 FAILED = "FAILED"  # overall, when a section failed and no claim DIFFERS
 
@@ -213,14 +216,29 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
     if source:
         doc["source"] = source
     write_json(out_root / VERDICT_NAME, doc)
-    if not show:
-        return doc
-    dirs = "".join(f"\n* {s}: " + ", ".join(f"`{d}`" for d in ds) for s, ds in read.items())
-    dirs = f"\n\nTrace directories read (newest collection by the time in its name):{dirs}" if dirs else ""
-    header = "  \n".join(verdict_header(doc))
-    markdown(f"### Verdict: {overall}\n\n{header}\n\n{scope}. {counts_line(counts)}.{dirs}\n\n"
-             f"{verdict_table(outcomes)}\n")
+    if show:
+        show_verdict(doc, outcomes)
     return doc
+
+
+def show_verdict(doc: dict[str, Any], outcomes: list[Outcome]) -> None:
+    """The verdict as a notebook output: its heading, whose it is (:func:`verdict_header`), its scope and
+    counts, the trace directories read (folded) and ``outcomes`` as the one verdict table
+    (``claims.verdict_table``); the plain-text alternative is what ``neutrino-ae run`` prints."""
+    e = html.escape
+    wrap = "overflow-wrap:anywhere"
+    read = doc.get("trace_dirs") if isinstance(doc.get("trace_dirs"), dict) else {}
+    dirs = "".join(f"<li>{e(s)}: " + ", ".join(f"<code>{e(str(d))}</code>" for d in ds) + "</li>"
+                   for s, ds in read.items() if ds)
+    dirs = (f'<details><summary>Trace directories read ({sum(len(d) for d in read.values() if d)}; the newest '
+            f'collection by the time in its name)</summary><ul style="{wrap}">{dirs}</ul></details>') if dirs else ""
+    scope = f"{doc.get('scope')}. {counts_line(doc.get('counts', {}))}."
+    header = "<br>".join(e(line) for line in verdict_header(doc))
+    page = (f"<h3>Verdict: {e(str(doc.get('overall')))}</h3><p style=\"{wrap}\">{header}</p>"
+            f"<p><b>{e(scope)}</b></p>{dirs}{verdict_table(outcomes)}")
+    plain = "\n".join([f"Verdict: {doc.get('overall')}", *verdict_header(doc), scope, "",
+                        verdict_text(outcomes, width=TEXT_WIDTH)])
+    html_output(page, plain)
 
 
 def verdict_header(doc: dict[str, Any]) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, Claim, Published, Truth, evaluate, verdict, verdict_table
@@ -43,7 +45,12 @@ def test_verdict_skips_failed_sections_with_their_reason_and_renders_a_table():
     out = verdict(claims, _rows("s", v=1.0), skipped_sections={"t": "section failed: boom"})
     assert [(o.section, o.status, o.reason) for o in out] == [("s", PASS, ""), ("t", SKIPPED, "section failed: boom")]
     table = verdict_table(out)
-    assert "text \\| with bar" in table and "**SKIPPED** (section failed: boom)" in table
+    # One row per claim, verdict first; the reason in the row, the claim's words in its section's detail.
+    rows = re.findall(r'<tr class="neutrino-ae-claim">(.*?)</tr>', table)
+    assert [re.findall(r"<td[^>]*>(.*?)</td>", r)[0] for r in rows] == [
+        '<b style="color:#1a7f37">PASS</b>', '<b style="color:#6e6e6e">SKIPPED</b>']
+    assert "section failed: boom" in rows[1] and "text | with bar" in table.split("<details>")[1]
+    assert "\n\n" not in table  # raw HTML in Markdown ends at a blank line
 
 
 def test_bad_operator_is_refused():
@@ -79,7 +86,10 @@ def test_published_claims_are_judged_on_the_bundles_that_reproduce_the_published
         assert (o.status, o.kind, o.tolerance) == (status, "published", "±10 %"), (kind, o)
     assert "dynamic bundle" in o.reason
     table = verdict_table([o])
-    assert "| published |" in table and "±10 % (similar)" not in table and "±10 %; similar" in table
+    # The tolerance and why are in the section's folded detail, not in the row.
+    row, detail = table.split('<tr class="neutrino-ae-claim">')[1].split("<details>")
+    assert "±10 %" not in row and "similar" not in row
+    assert "<i>Tolerance:</i> ±10 % (similar)" in detail and "published" in detail
 
 
 def test_each_section_states_a_direction_on_a_quantity_once_in_the_units_it_compares():
@@ -95,3 +105,78 @@ def test_each_section_states_a_direction_on_a_quantity_once_in_the_units_it_comp
         for c in directions:
             if isinstance(c.right, (int, float)):
                 assert f"{c.right * c.factor:g}" in c.shown_expectation, (section.name, c.id, c.shown_expectation)
+
+
+def _mixed_outcomes():
+    """Two sections: a published claim, a long-keyed truth claim that fails, a shape claim, a skipped one."""
+    from neutrino_ae.report.claims import verdict as judge
+
+    long_key = "{group}.{kernel}.{probe}.a_rather_long_quantity_name_per_kernel_and_probe"
+    claims = {"sec_one": (Published("published-number", "as printed", "README", key="raw.r", value=100.0, rtol=0.1,
+                                    why="similar"),
+                          Truth("long-truth", "every row is its truth", "model", key=long_key, rtol=0.01, why="x")),
+              "sec_two": (Claim("direction", "a above b", "Fig. 9", left="a", op=">", right="b"),
+                          Claim("unmeasured", "c above 0", "Fig. 9", left="c", op=">", right=0))}
+    rows = [{"section": "sec_one", "key": "raw.r", "value": 104.0, "bundle_kind": "sample"}]
+    rows += [{"section": "sec_one", "key": f"g.k{i}.p.a_rather_long_quantity_name_per_kernel_and_probe",
+              "value": 1.0 + (i == 3), "ground_truth": 1.0, "bundle_kind": "sample"} for i in range(6)]
+    rows += [{"section": "sec_two", "key": k, "value": v, "bundle_kind": "sample"} for k, v in (("a", 2.0), ("b", 1.0))]
+    return judge(claims, rows)
+
+
+@pytest.mark.parametrize("width", [60, 72, 100, 160])
+def test_the_terminal_verdict_is_one_line_per_claim_verdict_first_within_the_width(width, monkeypatch):
+    from neutrino_ae.report.claims import verdict_text
+
+    out = _mixed_outcomes()
+    monkeypatch.setenv("COLUMNS", str(width))
+    text = verdict_text(out)  # $COLUMNS when no width is given
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= width, text
+    assert lines[0].split() == ["verdict", "claim", "expected", "obtained"]
+    rows = [ln.split()[:2] for ln in lines if ln.split()[:1] in (["PASS"], ["DIFFERS"], ["SKIPPED"])]
+    assert rows == [[o.status, o.claim] for o in out] == [["PASS", "published-number"], ["DIFFERS", "long-truth"],
+                                                           ["PASS", "direction"], ["SKIPPED", "unmeasured"]]
+    assert any(ln.startswith("sec_one") for ln in lines) and any(ln.startswith("sec_two") for ln in lines)
+    # Why a claim did not pass, and what the published number means here, are whole in the notes under the table.
+    notes = " ".join(" ".join(lines[lines.index(""):]).split())
+    (failing,) = [o for o in out if o.status == DIFFERS]
+    assert " ".join(failing.reason.split()) in notes and "no result matches c" in notes
+    assert "checks the model's calibration, not the paper" in notes
+    assert text == verdict_text(out, width)  # the same with the width given
+
+
+def test_the_terminal_verdict_defaults_to_100_columns_and_never_goes_below_60(monkeypatch):
+    from neutrino_ae.report.claims import verdict_text
+
+    out = _mixed_outcomes()
+    monkeypatch.delenv("COLUMNS", raising=False)
+    wide = verdict_text(out)  # no terminal under pytest's capture: 100 columns
+    assert max(map(len, wide.splitlines())) == 100
+    assert max(map(len, verdict_text(out, 20).splitlines())) <= 60
+
+
+def test_a_published_claim_on_the_sample_bundle_says_it_checks_the_models_calibration():
+    from neutrino_ae.report.claims import CALIBRATION_NOTE, verdict_text
+
+    claim = Published("p", "as published", "README", key="raw.r", value=100.0, rtol=0.1, why="similar")
+    notes = {}
+    for kind in ("sample", "paper"):
+        (o,) = verdict({"s": (claim,)}, [{"section": "s", "key": "raw.r", "value": 101.0, "bundle_kind": kind}])
+        notes[kind] = o.note
+        text, html = verdict_text([o], 100), verdict_table([o])
+        assert ("calibration:" in text.splitlines()[3]) == (kind == "sample"), text
+        assert ("<i>calibration:</i>" in html) == (kind == "sample")
+    assert notes == {"sample": CALIBRATION_NOTE, "paper": ""}
+    assert "calibration, not the paper" in CALIBRATION_NOTE
+
+
+def test_a_section_skipped_for_one_reason_says_it_once_in_html():
+    claims = {"s": (Claim("a", "a", "src", left="x", op=">", right=0),
+                    Claim("b", "b", "src", left="y", op=">", right=0)),
+              "t": (Claim("c", "c", "src", left="z", op=">", right=0),)}
+    out = verdict(claims, _rows("t", z=1.0), skipped_sections={"s": "no traces collected or analysed"})
+    table = verdict_table(out)
+    assert table.count("no traces collected or analysed") == 1
+    assert table.index("no traces collected or analysed") < table.index('<tr class="neutrino-ae-claim">')
+    assert len(re.findall(r'<tr class="neutrino-ae-claim">', table)) == 3

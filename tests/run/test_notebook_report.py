@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
 import re
 import shutil
@@ -152,7 +153,8 @@ def test_the_verdict_is_under_the_title_with_the_caveat_and_its_table_once(run):
     assert top.id == "verdict-top" and top.source.startswith("## Verdict: PASS · SYNTHETIC sample data\n")
     assert "checks the pipeline" in top.source.splitlines()[2]
     everything = "\n".join(c.source for c in nb.cells) + _all_output_text(nb)
-    assert everything.count("| section | claim | kind | expected | obtained | tolerance | verdict |") == 1
+    # The one verdict table, at the end (the top cell names only the claims that did not pass: none here).
+    assert everything.count('class="neutrino-ae-verdict"') == 1
 
 
 def test_report_without_an_executed_notebook_is_one_line_exit_2(tmp_path):
@@ -181,20 +183,114 @@ def test_without_a_pdf_converter_the_pdf_is_skipped_with_one_line_saying_how_to_
     assert always.returncode == 2 and always.stderr.strip() == "error: --pdf always: no PDF converter"
 
 
-def test_with_chromium_a_pdf_and_the_render_check_at_1400_px(run, tmp_path):
+@pytest.fixture(scope="module")
+def printed(run, tmp_path_factory) -> dict:
+    """``make report``'s command with Debian's chromium: the PDF (``--pdf always``) and the render check at
+    1400 px with a screenshot; the PDF's text as ``pdftotext -layout`` gives it (poppler-utils)."""
     from neutrino_ae.run.report import find_chromium
 
     if find_chromium() is None:
-        pytest.skip("no chromium on PATH (apt-get install chromium): the PDF and render check need one")
-    shot = tmp_path / "page.png"
-    proc = _report(run, "--render-check", "--screenshot", str(shot))
-    assert proc.returncode == 0, proc.stderr
+        pytest.skip("no chromium on PATH (apt-get install chromium; `make test` installs it as root): "
+                    "the PDF and the render check need one")
+    if shutil.which("pdftotext") is None:
+        pytest.skip("no pdftotext (apt-get install poppler-utils; `make test` installs it as root)")
+    shot = tmp_path_factory.mktemp("shot") / "page.png"
+    proc = _report(run, "--pdf", "always", "--render-check", "--screenshot", str(shot))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     pdf = run["out"] / "static.pdf"
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True,
+                          timeout=120).stdout
+    return {"proc": proc, "pdf": pdf, "shot": shot, "text": text}
+
+
+def test_with_chromium_a_pdf_and_the_render_check_at_1400_px(run, printed):
+    proc, pdf, shot = printed["proc"], printed["pdf"], printed["shot"]
     assert pdf.read_bytes()[:5] == b"%PDF-" and f"PDF:  {pdf}" in proc.stdout
-    found = re.search(r"page ([\d,]+) px tall, (\d+) figures shown (\d+)-(\d+) px wide; smallest text in a figure "
-                      r"([\d.]+) px", proc.stdout)
+    found = re.search(r"page ([\d,]+) px tall, column ([\d,]+) px, (\d+) figures shown (\d+)-(\d+) px wide; smallest "
+                      r"text in a figure ([\d.]+) px .*; verdict table ([\d,]+) x ([\d,]+) px in a ([\d,]+) px column, "
+                      r"(\d+) claims", proc.stdout)
     assert found, proc.stdout
-    assert int(found.group(2)) == len(_declared_figures())
-    assert int(found.group(4)) <= NOTEBOOK_WIDTH_PX and float(found.group(5)) >= 9.0
+    num = lambda i: float(found.group(i).replace(",", ""))  # noqa: E731
+    assert int(found.group(3)) == len(_declared_figures())
+    assert num(5) <= NOTEBOOK_WIDTH_PX and num(6) >= 9.0
+    # The verdict table fits its column at 1400 px (it was 1,661 px wide in a 1,290 px one), every claim a row.
+    claims = json.loads((run["out"] / "verdict.json").read_text())["claims"]
+    assert num(7) <= num(9) and int(found.group(10)) == len(claims)
+    # Laid out as on paper (the page's print CSS at the printable width), nothing is wider than the page
+    # and no box scrolls or clips what it holds.
+    assert "on paper (740 px, its print CSS): nothing wider than the page" in proc.stdout, proc.stdout
     with Image.open(shot) as im:
-        assert im.size[0] == 1400 and im.size[1] == int(found.group(1).replace(",", ""))
+        assert im.size[0] == 1400 and im.size[1] == int(num(1))
+
+
+def test_the_pdf_prints_every_claim_as_a_row_with_its_verdict(run, printed):
+    """Every claim of verdict.json, in its order, is a row of the printed verdict table whose line starts
+    with its verdict and its id (a table clipped by a scrolling box, or cut to its first columns, loses them)."""
+    claims = json.loads((run["out"] / "verdict.json").read_text())["claims"]
+    rows = re.findall(r"^\s*(PASS|DIFFERS|SKIPPED)\s+([a-z0-9][a-z0-9-]*[a-z0-9])\s", printed["text"], re.M)
+    assert rows == [(c["status"], c["claim"]) for c in claims]
+    # Each section's detail (what each claim checks, its source and tolerance) is printed open.
+    for c in claims:
+        assert c["claim"] in printed["text"].split("each claim in words", 1)[1]
+    assert printed["text"].count("each claim in words, its source and tolerance") == len({c["section"] for c in claims})
+
+
+class _Cells(HTMLParser):
+    """A table's header and body rows as cell texts (cells spanning rows are left out: a PDF line holds
+    a row's other cells, the spanning one sits on the line of the row in its middle)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+        self._skip = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell, self._skip = [], "rowspan" in dict(attrs)
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            if not self._skip:
+                self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+
+def test_the_pdf_keeps_every_column_of_table_2(run, printed):
+    """Table 2 as the section wrote it (kernel_overhead.html): its probe column groups, each with slowdown
+    and +regs, and every row's cells on one line of the PDF's text, the dmat group included."""
+    cells = _Cells()
+    cells.feed((run["out"] / "kernel_overhead" / "kernel_overhead.html").read_text(encoding="utf-8"))
+    probes, subheads, *body = cells.rows
+    assert "dmat" in probes and len(subheads) == 2 * len(probes) and len(body) >= 10
+    lines = printed["text"].splitlines()
+
+    def line_with(row: list[str]) -> bool:
+        pattern = re.compile(r"\s+".join(re.escape(c) for c in row if c))
+        return any(pattern.search(line) for line in lines)
+
+    for row in (probes, subheads, *body):
+        assert line_with(row), row
+
+
+def test_the_pdf_draws_every_figure_whole_within_the_page(run, printed):
+    """Every figure (PNG or SVG) is in the PDF as a tagged figure with its alt text, drawn inside the page's
+    printable width and with the figure's own shape: a figure cut at the page's edge or by a scrolling box
+    is narrower than its shape says (the three SVG figures were, before the print CSS)."""
+    from pdf_layout import figures, page_width
+
+    nb_figures = _figures(run["nb"])
+    drawn = figures(printed["pdf"])
+    assert [f.alt for f in drawn] == [o["metadata"]["image/png"]["alt"] for _, o in nb_figures]
+    right = page_width(printed["pdf"]) - 10 / 25.4 * 72  # the 10 mm margin of the report's print CSS
+    for f, (_, o) in zip(drawn, nb_figures, strict=True):
+        with Image.open(io.BytesIO(base64.b64decode(o["data"]["image/png"]))) as png:
+            shape = png.size[0] / png.size[1]
+        assert f.page >= 0 and 0 <= f.box[0] and f.box[2] <= right + 0.5, (f.alt[:60], f.box, right)
+        assert f.aspect == pytest.approx(shape, rel=0.02), (f.alt[:60], f.box, shape)

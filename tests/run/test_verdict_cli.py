@@ -49,17 +49,28 @@ def _run(root: Path, out: Path, *extra: str, sections: str = "exposed_latency") 
                            *extra], capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
 
 
-def _table_rows(stdout: str) -> dict[str, str]:
-    """The verdict table the run ends with: claim -> status."""
+_STATUSES = ("PASS", "DIFFERS", "SKIPPED")
+
+
+def _table(stdout: str) -> list[tuple[str, str, str]]:
+    """The verdict table the run ends with: (section heading, claim, status) per row, verdict first on each."""
     lines = stdout.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.split()[:4] == ["verdict", "claim", "expected", "obtained"])
-    rows = {}
+    rows, heading = [], ""
     for ln in lines[start + 2:]:
         if not ln.strip():
             break
-        if not ln.startswith(" "):
-            rows[ln.split()[1]] = ln.split()[0]
+        first = ln.split()[0]
+        if first in _STATUSES:
+            rows.append((heading, ln.split()[1], first))
+        else:
+            heading = ln
     return rows
+
+
+def _table_rows(stdout: str) -> dict[str, str]:
+    """The verdict table the run ends with: section/claim -> status."""
+    return {f"{heading.split(':')[0]}/{claim}": status for heading, claim, status in _table(stdout)}
 
 
 def test_a_claim_that_does_not_hold_fails_the_run(broken, tmp_path):
@@ -115,18 +126,12 @@ def _verdict(out: Path) -> dict:
     return json.loads((out / "verdict.json").read_text())
 
 
-def _table_runs(stdout: str) -> dict[str, tuple[str, str]]:
-    """The printed verdict table: claim -> (run id, bundle digest), the table's last two columns."""
-    lines = stdout.splitlines()
-    start = next(i for i, ln in enumerate(lines) if ln.split()[:4] == ["verdict", "claim", "expected", "obtained"])
-    assert lines[start].split()[-2:] == ["run", "bundle"]
-    rows = {}
-    for ln in lines[start + 2:]:
-        if not ln.strip():
-            break
-        if not ln.startswith(" "):
-            rows[ln.split()[1]] = (ln.split()[-2], ln.split()[-1])
-    return rows
+def _table_runs(stdout: str) -> dict[str, str]:
+    """The printed verdict: section/claim -> the run that judged it, named in its section's heading when the
+    verdict holds claims of several runs, else by the header's ``run:`` line."""
+    (run,) = [ln.split()[1] for ln in stdout.splitlines() if ln.startswith("run: ")]
+    return {f"{heading.split(':')[0]}/{claim}": (heading.split("; run ")[1].split()[0] if "; run " in heading else run)
+            for heading, claim, _ in _table(stdout)}
 
 
 def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, tmp_path):
@@ -140,7 +145,7 @@ def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, tm
     assert (first["partial"], first["merged"], first["sections"]) == (False, False, list(registry.names()))
     digest = first["bundle"]["digest"]
     assert digest and all(c["run_id"] == first["run_id"] and c["bundle_digest"] == digest for c in first["claims"])
-    assert set(_table_runs(full.stdout).values()) == {(first["run_id"], digest[:12])}
+    assert set(_table_runs(full.stdout).values()) == {first["run_id"]} and digest in full.stdout
 
     dmat = _run(root, out, sections="dmat")
     assert dmat.returncode == 0, dmat.stdout + dmat.stderr
@@ -157,7 +162,7 @@ def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, tm
     assert set(merged["trace_dirs"]) == set(first["trace_dirs"])
     printed = _table_runs(dmat.stdout)
     assert len(printed) == len(merged["claims"]), "the printed table is the whole merged verdict"
-    assert {claim.split("/")[0]: run for claim, (run, _) in printed.items()} == {
+    assert {claim.split("/")[0]: run for claim, run in printed.items()} == {
         s: merged["run_id"] if s == "dmat" else first["run_id"] for s in registry.names()}
     assert "merged: this run's sections (dmat) replace theirs" in dmat.stdout
 
