@@ -135,7 +135,7 @@ def test_a_hidden_trace_folder_is_never_read_as_the_newest_trace(tiny_bundle, tm
     proc = _cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(tmp_path / "out"),
                  "--sections", "block_sched"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"block_sched: {_trace(root).relative_to(root)}, " in proc.stdout
+    assert f"block_sched: {_trace(root).relative_to(root)}, " in " ".join(proc.stdout.split())  # lines wrap
     assert ".hidden_copy" not in proc.stdout + proc.stderr
     assert ".hidden_copy" not in (tmp_path / "out" / "block_sched" / "block_sched.json").read_text()
 

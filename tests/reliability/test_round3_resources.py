@@ -106,4 +106,5 @@ def test_a_killed_workers_temp_files_are_removed_and_never_counted(tiny_bundle, 
     left = [p for p in out.rglob("*") if ".tmp-" in p.name]
     assert left == [], (left, proc.stdout[-2000:], proc.stderr[-2000:])
     pngs = [p for p in out.rglob("*.png") if not p.name.startswith(".")]
-    assert f"figures: {len(pngs)} PNG files under {out}" in proc.stdout, proc.stdout[-2000:]
+    # paths inside the working directory are printed relative to it
+    assert f"figures: {len(pngs)} PNG files under {out.relative_to(tmp_path)}" in proc.stdout, proc.stdout[-2000:]

@@ -53,8 +53,9 @@ def test_run_injects_parameters_and_saves_executed_notebook(tmp_path: Path, monk
     code = cli.main(["run", "static", "--notebook", str(nb), "-p", "bundle", "sample", "-p", "n", "7",
                      "--sections", "dmat,block_sched", "--trace-root", "tr", "--output-dir", "out"])
     assert code == 0, capsys.readouterr().err
+    # run from tmp_path: the executed notebook is named relative to the working directory
+    assert capsys.readouterr().out.strip() == "out/tiny.executed.ipynb"
     executed = tmp_path / "out" / "tiny.executed.ipynb"
-    assert capsys.readouterr().out.strip() == str(executed)
     seen = json.loads((tmp_path / "out" / "seen.json").read_text())
     assert seen["bundle"] == "sample" and seen["n"] == 7
     assert seen["sections"] == ["dmat", "block_sched"]
