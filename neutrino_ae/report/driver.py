@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.errors import InputError
 from neutrino_ae.report.figure_process import FigureJob, FigureProcess, draw
+from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.report.script import add_output_args, emit
 
 if TYPE_CHECKING:
@@ -43,10 +45,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Source:
     """What ``load`` reads: the run's bundle, and the inputs (the bundle's ``<section>/`` folder in a
-    notebook run; what the command line was given, else its default)."""
+    notebook run; what the command line was given, else its default); ``options`` are what a script of
+    the folder fixes (e.g. kernel_overhead's per-group scripts: ``{"groups": ("triton_op",)}``)."""
 
     bundle: Bundle
     paths: tuple[Path, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -57,7 +61,9 @@ class Result:
     or where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
     ``notes[table]`` appended to the Markdown. ``lines`` are printed first (the artifact's result);
     ``done`` is the closing line, formatted with the written files (``{figure}``). ``input`` is the
-    input the provenance names; ``plots`` what only the figures take (``figures(result)`` reads it)."""
+    input the provenance names; ``plots`` what only the figures take (``figures(result)`` reads it).
+    ``stem`` names the results files (default: the section's name); ``documents`` are more files,
+    ``{key: (file name, text)}``, listed after the figures."""
 
     tables: Mapping[str, Any] = field(default_factory=dict)
     numbers: Mapping[str, Any] = field(default_factory=dict)
@@ -69,6 +75,8 @@ class Result:
     input: Path | None = None
     notes: Mapping[str, str] = field(default_factory=dict)
     plots: Mapping[str, Any] = field(default_factory=dict)
+    stem: str = ""
+    documents: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,12 +137,13 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
         drawn = {k: v for job in jobs for k, v in draw(job).items()}
     rows = number_rows(section, source.bundle, result)
     data = {**result.data, "summary": rows}
-    written = write_results(out, section.name, data, input_path=result.input, tables=result.tables,
+    documents = {key: write_text(out / name, text) for key, (name, text) in result.documents.items()}
+    written = write_results(out, result.stem or section.name, data, input_path=result.input, tables=result.tables,
                             bundle=source.bundle)
     for table, note in result.notes.items():
         md = written[f"{table}.md"]
         write_text(md, md.read_text(encoding="utf-8") + note)
-    files = {**_figure_files(section, wanted, figures.join() if drawn is None else drawn), **written}
+    files = {**_figure_files(section, wanted, figures.join() if drawn is None else drawn), **documents, **written}
     text = "\n".join([*result.lines, *([result.done.format(**files)] if result.done else [])])
     return SectionResult(section.name, data, files, dict(result.tables), rows, text)
 
@@ -143,6 +152,16 @@ def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
     """The notebooks' entry: ``section`` on the run's bundle (its ``<section>/`` folder)."""
     source = Source(bundle, (bundle.path(section.name),))
     return finish(section, source, compute(section, source), out)
+
+
+def source_of(paths: Sequence[str | Path], options: Mapping[str, Any] | None = None) -> Source:
+    """The command line's inputs with their bundle, found once from the first (a path the file system cannot
+    use -- a symbolic link loop, a name too long -- is refused here, in one line, before any is read)."""
+    paths = tuple(Path(p) for p in paths)
+    for p in paths:
+        if not p.exists() and (why := missing_reason(p, "")):
+            raise InputError(p, why)
+    return Source(bundle_of(paths[0]), paths, options or {})
 
 
 def analyzer(section: Section) -> Callable[..., SectionResult]:
@@ -158,18 +177,19 @@ def command(section: Section) -> Callable[[Sequence[str] | None], int]:
     return importlib.import_module(f"{section.package or section.name}.cli").main
 
 
-def analyze_paths(section: Section, paths: Sequence[str | Path], out: str | Path) -> SectionResult:
+def analyze_paths(section: Section, paths: Sequence[str | Path], out: str | Path,
+                  options: Mapping[str, Any] | None = None) -> SectionResult:
     """What the command line computes and writes for ``paths`` (their bundle found from the first), without
     printing; the figures drawn in this process."""
-    paths = tuple(Path(p) for p in paths)
-    source = Source(bundle_of(paths[0]), paths)
+    source = source_of(paths, options)
     return finish(section, source, compute(section, source), out)
 
 
-def build_parser(section: Section) -> argparse.ArgumentParser:
-    """``[inputs] [--out DIR] [--json]``: ``Section.command`` says what the inputs are."""
-    default = section.folder or Path.cwd()
-    parser = argparse.ArgumentParser(description=f"{section.paper_ref}: {section.title}.")
+def build_parser(section: Section, default: Path | None = None, prog: str | None = None) -> argparse.ArgumentParser:
+    """``[inputs] [--out DIR] [--json]``: ``Section.command`` says what the inputs are; ``default``: the
+    inputs without any (the section's folder)."""
+    default = default or section.folder or Path.cwd()
+    parser = argparse.ArgumentParser(prog=prog, description=f"{section.paper_ref}: {section.title}.")
     many = section.command_inputs.endswith("...")
     parser.add_argument("inputs", nargs="*" if many else "?", type=Path, default=[default] if many else default,
                         metavar=section.command_inputs.split()[0],
@@ -178,13 +198,15 @@ def build_parser(section: Section) -> argparse.ArgumentParser:
     return parser
 
 
-def main(section: Section, argv: Sequence[str] | None = None) -> int:
+def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[str, Any] | None = None,
+         default: Path | None = None, prog: str | None = None) -> int:
     """The per-figure command line: the inputs' bundle found once, the artifact's lines printed as soon as
-    the numbers exist (the figure process imports matplotlib meanwhile), then figures and results."""
-    args = build_parser(section).parse_args(argv)
+    the numbers exist (the figure process imports matplotlib meanwhile), then figures and results.
+    ``options``, ``default``, ``prog``: a script's fixed options, default input and name."""
+    args = build_parser(section, default, prog).parse_args(argv)
     paths = tuple(args.inputs) if isinstance(args.inputs, list) else (args.inputs,)
     with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
-        source = Source(bundle_of(paths[0]), paths)
+        source = source_of(paths, options)
         result = compute(section, source)
         if not args.json:
             print("\n".join(result.lines) + "\n", end="", flush=True)  # one write: never split by a figure's
@@ -197,15 +219,23 @@ def main(section: Section, argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def run_script(script_file: str, argv: Sequence[str] | None = None, up: int = 0) -> int:
+def run_script(script_file: str, argv: Sequence[str] | None = None, up: int = 0,
+               options: Mapping[str, Any] | None = None) -> int:
     """A section folder's artifact-compatible script (``python max_mem/max_mem.py ...``): :func:`main` of
     the folder's ``SECTION``, with one-line errors and exit codes
-    (:func:`neutrino_ae.report.script.run_folder_script`)."""
+    (:func:`neutrino_ae.report.script.run_folder_script`). A script ``up`` folders below the section's
+    (kernel_overhead's ``triton_op/overhead.py``) reads its own folder by default and is named by it;
+    ``options`` go to ``load`` (``Source.options``)."""
     import dataclasses
 
     from neutrino_ae.report.script import run_folder_script
 
+    here = Path(script_file).resolve()
+    default = here.parent if up else None
+    prog = "/".join(here.parts[-1 - up:]) if up else None
+
     def wrap(section: Any, folder: Path) -> Any:
-        return partial(main, dataclasses.replace(section, package=folder.name, folder=folder))
+        return partial(main, dataclasses.replace(section, package=folder.name, folder=folder), options=options,
+                       default=default, prog=prog)
 
     return run_folder_script(script_file, ":SECTION", argv, up, wrap)
