@@ -136,7 +136,7 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
     else:
         drawn = {k: v for job in jobs for k, v in draw(job).items()}
     rows = number_rows(section, source.bundle, result)
-    data = {**result.data, "summary": rows}
+    data = {**result.data, "summary": rows}  # last, or in the place a "summary" key of data holds
     documents = {key: write_text(out / name, text) for key, (name, text) in result.documents.items()}
     written = write_results(out, result.stem or section.name, data, input_path=result.input, tables=result.tables,
                             bundle=source.bundle)
