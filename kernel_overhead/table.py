@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import asdict
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from neutrino_ae.report.driver import Figure, Result
@@ -67,7 +68,8 @@ def compute(m: Measured) -> Result:
     data = {"paper_ref": PAPER_REF, "bundle_kind": m.bundle.kind, "synthetic": synthetic, "root": str(m.root),
             "probes": _ordered_probes(m.cells), "cells": [asdict(c) for c in m.cells], "failed_launches": m.failed,
             "problems": m.problems}
-    return Result(tables={m.stem: wide_table(m.cells), f"{m.stem}_long": long_table(m.cells)}, numbers=numbers,
+    tables = {m.stem: partial(wide_table, m.cells), f"{m.stem}_long": partial(long_table, m.cells)}  # after the lines
+    return Result(tables=tables, numbers=numbers,
                   truth=truth, units={"slowdown": "x", "extra_registers": "registers"}, data=data, lines=_lines(m),
                   done="wrote {figure} and {html}", input=m.root, stem=m.stem,
                   documents={"html": (f"{m.stem}.html", render_html(m.cells, TITLE, synthetic))},

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from neutrino_ae.report.driver import Figure, Result
 from neutrino_ae.report.text_table import text_table
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .inputs import Measured
 
 SECTION = "max_mem"
@@ -71,6 +73,8 @@ def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
 
 def table(entries: Sequence[Entry]) -> pd.DataFrame:
     """The results table (``max_mem.csv``), one row per model x probe."""
+    import pandas as pd  # built after the command's lines (the driver calls it then)
+
     rows = []
     for e in entries:
         rows.append({
@@ -193,7 +197,7 @@ def compute(m: Measured) -> Result:
             "entries": [{**asdict(e), "ratio": e.ratio} for e in m.entries],
             "workload_peaks": workload_peaks(m.entries), "problems_by_model": m.problems_by_model,
             "workload_memory_rule": WORKLOAD_MEMORY_RULE, "workload_memory_notes": notes}
-    return Result(tables={SECTION: table(m.entries)}, numbers=numbers, truth=truth,
+    return Result(tables={SECTION: partial(table, m.entries)}, numbers=numbers, truth=truth,
                   units={"probe_mem_max": "bytes", "workload_max": "bytes", "probe_over_workload": "ratio"},
                   data=data, lines=_lines(m), done="wrote {figure}", input=m.root,
                   notes={SECTION: "\n" + _rule_lines(notes, markdown=True) + "\n"},

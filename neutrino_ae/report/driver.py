@@ -59,7 +59,9 @@ class Result:
     ``truth`` the sample generator's values by the same keys (absent: none); ``units`` a unit by the key's
     last dotted part. ``data`` is ``<section>.json`` without what the driver adds (``summary`` goes last,
     or where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
-    ``notes[table]`` appended to the Markdown. ``lines`` are printed first (the artifact's result);
+    ``notes[table]`` appended to the Markdown (a table may be given as a function that builds it: it is
+    built after the lines are printed, so a section whose numbers need no pandas prints before pandas is
+    imported). ``lines`` are printed first (the artifact's result);
     ``done`` is the closing line, formatted with the written files (``{figure}``). ``input`` is the
     input the provenance names; ``plots`` what only the figures take (``figures(result)`` reads it).
     ``stem`` names the results files (default: the section's name); ``documents`` are more files,
@@ -138,14 +140,15 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
     rows = number_rows(section, source.bundle, result)
     data = {**result.data, "summary": rows}  # last, or in the place a "summary" key of data holds
     documents = {key: write_text(out / name, text) for key, (name, text) in result.documents.items()}
-    written = write_results(out, result.stem or section.name, data, input_path=result.input, tables=result.tables,
+    tables = {name: table() if callable(table) else table for name, table in result.tables.items()}
+    written = write_results(out, result.stem or section.name, data, input_path=result.input, tables=tables,
                             bundle=source.bundle)
     for table, note in result.notes.items():
         md = written[f"{table}.md"]
         write_text(md, md.read_text(encoding="utf-8") + note)
     files = {**_figure_files(section, wanted, figures.join() if drawn is None else drawn), **documents, **written}
     text = "\n".join([*result.lines, *([result.done.format(**files)] if result.done else [])])
-    return SectionResult(section.name, data, files, dict(result.tables), rows, text)
+    return SectionResult(section.name, data, files, tables, rows, text)
 
 
 def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
