@@ -211,7 +211,7 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
         source = source_of(paths, options)
         result = compute(section, source)
-        if not args.json:
+        if not args.json and result.lines:
             print("\n".join(result.lines) + "\n", end="", flush=True)  # one write: never split by a figure's
         done = finish(section, source, result, args.out, figures)
     if args.json:
