@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS
-from neutrino_ae.report.summary import summary_row
 
 if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
     import pandas as pd
@@ -184,16 +183,6 @@ def _truth(gt: dict[str, Any] | None, group: str, kernel: str, probe: str) -> di
 
 def _truth_value(t: dict[str, Any] | None, name: str) -> Any:
     return t.get(name) if t else None
-
-def _summary_rows(cells: Sequence[Cell], bundle_kind: str = "unknown") -> list[dict[str, Any]]:
-    rows = []
-    for c in cells:
-        base = f"{c.group}.{c.kernel}.{c.probe}"
-        rows.append(summary_row(SECTION, f"{base}.slowdown", c.slowdown, "x", PAPER_REF, bundle_kind,
-                                _truth_value(c.ground_truth, "launch_median_slowdown")))
-        rows.append(summary_row(SECTION, f"{base}.extra_registers", c.extra_regs, "registers", PAPER_REF,
-                                bundle_kind, _truth_value(c.ground_truth, "extra_registers")))
-    return rows
 
 def _truth_lines(cells: Sequence[Cell]) -> list[str]:
     """Measured vs injected (sample bundles): slowdown deviation, range hits, register matches."""

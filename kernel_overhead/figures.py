@@ -13,7 +13,6 @@ from matplotlib.ticker import FuncFormatter
 from neutrino_ae.report import style
 
 from .analysis import FEWER_LEGEND, FEWER_MARK, GROUP_LABELS, KERNEL_LABELS, Cell, _ordered_probes
-from .table_html import render_html  # noqa: F401  (re-exported for callers)
 
 _NOTE_LINE_IN = 0.16  # height of one 8-point note line under the heatmap (inches)
 
@@ -83,6 +82,6 @@ def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
 
 def heatmap_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
     """The figure process's builder (:mod:`neutrino_ae.report.figure_process`): :func:`draw_heatmap` of the
-    cells in ``params`` (:func:`.figure_inputs.figure_job`)."""
+    cells in ``params`` (:func:`.table.figures`)."""
     return draw_heatmap([Cell(**c) for c in params["cells"]], params["synthetic"], params["title"])
 

@@ -1,9 +1,9 @@
 """Table 2: kernel slowdown and extra registers: `python kernel_overhead/kernel_overhead.py [<root>] [--out DIR]`.
 
-The artifact-compatible command line; the code is in this folder's package (``cli:main``).
+The artifact-compatible command line: this folder's ``SECTION`` on the section driver.
 """
 
-from neutrino_ae.report.script import run_folder_script
+from neutrino_ae.report.driver import run_script
 
 if __name__ == "__main__":
-    raise SystemExit(run_folder_script(__file__, "cli:main"))
+    raise SystemExit(run_script(__file__))

@@ -1,18 +1,30 @@
-"""Fig. 11's computations: per model x probe measurements in, the table and peaks out (no I/O, no plots; numpy
-only, pandas imported by :func:`table` alone)."""
+"""Fig. 11's computations: per model x probe measurements in, the table, peaks and text out (no I/O, no
+plots): the section's ``compute`` (:func:`compute`) and what its figure shows (:func:`figures`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # pandas is imported where a table is built, after the command's line
+from neutrino_ae.report.driver import Figure, Result
+from neutrino_ae.report.text_table import text_table
+
+if TYPE_CHECKING:
     import pandas as pd
 
+    from .inputs import Measured
+
+SECTION = "max_mem"
 PAPER_REF = "Fig. 11"
+
+#: Which ``max memory:`` line is the workload's memory; said in the results JSON, the text and the table note.
+WORKLOAD_MEMORY_RULE = ("workload memory = the first 'max memory:' line of each stdout.log, largest over the "
+                        "sub-modules (the artifact's Fig. 11 loop); a stdout.log may hold several: the first "
+                        "readable one is used and the later ones are listed")
 
 MODEL_ORDER = ("resnet-bs32", "sd-bs1", "mamba-bs32", "llama1b-bs32", "llama3b-bs32", "llama8b-bs32",
                "llama8b-bs128", "llama8b-bs256")
@@ -61,7 +73,7 @@ def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
 
 def table(entries: Sequence[Entry]) -> pd.DataFrame:
     """The results table (``max_mem.csv``), one row per model x probe."""
-    import pandas as pd
+    import pandas as pd  # built after the command's lines (the driver calls it then)
 
     rows = []
     for e in entries:
@@ -125,3 +137,77 @@ def _truth_value(t: dict[str, Any] | None, *names: str) -> Any:
 _PROBE_TRUTH = ("probe_mem_max", "probe_mem", "max_probe_mem", "probe_mem_bytes", "probe_bytes")
 
 _WORKLOAD_TRUTH = ("workload_max", "workload_bytes", "max_memory", "workload_mem", "workload")
+
+
+def _rule_lines(notes: Sequence[str], markdown: bool = False) -> str:
+    """The workload-memory rule, and the stdout.log files it left lines of (the text's and the table's note)."""
+    lines = [f"_{WORKLOAD_MEMORY_RULE}._" if markdown else f"{WORKLOAD_MEMORY_RULE}."]
+    if notes:
+        lines.append(f"{len(notes)} stdout.log file(s) with several 'max memory:' lines:")
+        if markdown:
+            lines.append("")
+        lines += [("- " if markdown else "  ") + n for n in notes]
+    return "\n".join(lines)
+
+
+#: The table the command prints (a subset of the results table's columns).
+TEXT_COLUMNS = ("model", "probe", "probe_mem", "workload", "probe_over_workload")
+
+
+def _lines(m: Measured) -> list[str]:
+    """The command's text up to the figure's name: the table, the rule, the ground-truth checks, the missing
+    inputs (the artifact's result, printed first)."""
+    mark = " [SYNTHETIC sample data]" if m.bundle.synthetic else ""
+    lines = [f"{PAPER_REF}: maximum probe memory vs. workload peak{mark}"]
+    rows = [(e.model, e.probe, human_bytes(e.probe_mem_max), human_bytes(e.workload_max),
+             "-" if e.ratio is None or np.isnan(e.ratio) else f"{e.ratio:.3g}") for e in m.entries]
+    lines.append(text_table(TEXT_COLUMNS, rows))
+    lines.append(_rule_lines(m.notes))
+    for what, names, attr in (("probe-memory", _PROBE_TRUTH, "probe_mem_max"),
+                              ("workload", _WORKLOAD_TRUTH, "workload_max")):
+        checked = []
+        for e in m.entries:
+            t = _truth_value(e.ground_truth, *names)
+            if t is not None and getattr(e, attr) is not None:
+                checked.append(getattr(e, attr) == int(t))
+        if checked:
+            lines.append(f"ground truth: {sum(checked)}/{len(checked)} {what} peaks equal the injected value")
+    if m.problems_by_model:
+        lines.append("missing or unusable inputs (the rest is reported):")
+        for model, items in m.problems_by_model.items():
+            lines.append(f"  {model}: {len(items)}")
+            lines += [f"    {p}" for p in items]
+    return lines
+
+
+def compute(m: Measured) -> Result:
+    """The section's ``compute``: per model x probe, the probe's and the workload's peaks and their ratio."""
+    numbers: dict[str, Any] = {}
+    truth: dict[str, Any] = {}
+    for e in m.entries:
+        key = f"{e.model}.{e.probe}"
+        gt_probe = _truth_value(e.ground_truth, *_PROBE_TRUTH)
+        gt_work = _truth_value(e.ground_truth, *_WORKLOAD_TRUTH)
+        numbers.update({f"{key}.probe_mem_max": e.probe_mem_max, f"{key}.workload_max": e.workload_max,
+                        f"{key}.probe_over_workload": e.ratio})
+        truth.update({f"{key}.probe_mem_max": gt_probe, f"{key}.workload_max": gt_work,
+                      f"{key}.probe_over_workload": gt_probe / gt_work if gt_probe is not None and gt_work else None})
+    notes = m.notes
+    data = {"paper_ref": PAPER_REF, "bundle_kind": m.bundle.kind, "synthetic": m.bundle.synthetic, "root": str(m.root),
+            "entries": [{**asdict(e), "ratio": e.ratio} for e in m.entries],
+            "workload_peaks": workload_peaks(m.entries), "problems_by_model": m.problems_by_model,
+            "workload_memory_rule": WORKLOAD_MEMORY_RULE, "workload_memory_notes": notes}
+    return Result(tables={SECTION: partial(table, m.entries)}, numbers=numbers, truth=truth,
+                  units={"probe_mem_max": "bytes", "workload_max": "bytes", "probe_over_workload": "ratio"},
+                  data=data, lines=_lines(m), done="wrote {figure}", input=m.root,
+                  notes={SECTION: "\n" + _rule_lines(notes, markdown=True) + "\n"},
+                  plots={"synthetic": m.bundle.synthetic, "entries": m.entries})
+
+
+def figures(result: Result) -> list[Figure]:
+    """The section's ``figures``: each model x probe's peaks, in the table's order."""
+    return [Figure(SECTION, "figures:figure", {}, {
+        "synthetic": result.plots["synthetic"],
+        "entries": [{"model": e.model, "probe": e.probe, "probe_mem_max": e.probe_mem_max,
+                     "workload_max": e.workload_max} for e in result.plots["entries"]],
+    })]

@@ -85,16 +85,21 @@ def printed(lines: Sequence[str]) -> list[str]:
     return [ln for ln in lines if not ln.startswith("import time:")]
 
 
-def assert_line_first(lines: Sequence[str], expected: Sequence[str], watched: bool) -> None:
+def assert_line_first(lines: Sequence[str], expected: Sequence[str], watched: bool, pandas_first: bool = False
+                      ) -> None:
     """The ``expected`` lines come first, once, with numpy imported before them and none of :data:`HEAVY`;
-    pandas after them; matplotlib after them in the command (``watched=False``) or never in it (the
-    figure process drew the figures, ``watched=True``)."""
+    pandas after them (``pandas_first``: before them, as a section on the driver reads its frames with
+    it); matplotlib after them in the command (``watched=False``) or never in it (the figure process drew
+    the figures, ``watched=True``)."""
     before, after = split_at(lines, expected)
     assert "numpy" in before
+    heavy = {m for m in HEAVY if not (pandas_first and m == "pandas")}
     # Watched, ``before`` is what the command's own process held at its first line (run_script).
-    assert not {m for m in before if m.split(".")[0] in HEAVY}
+    assert not {m for m in before if m.split(".")[0] in heavy}
+    if pandas_first:
+        assert "pandas" in before
     if watched:
         assert "command imported: pandas" in lines
     else:
-        assert "pandas" in after and "matplotlib" in after
+        assert ("pandas" in before if pandas_first else "pandas" in after) and "matplotlib" in after
     assert printed(lines)[:len(expected)] == list(expected)

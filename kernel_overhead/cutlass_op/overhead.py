@@ -2,10 +2,10 @@
 
     python kernel_overhead/cutlass_op/overhead.py [<root>] [--out DIR] [--json]
 
-The default root is this folder; the code is in the section package (``cli:cutlass_op_main``).
+The default root is this folder; the section driver runs the folder's ``SECTION`` on this group alone.
 """
 
-from neutrino_ae.report.script import run_folder_script
+from neutrino_ae.report.driver import run_script
 
 if __name__ == "__main__":
-    raise SystemExit(run_folder_script(__file__, "cli:cutlass_op_main", up=1))
+    raise SystemExit(run_script(__file__, up=1, options={"groups": ("cutlass_op",)}))

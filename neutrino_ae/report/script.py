@@ -97,16 +97,20 @@ def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | 
         return 130
 
 
-def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None = None, up: int = 0) -> int:
-    """Run ``entry`` (``"<module>:<function>"`` in the section package) as a CLI ``main``; the
-    section folder is the script's folder, or ``up`` folders above it (for scripts in subfolders)."""
+def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None = None, up: int = 0,
+                      wrap: Callable[[object, Path], Callable[[Sequence[str] | None], int]] | None = None) -> int:
+    """Run ``entry`` (``"<module>:<function>"`` in the section package; ``":<name>"`` in the package
+    itself) as a CLI ``main``; the section folder is the script's folder, or ``up`` folders above it (for
+    scripts in subfolders). ``wrap(obj, folder)`` makes the ``main`` of what ``entry`` names."""
     from neutrino_ae.report.registry import import_folder  # the Section contract: not needed by run_main's users
 
     folder = Path(script_file).resolve().parents[up]
     try:
         import_folder(folder)
         module, _, func = entry.partition(":")
-        main = getattr(importlib.import_module(f"{folder.name}.{module}"), func)
+        main = getattr(importlib.import_module(f"{folder.name}.{module}" if module else folder.name), func)
+        if wrap is not None:
+            main = wrap(main, folder)
     except (MemoryError, ImportError) as exc:  # too little memory to load numpy/matplotlib: one line, exit 5
         if isinstance(exc, ImportError) and not any(s in str(exc).lower() for s in _NO_MEMORY):
             raise

@@ -15,6 +15,11 @@ when used, so discovering the sections stays cheap (no pandas or matplotlib at i
   :class:`~neutrino_ae.workloads.neutrino.CollectContext`);
 * ``sample(root, ctx) -> dict``: writes the section's part of the synthetic sample bundle under
   ``root/<name>/`` and returns its ground truth (``ctx`` is the sample generator's context).
+
+A section on the driver (:mod:`neutrino_ae.report.driver`) names ``load``, ``compute`` and ``figures``
+instead of ``analyze``, and says what its command line's inputs are (``command_inputs``, ``command``):
+the driver is then its ``analyze`` and its command line (``driver.analyzer(section)``,
+``driver.command(section)``).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ class Section:
     order: int
     runtime: str
     inputs: tuple[str, ...]
-    analyze: str
+    analyze: str = ""
     optional_inputs: tuple[str, ...] = ()
     collect: str | None = None
     sample: str | None = None
@@ -67,11 +72,21 @@ class Section:
     # What the ptx workload family runs for this section, each stand-in named (dynamic.ipynb with
     # workloads="ptx": shown with the section and recorded in its results, neutrino_ae/workloads/family.py)
     ptx_workloads: str = ""
+    # On the driver (neutrino_ae/report/driver.py): load(source) -> frames, compute(frames) -> Result,
+    # figures(result) -> [Figure]; the command line's positional inputs (a metavar, "..." for several)
+    # and what they are.
+    load: str = ""
+    compute: str = ""
+    figures: str = ""
+    command_inputs: str = "root"
+    command: str = ""
     package: str = field(default="", compare=False)  # set by the registry: the imported package name
     folder: Path | None = field(default=None, compare=False)  # set by the registry
 
     def entry(self, which: str) -> Callable[..., Any]:
-        """The function behind entry point ``which`` (``analyze``, ``collect`` or ``sample``)."""
+        """The function behind entry point ``which`` (``analyze``, ``collect``, ``sample``; ``load``,
+        ``compute``, ``figures`` for a section on the driver, whose ``analyze`` is
+        :func:`neutrino_ae.report.driver.analyzer`'s)."""
         spec = getattr(self, which)
         if not spec:
             raise NeutrinoAEError(f"section {self.name} has no {which} entry point")

@@ -42,6 +42,7 @@ from neutrino_ae.bundle.manifest import DYNAMIC, MANIFEST, write_dynamic_manifes
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.inputs import recording
 from neutrino_ae.report import registry
+from neutrino_ae.report.driver import analyzer
 from neutrino_ae.report.layout import RECORD
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.report.section import Section
@@ -196,7 +197,7 @@ def collect_section(name: str, trace_root: str | os.PathLike[str], ctx: CollectC
 
 
 def _analyze(section: Section, bundle: Bundle, out: Path) -> SectionResult:
-    result = section.entry("analyze")(bundle, out)
+    result = analyzer(section)(bundle, out)
     if not isinstance(result, SectionResult):
         raise NeutrinoAEError(f"{section.name}: analyze returned {type(result).__name__}, not a SectionResult")
     return result

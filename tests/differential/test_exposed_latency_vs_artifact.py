@@ -25,6 +25,7 @@ import ast
 import json
 import math
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -38,10 +39,15 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from exposed_latency import cli  # noqa: E402
-from exposed_latency import pipeline as el  # noqa: E402
+from exposed_latency import figures as el_figures  # noqa: E402
+from exposed_latency import inputs as el_inputs  # noqa: E402
 from exposed_latency.analysis import PARTS, ratios  # noqa: E402
+from neutrino_ae.report import driver, registry  # noqa: E402
 from neutrino_ae.report.script import run_main  # noqa: E402
+
+SECTION = registry.get("exposed_latency")
+cli_main = partial(driver.main, SECTION)
+analyze = partial(driver.analyze_paths, SECTION)
 
 RTOL = 1e-9
 
@@ -131,7 +137,7 @@ def test_fig12_bars_equal_the_artifacts_plot(artifact_plot, rows):
             art = artifact_bars(fig)
         finally:
             plt.close(fig)
-        r = ratios(el.read_workload_csv(csv))
+        r = ratios(el_inputs.read_workload_csv(csv))
 
     assert art["probes"] == list(r["probe"])
     np.testing.assert_allclose(art["ncu"], r["ncu_ratio"], rtol=RTOL)
@@ -153,7 +159,7 @@ def test_fig12_bars_equal_the_artifacts_plot(artifact_plot, rows):
 
 def _ours_stack(r: pd.DataFrame) -> tuple[list[str], np.ndarray]:
     """Our drawn Neutrino bar: the segment names bottom first and each probe's top (from the figure)."""
-    fig = el.draw_workload("attn", r, synthetic=False)
+    fig = el_figures.draw_workload("attn", r, synthetic=False)
     try:
         (ax,) = fig.axes
         stacks = ax.containers[1:]
@@ -170,7 +176,7 @@ def test_parts_short_of_the_neutrino_time_the_artifacts_top_is_their_sum_ours_th
     art = artifact_bars(fig)
     plt.close(fig)
     assert art["top"] == pytest.approx([1.5]) and art["neutrino_labels"] == ["2.00x"]  # top 1.5, label 2.00x
-    r = ratios(el.read_workload_csv(csv))
+    r = ratios(el_inputs.read_workload_csv(csv))
     names, top = _ours_stack(r)
     assert names == ["epilogue", "kernel", "prologue", "unattributed"]
     assert top == pytest.approx([2.0])
@@ -187,7 +193,7 @@ def test_consistent_parts_both_tops_are_the_ratio_in_the_papers_stacking_order(a
     # artifact: a kernel-coloured bar to the top (kernel + prologue), the epilogue bar drawn over its foot
     assert art_names == ["Neutrino (Kernel)", "Neutrino (Epilogue)"]
     assert art["top"] == pytest.approx([2.0]) and art["epilogue"] == pytest.approx([0.25])
-    names, top = _ours_stack(ratios(el.read_workload_csv(csv)))
+    names, top = _ours_stack(ratios(el_inputs.read_workload_csv(csv)))
     # ours: the same order (epilogue at the foot, then kernel), the prologue as its own segment on top
     assert names == ["epilogue", "kernel", "prologue"] and top == pytest.approx([2.0])
 
@@ -204,7 +210,7 @@ def test_consistent_parts_both_tops_are_the_ratio_in_the_papers_stacking_order(a
 def test_bad_rows_the_artifact_plots_ours_refuses_in_one_line(artifact_plot, tmp_path, capsys, what, rows, error):
     csv = write_csv(tmp_path / "attn.csv", rows)
     plt.close(artifact_plot("attn", pd.read_csv(csv)))   # it draws (a doubled bar, an infinite ratio, ...)
-    assert run_main(cli.main, [str(csv), "--out", str(tmp_path / "out")]) == 2
+    assert run_main(cli_main, [str(csv), "--out", str(tmp_path / "out")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err == f"error: {csv}: {error}\n"
 
@@ -215,7 +221,7 @@ def test_a_non_numeric_cell_the_artifact_raises_ours_one_line(artifact_plot, tmp
     with pytest.raises(TypeError):
         artifact_plot("attn", pd.read_csv(csv))
     plt.close("all")
-    assert run_main(cli.main, [str(csv), "--out", str(tmp_path / "out")]) == 2
+    assert run_main(cli_main, [str(csv), "--out", str(tmp_path / "out")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err == f"error: {csv}: column 'neutrino' row 2 (probe dmat): 'n/a ms' is not a number\n"
 
@@ -227,5 +233,5 @@ def test_no_ncu_time_the_artifact_shows_nothing_ours_n_a(artifact_plot, tmp_path
     art = artifact_bars(fig)
     plt.close(fig)
     assert math.isnan(art["ncu"][0]) and art["ncu_labels"] == [""]   # no bar, no label
-    res = el.analyze([csv], tmp_path / "out")
+    res = analyze([csv], tmp_path / "out")
     assert "n/a" in res.text.splitlines()[2] and math.isnan(res.data["rows"][0]["ncu_ratio"])

@@ -6,7 +6,7 @@ file writes with its own small writer (plain text, not the package's writers): s
 probes and sub-modules; stdout.log files with zero, one or several ``max memory:`` lines among
 other text; several trace folders per sub-module, each event.log with several launches and their
 ``[exec] probe-mem <n> (bytes)`` lines. It prints ``<model> <probe> <original> <max_mem>`` per
-model x probe; our numbers (``max_mem.pipeline``) must be the same, except where
+model x probe; our numbers (``max_mem.inputs``, ``max_mem.analysis``) must be the same, except where
 docs/DESIGN.md ("Deviations from the artifact's scripts") says why not:
 
 * no value at all: the artifact prints 0, we report none (``-``) and name the file that lacks it;
@@ -30,15 +30,25 @@ import os
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from max_mem import cli
-from max_mem import pipeline as mm
+from max_mem.analysis import Entry
+from max_mem.inputs import discover, measure_entry
+from neutrino_ae.report import driver, registry
 from neutrino_ae.report.script import run_main
+
+SECTION = registry.get("max_mem")
+cli_main = partial(driver.main, SECTION)
+
+
+def analyze(root, out):
+    """The command line's analysis of one max_mem folder, figures drawn in this process."""
+    return driver.analyze_paths(SECTION, [root], out)
 
 # ---------------------------------------------------------------------------------------------
 # the artifact's cell, run as it is
@@ -69,9 +79,9 @@ def artifact_numbers(proc: subprocess.CompletedProcess) -> dict[tuple[str, str],
     return out
 
 
-def ours(root: Path) -> dict[tuple[str, str], mm.Entry]:
-    runs, _ = mm.discover(root)
-    return {(m, p): mm.measure_entry(m, p, d) for m, p, d in runs}
+def ours(root: Path) -> dict[tuple[str, str], Entry]:
+    runs, _ = discover(root)
+    return {(m, p): measure_entry(m, p, d) for m, p, d in runs}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,7 +225,7 @@ def test_several_max_memory_lines_the_first_is_used_as_in_the_artifact(fig11_cel
     root = _one_sub(tmp_path, "warmup\nmax memory: 1000\nstep\nmax memory: 5000\n", {"Nov23_1": event_log_text([7])})
     proc = run_artifact(fig11_cell, tmp_path)
     assert artifact_numbers(proc) == {("llama1b-bs32", "dmat"): (1000, 7)}
-    res = mm.analyze(root, tmp_path / "out")
+    res = analyze(root, tmp_path / "out")
     (entry,) = res.data["entries"]
     assert entry["workload_max"] == 1000
     # said in the output, not only in a docstring: the results JSON, the text and the table's note
@@ -240,7 +250,7 @@ def test_where_the_artifact_raises_ours_reports(fig11_cell, tmp_path, capsys, wh
     root = _one_sub(tmp_path, stdout, traces)
     proc = run_artifact(fig11_cell, tmp_path)
     assert proc.returncode != 0 and "Traceback" in proc.stderr, what
-    assert run_main(cli.main, [str(root), "--out", str(tmp_path / "out")]) == 0
+    assert run_main(cli_main, [str(root), "--out", str(tmp_path / "out")]) == 0
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err and err == ""
     if problem:
@@ -261,7 +271,7 @@ def test_a_stray_file_makes_the_artifact_raise_and_ours_ignores_it(fig11_cell, t
 def test_no_max_mem_folder_one_error_line(fig11_cell, tmp_path, capsys):
     proc = run_artifact(fig11_cell, tmp_path)
     assert proc.returncode != 0 and "FileNotFoundError" in proc.stderr
-    assert run_main(cli.main, [str(tmp_path / "max_mem"), "--out", str(tmp_path / "out")]) == 2
+    assert run_main(cli_main, [str(tmp_path / "max_mem"), "--out", str(tmp_path / "out")]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert err == f"error: {tmp_path / 'max_mem'}: no such folder (expected max_mem/<model>/<probe>/<sub>/)\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from exposed_latency.pipeline import MAX_CSV_BYTES, read_workload_csv
-from max_mem.pipeline import read_max_memory
+from exposed_latency.inputs import MAX_CSV_BYTES, read_workload_csv
+from max_mem.inputs import read_max_memory
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import open_trace

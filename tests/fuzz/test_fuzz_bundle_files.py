@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from exposed_latency.pipeline import read_workload_csv
-from max_mem.pipeline import read_max_memory
+from exposed_latency.inputs import read_workload_csv
+from max_mem.inputs import read_max_memory
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.formats.bintrace import open_trace
@@ -27,6 +27,8 @@ from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import read_kernel_info, read_register_usage
 from neutrino_ae.formats.probe import read_probe_toml
 from neutrino_ae.formats.tensortrace import read_tensor_trace
+from neutrino_ae.report import registry
+from neutrino_ae.report.driver import command
 from neutrino_ae.report.script import run_main
 
 TALLY: Counter = Counter()
@@ -185,8 +187,8 @@ def test_every_command_line_on_mutated_input(bundle, tmp_path_factory, section, 
     dst = work / "in" / src.name
     dst.parent.mkdir()
     _mutate(src, dst, mutation)
-    cli = section_module(section, "cli")
-    _judge_command_line(cli.tail_main if section == "warp_sched" else cli.main, [*args(dst)], work, dst)
+    main = section_module(section, "cli").tail_main if section == "warp_sched" else command(registry.get(section))
+    _judge_command_line(main, [*args(dst)], work, dst)
 
 
 # The command lines that read a folder: one unit of it (a model, a group) is copied and one file
@@ -203,12 +205,10 @@ FOLDER_CLIS = [
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutation=MUTATIONS)
 def test_every_folder_command_line_on_a_mutated_file(bundle, tmp_path_factory, section, unit, pattern, mutation):
-    from neutrino_ae.report.registry import section_module
-
     work = tmp_path_factory.mktemp(section)
     src = _pick(bundle, unit)
     copy = work / "in" / section / src.name
     shutil.copytree(src, copy)
     target = sorted(copy.glob(pattern))[0]
     _mutate(target, target, mutation)
-    _judge_command_line(section_module(section, "cli").main, [str(work / "in" / section)], work, target)
+    _judge_command_line(command(registry.get(section)), [str(work / "in" / section)], work, target)

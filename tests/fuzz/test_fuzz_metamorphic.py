@@ -24,6 +24,8 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from neutrino_ae.formats.bintrace import open_trace
+from neutrino_ae.report import registry
+from neutrino_ae.report.driver import command
 from neutrino_ae.report.registry import section_module
 from neutrino_ae.report.script import run_main
 
@@ -43,7 +45,7 @@ def _run(section: str, args: list[str], out: Path, entry: str = "main", base: bo
     itself, which may be one the reader refuses in one line (exit 2: e.g. a warp-level section of
     1-thread blocks); such a case is not drawn."""
     stdout, stderr = io.StringIO(), io.StringIO()
-    main = getattr(section_module(section, "cli"), entry)
+    main = command(registry.get(section)) if entry == "main" else getattr(section_module(section, "cli"), entry)
     with redirect_stdout(stdout), redirect_stderr(stderr):
         code = run_main(main, [*args, "--out", str(out), "--json"])
     if base and code == 2 and len(stderr.getvalue().strip().splitlines()) == 1:

@@ -14,7 +14,7 @@ import pytest
 from gpu_data import H200, workload_dir
 
 from exposed_latency.main import launch_times, original_time
-from kernel_overhead.fast import measure_cell
+from kernel_overhead.inputs import measure_cell
 from neutrino_ae.workloads.neutrino import run_neutrino
 
 REPO = Path(__file__).resolve().parents[2]

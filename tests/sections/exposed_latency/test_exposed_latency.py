@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 
-from exposed_latency import cli
-from exposed_latency import pipeline as el
+from exposed_latency.analysis import ratios
+from exposed_latency.figures import draw_workload
+from exposed_latency.inputs import read_workload_csv
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
+from neutrino_ae.report import driver, registry
 from neutrino_ae.report.script import run_main
+
+SECTION = registry.get("exposed_latency")
+analyze = partial(driver.analyze_paths, SECTION)
+main = partial(driver.main, SECTION)
 
 HEADER = "probe,original,ncu,neutrino,prologue,kernel,epilogue\n"
 # block_sched: parts add up to neutrino; dmat: epilogue-dominated; gmem_bytes: parts cover 75 %.
@@ -28,7 +35,7 @@ def _write(path, text):
 
 
 def test_ratios_and_shares_by_hand(tmp_path):
-    r = el.ratios(el.read_workload_csv(_write(tmp_path / "gemm.csv", GEMM))).set_index("probe")
+    r = ratios(read_workload_csv(_write(tmp_path / "gemm.csv", GEMM))).set_index("probe")
     # block_sched: 50/2, 2.5/2; shares 0.1/2.5, 2.0/2.5, 0.4/2.5; heights share * 1.25
     assert r.at["block_sched", "ncu_ratio"] == pytest.approx(25.0)
     assert r.at["block_sched", "neutrino_ratio"] == pytest.approx(1.25)
@@ -54,23 +61,23 @@ def test_ratios_and_shares_by_hand(tmp_path):
 
 
 def test_figure_value_labels_like_the_paper(tmp_path):
-    r = el.ratios(el.read_workload_csv(_write(tmp_path / "gemm.csv", GEMM)))
-    fig = el.draw_workload("gemm", r, synthetic=False)
+    r = ratios(read_workload_csv(_write(tmp_path / "gemm.csv", GEMM)))
+    fig = draw_workload("gemm", r, synthetic=False)
     labels = {t.get_text() for t in fig.axes[0].texts}
     assert {"25.00x", "2.00x", "3.00x", "1.25x", "2.50x"} <= labels
 
 
 def test_axis_cut_when_ncu_dwarfs_neutrino(tmp_path):
     # ncu 25x vs. at most 2.5x for Neutrino: beyond 6x, so the axis is cut at 1.6 * 2.5 = 4
-    r = el.ratios(el.read_workload_csv(_write(tmp_path / "gemm.csv", GEMM)))
-    ax = el.draw_workload("gemm", r, synthetic=False).axes[0]
+    r = ratios(read_workload_csv(_write(tmp_path / "gemm.csv", GEMM)))
+    ax = draw_workload("gemm", r, synthetic=False).axes[0]
     assert ax.get_ylim()[1] == pytest.approx(4.0)
     ncu_heights = [p.get_height() for p in ax.containers[0]]
     assert ncu_heights == pytest.approx([4.0, 2.0, 3.0])     # only the 25x bar is clipped
     assert "axis cut" in ax.get_ylabel()
     # no cut when ratios are comparable: the tallest bar plus 18 % headroom
-    mild = el.ratios(el.read_workload_csv(_write(tmp_path / "attn.csv", HEADER + "p,1,3,2,0.1,1.5,0.4\n")))
-    ax = el.draw_workload("attn", mild, synthetic=False).axes[0]
+    mild = ratios(read_workload_csv(_write(tmp_path / "attn.csv", HEADER + "p,1,3,2,0.1,1.5,0.4\n")))
+    ax = draw_workload("attn", mild, synthetic=False).axes[0]
     assert ax.get_ylim()[1] == pytest.approx(3.0 * 1.18)
     assert [p.get_height() for p in ax.containers[0]] == pytest.approx([3.0])
 
@@ -80,7 +87,7 @@ def test_analyze_writes_figures_tables_and_lists_missing(tmp_path):
     _write(src / "gemm.csv", GEMM)
     _write(src / "attn.csv", HEADER + "block_sched,1.0,10.0,1.1,0.0,1.0,0.1\n")
     out = tmp_path / "out"
-    res = el.analyze([src], out)
+    res = analyze([src], out)
     assert [i["workload"] for i in res.data["inputs"]] == ["attn", "gemm"]  # paper order
     assert sorted(m.split(": ")[0].rsplit("/", 1)[-1] for m in res.data["missing"]) == ["conv.csv", "gmm.csv"]
     for stem in ("exposed_latency", "exposed_latency_attn", "exposed_latency_gemm"):
@@ -102,7 +109,7 @@ def test_sample_bundle_marks_synthetic_and_reports_truth(tmp_path):
     _write(src / "gemm.csv", GEMM)
     bundle.write_manifest(tmp_path / "b", "sample", ground_truth={
         "exposed_latency": {"gemm": {"ncu_over_original": {"dmat": 2.0}, "neutrino_over_original": {"dmat": 2.4}}}})
-    res = el.analyze([src / "gemm.csv"], tmp_path / "out")
+    res = analyze([src / "gemm.csv"], tmp_path / "out")
     assert res.data["synthetic"] is True and res.data["bundle_kind"] == "sample"
     doc = json.loads((tmp_path / "out" / "exposed_latency.json").read_text())
     assert doc["synthetic"] is True and doc["bundle_kind"] == "sample"
@@ -123,7 +130,7 @@ def test_sample_bundle_marks_synthetic_and_reports_truth(tmp_path):
 def test_bad_csv_rejected_with_one_clear_line(tmp_path, text, message):
     path = _write(tmp_path / "gemm.csv", text)
     with pytest.raises(InputError) as err:
-        el.read_workload_csv(path)
+        read_workload_csv(path)
     assert str(err.value).startswith(f"{path}: {message}")
     assert "\n" not in str(err.value)
 
@@ -131,13 +138,13 @@ def test_bad_csv_rejected_with_one_clear_line(tmp_path, text, message):
 def test_missing_ncu_measurement_is_not_an_error(tmp_path):
     # The dynamic collector leaves ncu empty when Nsight Compute is not installed.
     path = _write(tmp_path / "src" / "gemm.csv", GEMM.replace("2.0,50.0,2.5", "2.0,,2.5"))
-    r = el.ratios(el.read_workload_csv(path)).set_index("probe")
+    r = ratios(read_workload_csv(path)).set_index("probe")
     assert r["ncu_ratio"].isna().tolist() == [True, False, False]
     assert r.at["block_sched", "neutrino_ratio"] == pytest.approx(1.25)
-    fig = el.draw_workload("gemm", r.reset_index(), synthetic=False)
+    fig = draw_workload("gemm", r.reset_index(), synthetic=False)
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert "n/a" in labels and "1.25x" in labels and "nanx" not in labels
-    res = el.analyze([path], tmp_path / "out")
+    res = analyze([path], tmp_path / "out")
     values = {s["key"]: s["value"] for s in res.summary}
     assert values["gemm.dmat.ncu_ratio"] == pytest.approx(2.0)
     assert values["gemm.block_sched.ncu_ratio"] is None  # not measured (summary_row: no NaN in a result row)
@@ -146,12 +153,12 @@ def test_missing_ncu_measurement_is_not_an_error(tmp_path):
 
 def test_cli_error_exit_code_and_json(tmp_path, capsys):
     bad = _write(tmp_path / "bad" / "conv.csv", HEADER.replace(",epilogue", "") + "x,1,1,1,0,1\n")
-    assert run_main(cli.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, [str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     has = "probe, original, ncu, neutrino, prologue, kernel"
     assert err.strip() == f"error: {bad}: missing column 'epilogue' (has: {has})"
     good = _write(tmp_path / "good" / "gemm.csv", GEMM)
-    assert run_main(cli.main, [str(good), "--out", str(tmp_path / "o"), "--json"]) == 0
+    assert run_main(main, [str(good), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["figure"].endswith("exposed_latency.png")
     assert len(doc["rows"]) == 3
@@ -171,6 +178,6 @@ def test_impossible_rows_are_refused_before_anything_is_written(tmp_path, body, 
     good.write_text("probe,original,ncu,neutrino,prologue,kernel,epilogue\nblock_sched,1,2,3,0.5,1.5,1\n")
     (tmp_path / "in" / "gmm.csv").write_text(body)
     with pytest.raises(InputError, match=match) as info:
-        el.analyze([tmp_path / "in"], tmp_path / "out")
+        analyze([tmp_path / "in"], tmp_path / "out")
     assert str(tmp_path / "in" / "gmm.csv") in str(info.value)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir()), "validate first, write after"

@@ -17,14 +17,24 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from kernel_overhead import pipeline as ko
 from kernel_overhead.claims import CLAIMS
+from neutrino_ae.report import driver, registry
 from neutrino_ae.report.claims import DIFFERS, Claim, evaluate
+
+SECTION = registry.get("kernel_overhead")
+cli_main = partial(driver.main, SECTION)
+
+
+def analyze(root, out):
+    """The command line's analysis of one folder, figures drawn in this process."""
+    return driver.analyze_paths(SECTION, [root], out)
+
 
 GENUINE = Path(__file__).resolve().parents[2] / "data" / "genuine"
 MARK = "probed build allocated fewer registers"
@@ -61,10 +71,10 @@ def test_table2_shows_the_signed_register_delta_ptxas_gives(tmp_path, branch, mo
     figures = []
     from kernel_overhead import figures as kof
 
-    draw = kof.draw_heatmap  # the builder the figure is drawn by (kernel_overhead.figure_inputs)
+    draw = kof.draw_heatmap  # the builder the figure is drawn by (kernel_overhead.table.figures)
     monkeypatch.setattr(kof, "draw_heatmap", lambda *a, **k: figures.append(draw(*a, **k)) or figures[-1])
     out = tmp_path / "out"
-    res = ko.analyze(_tree(tmp_path, branch), out)
+    res = analyze(_tree(tmp_path, branch), out)
     want = {(GROUP[k], k, p): probed - pruned for (b, p, k), (probed, pruned) in PTXAS.items() if b == branch}
     assert min(want.values()) < 0  # the genuine fixtures hold the case this test is about
 

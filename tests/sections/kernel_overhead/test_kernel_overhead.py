@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from kernel_overhead import cli
-from kernel_overhead import pipeline as ko
 from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.report import driver, registry
 from neutrino_ae.report.script import run_main
+
+SECTION = registry.get("kernel_overhead")
+cli_main = partial(driver.main, SECTION)
+
+
+def analyze(root, out):
+    """The command line's analysis of one folder, figures drawn in this process."""
+    return driver.analyze_paths(SECTION, [root], out)
+
 
 
 def _launch(t: int, impact: float | None, rc: int = 0, failed: bool = False) -> str:
@@ -65,7 +74,7 @@ def tree(tmp_path):
 
 
 def test_table2_arithmetic(tree, tmp_path):
-    res = ko.analyze(tree, tmp_path / "out")
+    res = analyze(tree, tmp_path / "out")
     cells = {(c["group"], c["kernel"], c["probe"]): c for c in res.data["cells"]}
     gemm_bs = cells[("cutlass_op", "gemm", "block_sched")]
     assert gemm_bs["slowdown"] == pytest.approx(1.2)
@@ -107,7 +116,7 @@ def test_table2_arithmetic(tree, tmp_path):
 
 def test_outputs_written(tree, tmp_path):
     out = tmp_path / "out"
-    res = ko.analyze(tree, out)
+    res = analyze(tree, out)
     for name in ("kernel_overhead.png", "kernel_overhead.html", "kernel_overhead.json",
                  "kernel_overhead.csv", "kernel_overhead.md", "kernel_overhead_long.csv"):
         assert (out / name).stat().st_size > 0, name
@@ -130,7 +139,7 @@ def test_missing_event_log_and_trace_listed(tmp_path):
     trace = _run(root, "pytorch_op", "sum", "block_sched", [1.5])
     (trace / "event.log").unlink()
     (root / "pytorch_op" / "gather" / "dmat").mkdir(parents=True)  # collection failed: no trace at all
-    res = ko.analyze(root / "pytorch_op", tmp_path / "out")
+    res = analyze(root / "pytorch_op", tmp_path / "out")
     cells = {c["kernel"]: c for c in res.data["cells"]}
     assert cells["softmax"]["slowdown"] == pytest.approx(1.5)
     assert cells["sum"]["slowdown"] is None and cells["sum"]["extra_regs"] == 6
@@ -150,7 +159,7 @@ def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
          "model_slowdown": 1.3, "extra_regs": 2, "failed_launches": 0},
     ]
     bundle.write_manifest(tree.parent, "sample", ground_truth={"kernel_overhead": {"rows": rows}})
-    res = ko.analyze(tree, tmp_path / "out")
+    res = analyze(tree, tmp_path / "out")
     truth = {s["key"]: s["ground_truth"] for s in res.summary}
     assert truth["triton_op.attn.block_sched.slowdown"] == 1.3
     # two kernels: the median of their slowdowns over the cell's launches (one each here: 3 and 4)
@@ -166,14 +175,15 @@ def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
 
 
 def test_cli_and_group_wrapper(tree, tmp_path, capsys):
-    assert run_main(cli.cutlass_op_main, [str(tree / "cutlass_op"), "--out", str(tmp_path / "o")]) == 0
+    cutlass_op_main = partial(cli_main, options={"groups": ("cutlass_op",)})  # cutlass_op/overhead.py's
+    assert run_main(cutlass_op_main, [str(tree / "cutlass_op"), "--out", str(tmp_path / "o")]) == 0
     text = capsys.readouterr().out
     assert "GEMM" in text and "1.20x" in text and "FlashAttn" not in text
     assert (tmp_path / "o" / "kernel_overhead_cutlass_op.json").is_file()
-    assert run_main(cli.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
+    assert run_main(cli_main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["html"].endswith("kernel_overhead.html") and len(doc["cells"]) == 4
-    assert run_main(cli.main, [str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli_main, [str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'nope'}: no such folder")
 
 
@@ -186,7 +196,7 @@ def test_a_cut_event_log_is_named_and_a_probed_build_with_fewer_registers_is_sho
     log = trace / "event.log"
     text = log.read_text()
     log.write_text(text[: text.rindex("impact") + len("impact 9.0")])  # killed while writing launch 2
-    res = ko.analyze(root, tmp_path / "out")
+    res = analyze(root, tmp_path / "out")
     (cell,) = res.data["cells"]
     assert (cell["launches"], cell["used"]) == (2, 2) and cell["slowdown"] == pytest.approx(1.3)
     assert cell["problems"] == [f"{log}: ends mid-line (run killed?); launch 2 left out"]

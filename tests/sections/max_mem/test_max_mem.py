@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 
-from max_mem import cli
-from max_mem import pipeline as mm
+from max_mem.analysis import human_bytes
+from max_mem.inputs import measure_entry, read_max_memory
 from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.report import driver, registry
 from neutrino_ae.report.script import run_main
+
+SECTION = registry.get("max_mem")
+cli_main = partial(driver.main, SECTION)
+
+
+def analyze(root, out):
+    """The command line's analysis of one max_mem folder, figures drawn in this process."""
+    return driver.analyze_paths(SECTION, [root], out)
 
 
 def _event_log(probe_mems) -> str:
@@ -50,7 +60,7 @@ def tree(tmp_path):
 
 
 def test_maxima_over_all_launches_traces_and_subs(tree, tmp_path):
-    res = mm.analyze(tree, tmp_path / "out")
+    res = analyze(tree, tmp_path / "out")
     e = {(x["model"], x["probe"]): x for x in res.data["entries"]}
     bs = e[("resnet-bs32", "block_sched")]
     assert bs["probe_mem_max"] == 700 and bs["probe_mem_source"].endswith("s2/Apr24_3/event.log")
@@ -86,7 +96,7 @@ def test_maxima_over_all_launches_traces_and_subs(tree, tmp_path):
 
 def test_table_and_files(tree, tmp_path):
     out = tmp_path / "out"
-    res = mm.analyze(tree, out)
+    res = analyze(tree, out)
     df = res.tables["max_mem"]
     assert list(df["model"]) == ["resnet-bs32", "resnet-bs32", "sd-bs1"]   # paper model order
     assert list(df["probe"]) == ["block_sched", "dmat", "block_sched"]
@@ -107,13 +117,13 @@ def test_table_and_files(tree, tmp_path):
 @pytest.mark.parametrize("n, text", [(0, "0 B"), (1023, "1023 B"), (1536, "1.5 KiB"), (3 * 1024 ** 3, "3 GiB"),
                                      (None, "-")])
 def test_human_bytes(n, text):
-    assert mm.human_bytes(n) == text
+    assert human_bytes(n) == text
 
 
 def test_sample_bundle_truth_and_mark(tree, tmp_path):
     bundle.write_manifest(tree.parent, "sample", ground_truth={"max_mem": {"resnet-bs32": {
         "block_sched": {"max_probe_mem": 700, "max_memory": 4000, "subs": {}}}}})  # the generator's keys
-    res = mm.analyze(tree, tmp_path / "out")
+    res = analyze(tree, tmp_path / "out")
     truth = {s["key"]: s["ground_truth"] for s in res.summary}
     assert truth["resnet-bs32.block_sched.probe_mem_max"] == 700
     assert truth["resnet-bs32.block_sched.workload_max"] == 4000
@@ -124,17 +134,17 @@ def test_sample_bundle_truth_and_mark(tree, tmp_path):
 
 
 def test_cli(tree, tmp_path, capsys):
-    assert run_main(cli.main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
+    assert run_main(cli_main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["figure"].endswith("max_mem.png") and len(doc["entries"]) == 3
-    assert run_main(cli.main, [str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli_main, [str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'missing'}: no such folder")
 
 
 def test_a_cut_last_line_is_not_read_as_a_value(tmp_path):
     log = tmp_path / "stdout.log"
     log.write_text("step 1\nmax memory: 1610612736\nmax memory: 23")  # killed while printing a later value
-    value, problems = mm.read_max_memory(log)
+    value, problems = read_max_memory(log)
     assert value == 1610612736
     assert problems == [f"{log}: last line 'max memory: 23' has no newline (output cut short); excluded"]
 
@@ -149,7 +159,7 @@ def test_an_event_log_cut_mid_launch_leaves_that_launch_out(tmp_path):
             .launch(2, [1], (4, 1, 1), (64, 1, 1), probe_bytes=16, probe_mem=999999).text())
     (tdir / "event.log").write_text(text[: text.rindex("probe-mem") + 12])  # killed while writing launch 1
     (sub / "stdout.log").write_text("max memory: 5000\n")
-    entry = mm.measure_entry("m", "dmat", tmp_path / "m" / "dmat")
+    entry = measure_entry("m", "dmat", tmp_path / "m" / "dmat")
     assert entry.probe_mem_max == 1000
     assert any("ends mid-line" in p and "launch 1 left out" in p for p in entry.problems)
 
@@ -173,6 +183,6 @@ def test_an_event_log_cut_mid_launch_leaves_that_launch_out(tmp_path):
 def test_which_max_memory_line_is_read(tmp_path, text, value, problem):
     log = tmp_path / "stdout.log"
     log.write_bytes(text.encode())
-    got, problems = mm.read_max_memory(log)
+    got, problems = read_max_memory(log)
     assert got == value
     assert problems == ([] if problem is None else [f"{log}: {problem}"])

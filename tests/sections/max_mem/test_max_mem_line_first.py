@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from line_first import assert_line_first, printed, run_script
 
-from max_mem.pipeline import WORKLOAD_MEMORY_RULE
+from max_mem.analysis import WORKLOAD_MEMORY_RULE
 
 
 def _tree(root: Path) -> Path:

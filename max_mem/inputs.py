@@ -1,7 +1,6 @@
-"""Fig. 11's numbers and the artifact's lines with numpy alone (no pandas, no matplotlib): the folders
-read, each model x probe's peaks (:func:`measure`) and the text the command prints first (:func:`lines`),
-its table in the form pandas' ``to_string`` gives (:func:`text_table`); the figure, the table files and the
-results follow (:mod:`.pipeline`), pandas imported only then.
+"""Fig. 11's inputs: the ``max_mem/<model>/<probe>/<sub>/`` folders read (each sub-module's
+``stdout.log`` for the workload's memory, its trace folders' ``event.log`` for the probe's), each
+model x probe's peaks (:func:`measure_entry`) with its ground truth attached: the section's ``load``.
 """
 
 from __future__ import annotations
@@ -9,37 +8,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.inputs import MiB, read_text_input
 from neutrino_ae.formats.tracedir import trace_dir_order_key
+from neutrino_ae.report.driver import Source
 from neutrino_ae.report.paths import missing_reason
-from neutrino_ae.report.text_table import text_table
 
-from .analysis import (
-    _PROBE_TRUTH,
-    _WORKLOAD_TRUTH,
-    MODEL_ORDER,
-    PAPER_REF,
-    PROBE_ORDER,
-    Entry,
-    _order,
-    _truth,
-    _truth_value,
-    human_bytes,
-)
+from .analysis import MODEL_ORDER, PROBE_ORDER, SECTION, Entry, _order, _truth
 
-SECTION = "max_mem"
 MAX_MEMORY_TAG = "max memory:"
-
-#: Which ``max memory:`` line is the workload's memory; said in the results JSON, the text and the table note.
-WORKLOAD_MEMORY_RULE = ("workload memory = the first 'max memory:' line of each stdout.log, largest over the "
-                        "sub-modules (the artifact's Fig. 11 loop); a stdout.log may hold several: the first "
-                        "readable one is used and the later ones are listed")
 
 _BYTE_UNITS = ("bytes", "(bytes)", "B")
 
@@ -155,24 +138,10 @@ def discover(root: str | Path) -> tuple[list[tuple[str, str, Path]], dict[str, l
     return runs, empty
 
 
-def _rule_lines(notes: Sequence[str], markdown: bool = False) -> str:
-    """The workload-memory rule, and the stdout.log files it left lines of (the text's and the table's note)."""
-    lines = [f"_{WORKLOAD_MEMORY_RULE}._" if markdown else f"{WORKLOAD_MEMORY_RULE}."]
-    if notes:
-        lines.append(f"{len(notes)} stdout.log file(s) with several 'max memory:' lines:")
-        if markdown:
-            lines.append("")
-        lines += [("- " if markdown else "  ") + n for n in notes]
-    return "\n".join(lines)
-
-
-#: The table the command prints (a subset of the results table's columns).
-TEXT_COLUMNS = ("model", "probe", "probe_mem", "workload", "probe_over_workload")
-
-
 @dataclass
 class Measured:
-    """Fig. 11 of one max_mem folder: every model x probe (ground truth attached) and what is missing."""
+    """Fig. 11's inputs read: every model x probe of one max_mem folder (ground truth attached), and the
+    models' missing or unusable inputs."""
 
     root: Path
     bundle: Bundle
@@ -183,45 +152,18 @@ class Measured:
     def notes(self) -> list[str]:
         return [n for e in self.entries for n in e.notes]
 
-    def lines(self) -> list[str]:
-        """The command's text up to the figure's name: the table, the rule, the ground-truth checks, the
-        missing inputs (the artifact's result, printed first)."""
-        mark = " [SYNTHETIC sample data]" if self.bundle.synthetic else ""
-        lines = [f"{PAPER_REF}: maximum probe memory vs. workload peak{mark}"]
-        rows = [(e.model, e.probe, human_bytes(e.probe_mem_max), human_bytes(e.workload_max),
-                 "-" if e.ratio is None or np.isnan(e.ratio) else f"{e.ratio:.3g}") for e in self.entries]
-        lines.append(text_table(TEXT_COLUMNS, rows))
-        lines.append(_rule_lines(self.notes))
-        for what, names, attr in (("probe-memory", _PROBE_TRUTH, "probe_mem_max"),
-                                  ("workload", _WORKLOAD_TRUTH, "workload_max")):
-            checked = []
-            for e in self.entries:
-                t = _truth_value(e.ground_truth, *names)
-                if t is not None and getattr(e, attr) is not None:
-                    checked.append(getattr(e, attr) == int(t))
-            if checked:
-                lines.append(f"ground truth: {sum(checked)}/{len(checked)} {what} peaks equal the injected value")
-        if self.problems_by_model:
-            lines.append("missing or unusable inputs (the rest is reported):")
-            for model, items in self.problems_by_model.items():
-                lines.append(f"  {model}: {len(items)}")
-                lines += [f"    {p}" for p in items]
-        return lines
 
-
-def measure(root: str | Path, bundle: Bundle | None = None) -> Measured:
-    """Every model x probe under ``root`` (the max_mem folder); ``bundle``: the run's bundle (default: the
-    one holding ``root``, found from its path)."""
-    root = Path(root)
+def load(source: Source) -> Measured:
+    """The section's ``load``: every model x probe under the max_mem folder ``source.paths[0]``."""
+    root = Path(source.paths[0])
     runs, problems_by_model = discover(root)
     if not runs:
         raise InputError(root, "no <model>/<probe>/ folders found")
     entries = [measure_entry(m, p, d) for m, p, d in runs]
-    bundle = bundle or bundle_of(root)
-    gt = bundle.ground_truth(SECTION)
+    gt: Any = source.bundle.ground_truth(SECTION)
     for e in entries:
         e.ground_truth = _truth(gt, e.model, e.probe)
     for e in entries:
         if e.problems:
             problems_by_model.setdefault(e.model, []).extend(e.problems)
-    return Measured(root, bundle, entries, problems_by_model)
+    return Measured(root, source.bundle, entries, problems_by_model)

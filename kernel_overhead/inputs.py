@@ -1,7 +1,27 @@
-"""Table 2's numbers and the artifact's lines with numpy alone (no pandas, no matplotlib): the trace folders
-read (:func:`measure`: each kernel x probe's median slowdown, failed launches and extra registers) and the
-text the command prints first (:meth:`Measured.lines`, its table as pandas' ``to_string`` printed it); the
-figure, the HTML and CSV tables and the results follow (:mod:`.pipeline`), pandas imported only then.
+"""Table 2's inputs: the benchmark-mode trace folders read, each kernel x probe's median slowdown, failed
+launches and extra registers (:func:`measure_cell`), with its ground truth attached: the section's
+``load`` (:func:`load`).
+
+Input layout (the dynamic notebook's collection, ``<test>/<metric>/{stdout.log,trace}``)::
+
+    <root>/{cutlass_op,triton_op,pytorch_op}/<kernel>/<probe>/trace/{event.log,kernel/<i>_<sha1>/process.log}
+
+Per kernel x probe:
+
+* slowdown = MEDIAN of ``impact`` (probed kernel time / pruned original time) over the launches'
+  ``[benchmark] ... impact <r> <rc>`` lines. The median, not the mean, because one launch hit by
+  a clock change or a context switch should not move a row of the table.
+* launches that failed (``[exec] failed`` or a non-zero rc) are listed (launch index and why) and
+  left out of the median; launches with no benchmark line at all are counted separately.
+* extra registers = probed - pruned from each kernel folder's ``process.log`` (ptxas lines), signed
+  as ptxas gives them: ptxas allocates each build on its own, so a probed build can get fewer
+  registers than the pruned one (the real engine's dmat build of a register-heavy kernel does). A
+  negative value is shown marked "probed build allocated fewer registers" (``registers_note`` in the
+  JSON, ``notes`` in the table, a dagger in the text, HTML and figure). When a trace holds several
+  kernels the table shows the largest value; all of them are in the JSON.
+
+Missing files (event.log, process.log, a probe's trace folder) are listed per kernel x probe and the
+rest of the table is still produced.
 """
 
 from __future__ import annotations
@@ -12,27 +32,23 @@ from pathlib import Path
 
 import numpy as np
 
-from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS, read_kernel_info, read_register_usage
 from neutrino_ae.formats.tracedir import engine_errors, trace_dir_order_key, workload_dirs
+from neutrino_ae.report.driver import Source
 from neutrino_ae.report.paths import missing_reason
-from neutrino_ae.report.text_table import text_table
 
 from .analysis import (
-    FEWER_LEGEND,
     GROUP_LABELS,
     GROUPS,
     KERNEL_ORDER,
     NOT_BUILT,
-    PAPER_REF,
     PROBE_ORDER,
     Cell,
     _order,
     _truth,
-    _truth_lines,
-    text_rows,
 )
 
 SECTION = "kernel_overhead"
@@ -186,7 +202,7 @@ def discover(root: str | Path, groups: Sequence[str] | None = None) -> tuple[lis
 
 @dataclass
 class Measured:
-    """Table 2 of one folder: every kernel x probe cell (ground truth attached), the output stem, problems."""
+    """Table 2's inputs read: every kernel x probe cell (ground truth attached), the output stem, problems."""
 
     root: Path
     bundle: Bundle
@@ -203,40 +219,21 @@ class Measured:
         return [f"{c.group}/{c.kernel}/{c.probe} launch {f['launch']} ({f['reason']})"
                 for c in self.cells for f in c.failed]
 
-    def lines(self) -> list[str]:
-        """The command's text up to the files' names (the artifact's result, printed first)."""
-        cells, problems, failed = self.cells, self.problems, self.failed
-        lines = [f"{PAPER_REF}: kernel slowdown (median probed/pruned) and extra registers (probed - pruned)"
-                 + (" [SYNTHETIC sample data]" if self.bundle.synthetic else "")]
-        lines.append(text_table(*text_rows(cells)))
-        if any(c.registers_note for c in cells):
-            lines.append(FEWER_LEGEND)
-        lines += _truth_lines(cells)
-        if failed:
-            lines.append(f"failed launches (excluded): {len(failed)}")
-            lines += [f"  {f}" for f in failed[:20]]
-            if len(failed) > 20:
-                lines.append(f"  ... {len(failed) - 20} more in the JSON")
-        if problems:
-            lines.append(f"missing or unusable inputs: {len(problems)}")
-            lines += [f"  {p}" for p in problems]
-        return lines
 
-
-def measure(root: str | Path, groups: Sequence[str] | None = None, stem: str | None = None,
-            bundle: Bundle | None = None) -> Measured:
-    """Every kernel x probe cell under ``root``; ``groups``, ``stem``, ``bundle``: as :func:`.pipeline.analyze`."""
-    root = Path(root)
+def load(source: Source) -> Measured:
+    """The section's ``load``: every kernel x probe cell under ``source.paths[0]`` (the kernel_overhead folder
+    or one group folder); ``source.options["groups"]`` restricts to some of the groups (a per-group script),
+    whose results are then named ``kernel_overhead_<group>``."""
+    root = Path(source.paths[0])
+    groups = source.options.get("groups")
     runs, group_problems = discover(root, groups)
     if not runs:
         raise InputError(root, "no <kernel>/<probe>/ trace folders found "
                                "(expected [<group>/]<kernel>/<probe>/trace/event.log)")
     cells = [measure_cell(g, k, p, d) for g, k, p, d in runs]
-    if stem is None:
-        only = {c.group for c in cells}
-        stem = f"{SECTION}_{only.pop()}" if groups and len(only) == 1 else SECTION
-    bundle = bundle or bundle_of(root)
-    gt = bundle.ground_truth(SECTION)
+    only = {c.group for c in cells}
+    stem = f"{SECTION}_{only.pop()}" if groups and len(only) == 1 else SECTION
+    gt = source.bundle.ground_truth(SECTION)
     for c in cells:
         c.ground_truth = _truth(gt, c.group, c.kernel, c.probe)
-    return Measured(root, bundle, cells, stem, group_problems)
+    return Measured(root, source.bundle, cells, stem, group_problems)

@@ -1,0 +1,244 @@
+"""The section driver: what every paper section does the same way, written once.
+
+A section folder supplies only what is its own, as three entry points of its :class:`Section`
+(``"<module>:<function>"`` strings, resolved in the folder's package like ``analyze``):
+
+* ``load(source) -> frames``: read the inputs (``source`` is a :class:`Source`: the run's
+  :class:`Bundle` and the input paths, the bundle's own section folder unless a command line named
+  others) into whatever the computation takes;
+* ``compute(frames) -> Result``: the tables, the numbers (summary key -> value), their ground
+  truth by the same keys, the results document and the text the artifact's script printed;
+* ``figures(result) -> [Figure]``: what each figure shows, as arrays and JSON parameters for a builder
+  ``fn(arrays, params) -> Figure`` in the section's matplotlib module.
+
+This module owns the rest: the command line (``python <section>/<section>.py [inputs] [--out DIR]
+[--json]``; a path becomes a Bundle once, here), printing the artifact's lines first, the figure
+process (forked at the command's start, so matplotlib is imported while the inputs are read), the
+results files, the summary rows (from ``numbers``, with the ground truth matched by key) and the
+:class:`SectionResult` the runner caches. :func:`analyze` is the notebooks' entry (the runner calls
+:func:`analyzer`: this for a section with ``compute``, else its own ``analyze``), :func:`main` the command
+line's (:func:`run_script` runs it for the folder's script; :func:`command` is any section's command line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.errors import InputError
+from neutrino_ae.report.figure_process import FigureJob, FigureProcess, draw
+from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.report.script import add_output_args, emit
+
+if TYPE_CHECKING:
+    from neutrino_ae.report.results import SectionResult
+    from neutrino_ae.report.section import Section
+
+
+@dataclass(frozen=True)
+class Source:
+    """What ``load`` reads: the run's bundle, and the inputs (the bundle's ``<section>/`` folder in a
+    notebook run; what the command line was given, else its default); ``options`` are what a script of
+    the folder fixes (e.g. kernel_overhead's per-group scripts: ``{"groups": ("triton_op",)}``)."""
+
+    bundle: Bundle
+    paths: tuple[Path, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    """What ``compute`` returns. ``numbers`` are the summary rows' values by key, in the summary's order;
+    ``truth`` the sample generator's values by the same keys (absent: none); ``units`` a unit by the key's
+    last dotted part. ``data`` is ``<section>.json`` without what the driver adds (``summary`` goes last,
+    or where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
+    ``notes[table]`` appended to the Markdown (a table may be given as a function that builds it: it is
+    built after the lines are printed, so a section whose numbers need no pandas prints before pandas is
+    imported). ``lines`` are printed first (the artifact's result);
+    ``done`` is the closing line, formatted with the written files (``{figure}``). ``input`` is the
+    input the provenance names; ``plots`` what only the figures take (``figures(result)`` reads it).
+    ``stem`` names the results files (default: the section's name); ``documents`` are more files,
+    ``{key: (file name, text)}``, listed after the figures."""
+
+    tables: Mapping[str, Any] = field(default_factory=dict)
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+    truth: Mapping[str, Any] = field(default_factory=dict)
+    units: Mapping[str, str] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+    lines: Sequence[str] = ()
+    done: str = ""
+    input: Path | None = None
+    notes: Mapping[str, str] = field(default_factory=dict)
+    plots: Mapping[str, Any] = field(default_factory=dict)
+    stem: str = ""
+    documents: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Figure:
+    """One figure: ``builder`` (``"<module>:<function>"`` in the section's package) of ``arrays`` and
+    ``params``, saved as ``<out>/<stem>.png`` and ``.svg``; ``key`` names its files in the result
+    (default ``figure`` for the stem that is the section's name, else ``figure_<rest of the stem>``)."""
+
+    stem: str
+    builder: str
+    arrays: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    key: str | None = None
+
+
+def number_rows(section: Section, bundle: Bundle, result: Result) -> list[dict[str, Any]]:
+    """One summary row per number, in ``numbers``' order, with its unit and ground truth."""
+    from neutrino_ae.report.summary import summary_row
+
+    return [summary_row(section.name, key, value, result.units.get(key.rsplit(".", 1)[-1]), section.paper_ref,
+                        bundle.kind, result.truth.get(key)) for key, value in result.numbers.items()]
+
+
+def _jobs(section: Section, figures: Sequence[Figure], out: Path) -> list[FigureJob]:
+    package = section.package or section.name
+    return [FigureJob(f.stem, f"{package}.{f.builder}", out, f.arrays, f.params) for f in figures]
+
+
+def _figure_files(section: Section, figures: Sequence[Figure], drawn: Mapping[str, Path]) -> dict[str, Path]:
+    """Each figure's PNG under its key, the other files under ``<key>.<suffix>``, in the order sent."""
+    files: dict[str, Path] = {}
+    for f in figures:
+        key = f.key or ("figure" if f.stem == section.name else f"figure_{f.stem[len(section.name) + 1:]}")
+        mine = [p for name, p in drawn.items() if name.startswith(f"{f.stem}.")]
+        files.update({key: mine[0], **{f"{key}.{p.suffix[1:]}": p for p in mine[1:]}})
+    return files
+
+
+def compute(section: Section, source: Source) -> Result:
+    """``load`` then ``compute`` of ``section`` on ``source``."""
+    return section.entry("compute")(section.entry("load")(source))
+
+
+def finish(section: Section, source: Source, result: Result, out: str | Path,
+           figures: FigureProcess | None = None) -> SectionResult:
+    """Figures, results files, summary rows: the :class:`SectionResult` of ``result``. ``figures``: a figure
+    process to send the figures to (without it they are drawn here)."""
+    from neutrino_ae.atomic import write_text
+    from neutrino_ae.report.results import SectionResult, write_results
+
+    out = Path(out)
+    wanted = section.entry("figures")(result)
+    jobs = _jobs(section, wanted, out)
+    if figures is not None:
+        figures.send(jobs)
+        drawn = None
+    else:
+        drawn = {k: v for job in jobs for k, v in draw(job).items()}
+    rows = number_rows(section, source.bundle, result)
+    data = {**result.data, "summary": rows}  # last, or in the place a "summary" key of data holds
+    documents = {key: write_text(out / name, text) for key, (name, text) in result.documents.items()}
+    tables = {name: table() if callable(table) else table for name, table in result.tables.items()}
+    written = write_results(out, result.stem or section.name, data, input_path=result.input, tables=tables,
+                            bundle=source.bundle)
+    for table, note in result.notes.items():
+        md = written[f"{table}.md"]
+        write_text(md, md.read_text(encoding="utf-8") + note)
+    files = {**_figure_files(section, wanted, figures.join() if drawn is None else drawn), **documents, **written}
+    text = "\n".join([*result.lines, *([result.done.format(**files)] if result.done else [])])
+    return SectionResult(section.name, data, files, tables, rows, text)
+
+
+def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
+    """The notebooks' entry: ``section`` on the run's bundle (its ``<section>/`` folder)."""
+    source = Source(bundle, (bundle.path(section.name),))
+    return finish(section, source, compute(section, source), out)
+
+
+def source_of(paths: Sequence[str | Path], options: Mapping[str, Any] | None = None) -> Source:
+    """The command line's inputs with their bundle, found once from the first (a path the file system cannot
+    use -- a symbolic link loop, a name too long -- is refused here, in one line, before any is read)."""
+    paths = tuple(Path(p) for p in paths)
+    for p in paths:
+        if not p.exists() and (why := missing_reason(p, "")):
+            raise InputError(p, why)
+    return Source(bundle_of(paths[0]), paths, options or {})
+
+
+def analyzer(section: Section) -> Callable[..., SectionResult]:
+    """``analyze(bundle, out)`` of ``section``: the driver's for a section with ``compute``, else its own."""
+    return partial(analyze, section) if section.compute else section.entry("analyze")
+
+
+def command(section: Section) -> Callable[[Sequence[str] | None], int]:
+    """``main(argv)`` of ``section``'s command line: the driver's for a section with ``compute``, else its
+    ``cli`` module's."""
+    if section.compute:
+        return partial(main, section)
+    return importlib.import_module(f"{section.package or section.name}.cli").main
+
+
+def analyze_paths(section: Section, paths: Sequence[str | Path], out: str | Path,
+                  options: Mapping[str, Any] | None = None) -> SectionResult:
+    """What the command line computes and writes for ``paths`` (their bundle found from the first), without
+    printing; the figures drawn in this process."""
+    source = source_of(paths, options)
+    return finish(section, source, compute(section, source), out)
+
+
+def build_parser(section: Section, default: Path | None = None, prog: str | None = None) -> argparse.ArgumentParser:
+    """``[inputs] [--out DIR] [--json]``: ``Section.command`` says what the inputs are; ``default``: the
+    inputs without any (the section's folder)."""
+    default = default or section.folder or Path.cwd()
+    parser = argparse.ArgumentParser(prog=prog, description=f"{section.paper_ref}: {section.title}.")
+    many = section.command_inputs.endswith("...")
+    parser.add_argument("inputs", nargs="*" if many else "?", type=Path, default=[default] if many else default,
+                        metavar=section.command_inputs.split()[0],
+                        help=f"{section.command} (default: {default})")
+    add_output_args(parser, section.name)
+    return parser
+
+
+def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[str, Any] | None = None,
+         default: Path | None = None, prog: str | None = None) -> int:
+    """The per-figure command line: the inputs' bundle found once, the artifact's lines printed as soon as
+    the numbers exist (the figure process imports matplotlib meanwhile), then figures and results.
+    ``options``, ``default``, ``prog``: a script's fixed options, default input and name."""
+    args = build_parser(section, default, prog).parse_args(argv)
+    paths = tuple(args.inputs) if isinstance(args.inputs, list) else (args.inputs,)
+    with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
+        source = source_of(paths, options)
+        result = compute(section, source)
+        if not args.json and result.lines:
+            print("\n".join(result.lines) + "\n", end="", flush=True)  # one write: never split by a figure's
+        done = finish(section, source, result, args.out, figures)
+    if args.json:
+        emit(done, True)
+    elif result.done:
+        print(done.text.split("\n")[-1])
+    sys.stdout.flush()
+    return 0
+
+
+def run_script(script_file: str, argv: Sequence[str] | None = None, up: int = 0,
+               options: Mapping[str, Any] | None = None) -> int:
+    """A section folder's artifact-compatible script (``python max_mem/max_mem.py ...``): :func:`main` of
+    the folder's ``SECTION``, with one-line errors and exit codes
+    (:func:`neutrino_ae.report.script.run_folder_script`). A script ``up`` folders below the section's
+    (kernel_overhead's ``triton_op/overhead.py``) reads its own folder by default and is named by it;
+    ``options`` go to ``load`` (``Source.options``)."""
+    import dataclasses
+
+    from neutrino_ae.report.script import run_folder_script
+
+    here = Path(script_file).resolve()
+    default = here.parent if up else None
+    prog = "/".join(here.parts[-1 - up:]) if up else None
+
+    def wrap(section: Any, folder: Path) -> Any:
+        return partial(main, dataclasses.replace(section, package=folder.name, folder=folder), options=options,
+                       default=default, prog=prog)
+
+    return run_folder_script(script_file, ":SECTION", argv, up, wrap)

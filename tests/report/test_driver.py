@@ -1,0 +1,178 @@
+"""The section driver (issue 35): a section that supplies only load, compute and figures gets its command
+line, its printed lines, results files, summary rows (from ``numbers``, ground truth by key), the runner's
+cache and its figures from ``neutrino_ae/report/driver.py``. The section here is written as a folder, the way
+a contributor would, and found by the registry through ``$NEUTRINO_AE_SECTIONS``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from neutrino_ae.bundle import manifest
+from neutrino_ae.errors import InputError
+from neutrino_ae.report import driver, registry
+from neutrino_ae.report.script import run_main
+from neutrino_ae.run import runner
+
+REPO = Path(__file__).resolve().parents[2]
+
+INIT = '''
+"""Fig. 98: a section on the driver."""
+from neutrino_ae.report.section import Section
+
+SECTION = Section(name="drv", title="Driven result", paper_ref="Fig. 98", order=80, runtime="instant",
+                  inputs=("drv/counts.txt",), load="inputs:load", compute="analysis:compute",
+                  figures="analysis:figures", command="drv folder with counts.txt")
+'''
+
+INPUTS = '''
+from pathlib import Path
+
+from neutrino_ae.errors import InputError
+
+LOADS = []
+
+
+def load(source):
+    LOADS.append(source)
+    path = Path(source.paths[0]) / "counts.txt"
+    if not path.is_file():
+        raise InputError(path, "missing")
+    counts = [int(x) for x in path.read_text().split()]
+    return {"counts": counts, "path": path, "truth": source.bundle.ground_truth("drv") or {},
+            "scale": source.options.get("scale", 1)}
+'''
+
+ANALYSIS = '''
+import pandas as pd
+
+from neutrino_ae.report.driver import Figure, Result
+
+
+def compute(frames):
+    counts = [c * frames["scale"] for c in frames["counts"]]
+    table = pd.DataFrame({"i": range(len(counts)), "count": counts})
+    numbers = {"total.count": sum(counts), "mean.cycles": sum(counts) / len(counts), "first.count": counts[0]}
+    truth = {"total.count": frames["truth"].get("total")}
+    return Result(tables={"drv": table}, numbers=numbers, truth=truth, units={"count": "n", "cycles": "cycles"},
+                  data={"paper_ref": "Fig. 98", "summary": None, "after": 1}, lines=[f"drv total {sum(counts)}"],
+                  done="wrote {figure}", input=frames["path"], notes={"drv": "\\nnote\\n"},
+                  documents={"page": ("drv.html", "<p>drv</p>")}, plots={"counts": counts})
+
+
+def figures(result):
+    return [Figure("drv", "figures:bars", {"counts": __import__("numpy").array(result.plots["counts"])},
+                   {"title": "drv"})]
+'''
+
+FIGURES = '''
+from neutrino_ae.report.style import new_figure
+
+
+def bars(arrays, params):
+    fig = new_figure(2.0, 1.5)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.bar(range(len(arrays["counts"])), arrays["counts"])
+    ax.set_title(params["title"])
+    return fig
+'''
+
+SCRIPT = '''
+from neutrino_ae.report.driver import run_script
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(__file__))
+'''
+
+
+@pytest.fixture
+def drv(tmp_path, monkeypatch):
+    """The section folder and a sample bundle holding its input (counts 3, 4, 5; ground truth total 12)."""
+    folder = tmp_path / "sections" / "drv"
+    folder.mkdir(parents=True)
+    for name, text in (("__init__", INIT), ("inputs", INPUTS), ("analysis", ANALYSIS), ("figures", FIGURES),
+                       ("drv", SCRIPT)):
+        (folder / f"{name}.py").write_text(textwrap.dedent(text))
+    monkeypatch.setenv(registry.EXTRA_ROOTS_ENV, str(tmp_path / "sections"))
+    root = tmp_path / "bundle"
+    (root / "drv").mkdir(parents=True)
+    (root / "drv" / "counts.txt").write_text("3 4 5\n")
+    manifest.write_manifest(root, manifest.SAMPLE, ground_truth={"drv": {"total": 12}})
+    yield root
+    for name in [m for m in sys.modules if m == "drv" or m.startswith("drv.")]:
+        del sys.modules[name]
+
+
+def test_summary_rows_come_from_numbers_with_units_by_suffix_and_truth_by_key(drv, tmp_path):
+    res = runner.run_section("drv", drv, tmp_path / "out")
+    rows = {r["key"]: r for r in res.summary}
+    assert list(rows) == ["total.count", "mean.cycles", "first.count"]  # numbers' order
+    assert rows["total.count"]["value"] == 12 and rows["total.count"]["ground_truth"] == 12
+    assert rows["total.count"]["unit"] == "n" and rows["mean.cycles"]["unit"] == "cycles"
+    assert rows["mean.cycles"]["value"] == 4.0 and rows["mean.cycles"]["ground_truth"] is None
+    assert {r["section"] for r in res.summary} == {"drv"} and {r["paper_ref"] for r in res.summary} == {"Fig. 98"}
+    assert {r["bundle_kind"] for r in res.summary} == {"sample"}
+
+
+def test_results_files_json_order_notes_documents_and_text(drv, tmp_path):
+    out = tmp_path / "out"
+    res = runner.run_section("drv", drv, out)
+    doc = json.loads((out / "drv" / "drv.json").read_text())
+    # "summary" stays where the section put its place, before what follows it
+    assert list(doc)[:3] == ["paper_ref", "summary", "after"] and doc["summary"] == res.summary
+    assert doc["provenance"]["input"].endswith("drv/counts.txt") and doc["bundle_kind"] == "sample"
+    assert (out / "drv" / "drv.csv").read_text() == "i,count\n0,3\n1,4\n2,5\n"
+    assert (out / "drv" / "drv.md").read_text().endswith("\nnote\n")
+    assert (out / "drv" / "drv.html").read_text() == "<p>drv</p>"
+    assert list(res.files)[:3] == ["figure", "figure.svg", "page"]
+    assert res.files["figure"] == out / "drv" / "drv.png" and res.files["figure"].stat().st_size > 1000
+    assert res.text == f"drv total 12\nwrote {out / 'drv' / 'drv.png'}"
+
+
+def test_the_runner_caches_a_driven_section(drv, tmp_path):
+    out = tmp_path / "out"
+    first = runner.run_section("drv", drv, out)
+    loads = sys.modules["drv.inputs"].LOADS
+    assert first.data["cached"] is False and len(loads) == 1
+    assert loads[0].paths == (drv / "drv",) and loads[0].bundle.kind == "sample"  # the run's bundle, its folder
+    again = runner.run_section("drv", drv, out)
+    assert again.data["cached"] is True and len(loads) == 1 and again.summary == first.summary
+
+
+def test_command_line_prints_the_lines_first_then_the_rest(drv, tmp_path, capsys):
+    section = registry.get("drv")
+    out = tmp_path / "cli"
+    assert run_main(driver.command(section), [str(drv / "drv"), "--out", str(out)]) == 0
+    assert capsys.readouterr().out == f"drv total 12\nwrote {out / 'drv.png'}\n"
+    assert run_main(driver.command(section), [str(drv / "drv"), "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["files"]["figure"] == str(out / "drv.png") and doc["summary"][0]["ground_truth"] == 12
+    # Options a script fixes reach load (kernel_overhead's per-group scripts use them).
+    assert run_main(driver.partial(driver.main, section, options={"scale": 2}), [str(drv / "drv"), "--out",
+                                                                                 str(out)]) == 0
+    assert capsys.readouterr().out.startswith("drv total 24\n")
+
+
+def test_command_line_errors_are_one_line(drv, tmp_path, capsys):
+    main = driver.command(registry.get("drv"))
+    assert run_main(main, [str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path / 'nowhere' / 'counts.txt'}: missing\n"
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(InputError, match="symbolic link loop"):
+        driver.source_of([loop])
+
+
+def test_the_folders_script_runs_the_driver(drv, tmp_path):
+    script = registry.get("drv").folder / "drv.py"
+    out = tmp_path / "script"
+    proc = subprocess.run([sys.executable, str(script), str(drv / "drv"), "--out", str(out)], capture_output=True,
+                          text=True, cwd=tmp_path, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[0] == "drv total 12" and (out / "drv.png").is_file()
