@@ -3,7 +3,7 @@ and the packer that brings traces back within the machine's file limits."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import subprocess
 import sys
@@ -11,6 +11,7 @@ import tarfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace
 from neutrino_ae.formats.bintrace_write import write_trace
@@ -54,10 +55,7 @@ def test_sm_90a_only_ptx_keeps_its_target(tmp_path):
 
 
 def test_the_packer_slices_big_traces_and_lists_what_it_kept(tmp_path):
-    spec = importlib.util.spec_from_file_location("gpu_session", REPO / "tools" / "real_gpu" / "session.py")
-    session = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_session"] = session
-    spec.loader.exec_module(session)
+    session = importlib.import_module("tools.real_gpu.session")  # as `python3 -m tools.real_gpu.session` runs it
     root = tmp_path / "case"
     (root / "trace" / "Nov26_220244_562" / "result").mkdir(parents=True)
     (root / "trace" / "Nov26_220244_562" / "event.log").write_text("[pid] 1\n")
@@ -78,3 +76,14 @@ def test_the_packer_slices_big_traces_and_lists_what_it_kept(tmp_path):
     assert "LEFT OUT case/case/big.log 5000" in manifest
     cut = open_trace(tmp_path / "x" / "case" / "case" / "trace" / "Nov26_220244_562" / "result" / "0.5.bin")
     np.testing.assert_array_equal(cut.records(0, "<u8"), rec[:156])
+
+
+@pytest.mark.parametrize("name", ["session", "keep"])
+def test_the_gpu_scripts_run_as_modules_and_say_so_when_run_as_files(name):
+    as_file = subprocess.run([sys.executable, str(REPO / "tools" / "real_gpu" / f"{name}.py"), "--help"], cwd=REPO,
+                             capture_output=True, text=True, timeout=60)
+    assert as_file.returncode == 1
+    assert as_file.stderr == f"error: run from the repository root as: python3 -m tools.real_gpu.{name} ...\n"
+    as_module = subprocess.run([sys.executable, "-m", f"tools.real_gpu.{name}", "--help"], cwd=REPO,
+                               capture_output=True, text=True, timeout=60)
+    assert as_module.returncode == 0 and as_module.stdout.startswith("usage:"), as_module.stderr

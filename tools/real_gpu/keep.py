@@ -1,6 +1,6 @@
 """Turn the ``genuine.tgz`` a GPU session brought back into committed test data.
 
-    python tools/real_gpu/keep.py <genuine.tgz> <session.log> --gpu h200 [--out tests/data/gpu]
+    python -m tools.real_gpu.keep <genuine.tgz> <session.log> --gpu h200 [--out tests/data/gpu]
 
 Each case's folder is kept as the Neutrino CLI left it -- ``trace/<dir>`` for every folder it
 announced (the workload's and those of the probe engine's ``nvidia-smi`` calls), ``cli.stdout.log``,
@@ -24,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+if not __package__:  # run as a file, the checkout's package would not import (no sys.path edits here)
+    sys.exit("error: run from the repository root as: python3 -m tools.real_gpu.keep ...")
 
 from neutrino_ae.formats.bintrace_slice import blocks_within, slice_trace  # noqa: E402
 from neutrino_ae.formats.tracedir import TraceDir  # noqa: E402

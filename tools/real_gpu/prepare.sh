@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fill the ignored folders that tools/real_gpu/session.py needs on a GPU machine with no network:
+# Fill the ignored folders that `python3 -m tools.real_gpu.session` needs on a GPU machine with no network:
 #   .whl/  wheels for Python 3.12 x86-64 of what the machine's image lacks (papermill, nbclient,
 #          ipykernel and their needs; toml for Neutrino), minus packages the image already has
 #   .gpu/  the Neutrino source tarballs (../shared does not travel) and CUDA 12.1's cuda.h, which

@@ -7,7 +7,7 @@ Run from the repository root on the GPU machine, after ``tools/real_gpu/prepare.
 ignored folders ``.whl/`` (Jupyter/papermill wheels the machine lacks) and ``.gpu/`` (the Neutrino
 source tarballs and CUDA 12.1's ``cuda.h``)::
 
-    OUT=/some/folder python3 tools/real_gpu/session.py [--budget 560] [--sections a,b]
+    OUT=/some/folder python3 -m tools.real_gpu.session [--budget 560] [--sections a,b]
 
 Everything is logged to ``$OUT/session.log`` as it happens, and each section is packed into
 ``$OUT/<section>.tgz`` as soon as it ends, so a session stopped at its time limit still returns
@@ -35,7 +35,8 @@ REPO = Path(__file__).resolve().parents[2]
 SITE = Path("/tmp/site")
 NSRC = Path("/tmp/neutrino-src")
 T0 = time.monotonic()
-sys.path.insert(0, str(REPO))  # the packer slices traces with this checkout's readers
+if not __package__:  # run as a file, the checkout's package would not import (no sys.path edits here)
+    sys.exit("error: run from the repository root as: python3 -m tools.real_gpu.session ...")
 
 #: section -> (collect_args, notebook `timeout` per collection command, cap of the whole run), in run order,
 #: for the ptx workload family (``-p workloads ptx``: what Neutrino can probe with PyTorch 2.11 / Triton 3.6).
