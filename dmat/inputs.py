@@ -17,8 +17,8 @@ import numpy as np
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.dmat import DmatData, DmatHead, drop_unfilled, iter_dmat, open_dmat
-from neutrino_ae.formats.dmat_sparsify import sparsify
-from neutrino_ae.formats.dmat_stream import BUCKET_RECORDS, Chunks, DmatScan, scan, write_streamed
+from neutrino_ae.formats.dmat.sparsify import sparsify
+from neutrino_ae.formats.dmat.stream import BUCKET_RECORDS, Chunks, DmatScan, scan, write_streamed
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
@@ -204,7 +204,7 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
 
 class TraceChunks:
     """A raw trace's DMAT records in chunks of whole blocks (about ``chunk_bytes``; one reused buffer): the
-    chunk source each pass calls (formats.dmat_stream.Chunks)."""
+    chunk source each pass calls (formats.dmat.stream.Chunks)."""
 
     def __init__(self, trace: BinTrace, section: int, chunk_bytes: int) -> None:
         self.trace, self.section, self.chunk_bytes = trace, section, chunk_bytes
@@ -214,7 +214,7 @@ class TraceChunks:
 
 
 def scan_raw(trace: BinTrace, section: int = 0, guard: MemoryGuard | None = None) -> RawTrace:
-    """The first pass over a raw dmat trace (pages, clocks, unfilled slots); see formats.dmat_stream.
+    """The first pass over a raw dmat trace (pages, clocks, unfilled slots); see formats.dmat.stream.
     ``guard``: chunks and sample sized to the memory available (else the module's constants)."""
     _check_thread_level(trace, section)
     if guard is None:

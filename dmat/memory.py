@@ -1,7 +1,7 @@
 """What a DMAT figure from a raw trace needs in memory, checked before each step that takes it.
 
 The streamed sparsifier's pieces are sized to the memory the process may use
-(``neutrino_ae/formats/dmat_plan.py``); the figure adds, per distinct page, the page list, its labels
+(``neutrino_ae/formats/dmat/plan.py``); the figure adds, per distinct page, the page list, its labels
 and rows (``PER_PAGE``), the page lookup table where there is room for it, the histogram
 (labels x ybins x xbins) and the drawing (``DRAW_RESERVE`` plus the figure's RGBA image). Where even the
 smallest pieces do not fit, the figure stops before reading further with one line saying how much it
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from neutrino_ae.formats.dmat_plan import StreamPlan, check, least_need, plan_stream
+from neutrino_ae.formats.dmat.plan import StreamPlan, check, least_need, plan_stream
 from neutrino_ae.formats.memory import MemoryLimit, available_memory, refuse
 
 #: Bytes per distinct page held by a figure: the scan's page set and sorted list, the key ranks, and the

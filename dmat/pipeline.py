@@ -5,7 +5,7 @@ is the saved PNG (the notebooks display it).
 
 * A raw ``dmat`` trace (``result/*.bin``, or a trace directory: its newest result) is sparsified into
   ``<name>.dmat`` in the output folder and binned for the figure in the same pass, clock range by
-  clock range, in memory bounded whatever the trace size (formats.dmat_stream).
+  clock range, in memory bounded whatever the trace size (formats.dmat.stream).
 * The plot: clock on x (cycles since the thread's kernel entry, the probe's own clock), page index
   on y (distinct 64 KiB pages, ascending), one colour family per tensor, darker = denser. Density
   levels are quantiles of the non-empty cells *of that tensor* (25/50/75/90 %), so a lightly used
@@ -103,7 +103,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
         inp = load_input(path, out, section)
         guard = inp.raw.guard if inp.raw is not None else None
         # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
-        # a page-0 cell at clock 0 (see formats/dmat.py); they are left out of the plot and reported.
+        # a page-0 cell at clock 0 (see formats/dmat/__init__.py); they are left out of the plot and reported.
         if name:
             inp.name = name
             if inp.sparsified is not None:

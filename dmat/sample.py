@@ -18,8 +18,8 @@ import numpy as np
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace
 from neutrino_ae.formats.bintrace_write import SectionSpec, TraceWriter
 from neutrino_ae.formats.dmat import DmatData, page_of, write_dmat
-from neutrino_ae.formats.dmat_sparsify import sparsify
-from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.dmat.sparsify import sparsify
+from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace

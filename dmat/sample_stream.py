@@ -8,7 +8,7 @@ The items become packed keys ``clock << (page_bits + 6) | page_index << 6 | lane
 partitioned by clock into buckets that spill to scratch files beyond a memory budget; each bucket,
 in clock order, is sorted, its equal (clock, page) keys summed, and its entries appended to the
 ``.dmat``. The file holds exactly what the sparsifier makes of the per-thread records
-(``formats.dmat_sparsify.sparsify(generate_chunks(...))``; tests/sections/dmat checks it).
+(``formats.dmat.sparsify.sparsify(generate_chunks(...))``; tests/sections/dmat checks it).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.formats.dmat import PAGE_MASK, body_words, from_pairs, run_starts, write_head
-from neutrino_ae.formats.dmat_stream import _Buckets
+from neutrino_ae.formats.dmat.stream import _Buckets
 from neutrino_ae.sample.device import Device
 
 from .sample_model import TENSORS, AttnLayout, draw_block_factors, warp_accesses

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.sample.costs import PROBE_ORDER
 from neutrino_ae.sample.emit import write_trace_dir
 from neutrino_ae.sample.generate import SampleContext

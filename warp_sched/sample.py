@@ -10,7 +10,7 @@ import numpy as np
 
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
-from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.formats.level import Level
 from neutrino_ae.sample.device import Device, blocks_per_sm
 from neutrino_ae.sample.emit import KernelBuild, result_path, write_trace_dir

@@ -63,7 +63,7 @@ def dmat_random_files(inp: Path) -> list[Path]:
 
 def make_dmat_random(out: Path, blocks: int, seed: int) -> dict[str, Any]:
     """Write ``out/trace/<TRACE_DIR>/`` with a random-access dmat trace of ``blocks`` 1 MiB blocks."""
-    from neutrino_ae.formats.eventlog_write import EventLogWriter
+    from neutrino_ae.formats.eventlog.write import EventLogWriter
     from neutrino_ae.formats.tensortrace import TensorEvent, write_tensor_trace
     from neutrino_ae.sample.emit import KernelBuild, write_trace_dir
     from neutrino_ae.sample.host import DeviceAllocator

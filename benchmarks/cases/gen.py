@@ -131,7 +131,7 @@ def make_dmat(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[
 def make_eventlog(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
     """An event.log of about ``size_mb`` written with ``EventLogWriter``: a long benchmark-mode run
     (mem allocs, probed launches with every line kind, a few noise lines the parser must skip)."""
-    from neutrino_ae.formats.eventlog_write import EventLogWriter
+    from neutrino_ae.formats.eventlog.write import EventLogWriter
 
     target = int(_mb(size_mb, smoke, EVENTLOG_DEFAULT_MB, EVENTLOG_SMOKE_MB) * MB)
     rng = np.random.default_rng(seed + 3)

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.bundle.download import download, download_with_digest, normalise_digest
-from neutrino_ae.bundle.download_limits import DOWNLOAD_DEADLINE_S, MAX_ATTEMPTS, MAX_DOWNLOAD_BYTES
-from neutrino_ae.bundle.download_transport import note
+from neutrino_ae.bundle.download.limits import DOWNLOAD_DEADLINE_S, MAX_ATTEMPTS, MAX_DOWNLOAD_BYTES
+from neutrino_ae.bundle.download.transport import note
 from neutrino_ae.bundle.extract import SECTION_DIRS, ExtractLimits, extract_zip, validate_zip
 from neutrino_ae.bundle.leftovers import clean_stale_temp, staging_prefix
 from neutrino_ae.bundle.manifest import (

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from neutrino_ae.bundle.download_transport import note
+from neutrino_ae.bundle.download.transport import note
 from neutrino_ae.errors import BundleError
 from neutrino_ae.pidlock import try_lock, try_shared_lock
 

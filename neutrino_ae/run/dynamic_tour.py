@@ -140,7 +140,7 @@ def tree(path: Path, limit: int = 40) -> str:
 
 # --- event.log, line by line -------------------------------------------------------------------------
 
-#: (tag, first word or None, what the line says). The hook driver's tags (``formats/eventlog_tags.py``).
+#: (tag, first word or None, what the line says). The hook driver's tags (``formats/eventlog/tags.py``).
 EVENT_LINES = [
     ("[pid]", None, "the process id: one trace directory per process (its name is the time and this pid)"),
     ("[cmd]", None, "the command line (its length, then the words): what ran under `neutrino`"),

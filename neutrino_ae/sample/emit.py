@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.formats.kernelinfo import (
     COUNT_SIZED,
     KernelInfo,

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import disk, download, download_limits, fetch
+from neutrino_ae.bundle import disk, download, fetch
+from neutrino_ae.bundle.download import limits as download_limits
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.errors import BundleError
 

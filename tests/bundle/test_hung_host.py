@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import download, download_limits
+from neutrino_ae.bundle import download
+from neutrino_ae.bundle.download import limits as download_limits
 from neutrino_ae.errors import BundleError
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.run import lock

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import neutrino_ae.formats.dmat_stream as dmat_stream
+import neutrino_ae.formats.dmat.stream as dmat_stream
 from dmat.inputs import load_input, write_raw
 from dmat.pipeline import dmat_figure
 from neutrino_ae.formats.dmat import drop_unfilled, read_dmat

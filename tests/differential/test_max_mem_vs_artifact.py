@@ -320,7 +320,7 @@ def test_a_hidden_folder_the_artifact_walks_into_ours_skips(fig11_cell, tmp_path
 
 def test_a_probe_mem_line_outside_a_launch_the_artifact_counts_ours_not(fig11_cell, tmp_path):
     """cuda.c prints one ``[exec] probe-mem`` per launch, after its param and grid lines; we read it per
-    launch (the event.log grouping rule, neutrino_ae/formats/eventlog.py), the artifact takes every
+    launch (the event.log grouping rule, neutrino_ae/formats/eventlog/__init__.py), the artifact takes every
     line with the tag."""
     root = _one_sub(tmp_path, "max memory: 10\n", {"Nov23_1": "[exec] probe-mem 999 (bytes)\n" + event_log_text([7])})
     proc = run_artifact(fig11_cell, tmp_path)

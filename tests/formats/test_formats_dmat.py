@@ -12,9 +12,10 @@ import pytest
 from neutrino_ae import jit
 from neutrino_ae.errors import InputError, TraceFormatError
 from neutrino_ae.formats import dmat as dmat_mod
-from neutrino_ae.formats import dmat_walk, records
+from neutrino_ae.formats import records
 from neutrino_ae.formats.dmat import DmatData, from_pairs, page_of, read_dmat, write_dmat
-from neutrino_ae.formats.dmat_sparsify import sparsify
+from neutrino_ae.formats.dmat import walk as dmat_walk
+from neutrino_ae.formats.dmat.sparsify import sparsify
 
 
 def _records(seed: int = 0, n: int = 400) -> np.ndarray:

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from neutrino_ae.errors import TraceFormatError
-from neutrino_ae.formats import dmat_stream, records
+from neutrino_ae.formats import records
 from neutrino_ae.formats.dmat import DmatData, read_dmat, write_dmat
-from neutrino_ae.formats.dmat_sparsify import sparsify
+from neutrino_ae.formats.dmat import stream as dmat_stream
+from neutrino_ae.formats.dmat.sparsify import sparsify
 
 
 def _records(seed: int, n: int, clocks: int = 3000, pages: int = 40) -> np.ndarray:

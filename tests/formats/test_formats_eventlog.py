@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neutrino_ae.errors import InputError
-from neutrino_ae.formats import eventlog_kinds as kinds
-from neutrino_ae.formats import eventlog_scan as scan
-from neutrino_ae.formats import eventlog_tags as tags
 from neutrino_ae.formats.eventlog import LAUNCH_COLUMNS, parse_bytes, parse_event_log, parse_text
-from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.eventlog import kinds as kinds
+from neutrino_ae.formats.eventlog import scan as scan
+from neutrino_ae.formats.eventlog import tags as tags
+from neutrino_ae.formats.eventlog.write import EventLogWriter
 
 
 def _sample_writer() -> EventLogWriter:

@@ -11,7 +11,7 @@ import pytest
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
-from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.formats.kernelinfo import KernelInfo, format_ptxas_line, write_kernel_info
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.probe import write_probe_toml

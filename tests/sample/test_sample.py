@@ -14,7 +14,7 @@ import pytest
 from neutrino_ae.bundle.manifest import VERIFIED, read_manifest, verify_manifest
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.dmat import page_of, read_dmat
-from neutrino_ae.formats.dmat_sparsify import sparsify
+from neutrino_ae.formats.dmat.sparsify import sparsify
 from neutrino_ae.formats.kernelinfo import read_register_usage
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir

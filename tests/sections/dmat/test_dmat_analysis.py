@@ -14,7 +14,7 @@ from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.dmat import read_dmat, write_dmat
-from neutrino_ae.formats.eventlog_write import EventLogWriter
+from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import write_tensor_trace
 from neutrino_ae.report.script import run_main
@@ -188,7 +188,7 @@ def test_page_index_by_table_and_by_search_agree_with_a_dictionary():
 def test_a_raw_trace_streamed_in_buckets_plots_as_its_dmat(tmp_path, monkeypatch):
     """A raw trace is sparsified and binned clock range by clock range, spilling to scratch files: the
     figure's data and the .dmat it writes are those of the whole trace sparsified at once."""
-    from neutrino_ae.formats import dmat_stream
+    from neutrino_ae.formats.dmat import stream as dmat_stream
 
     rng = np.random.default_rng(5)
     rec = np.zeros((16, 64, 40), dtype=DMAT)

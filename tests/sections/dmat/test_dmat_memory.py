@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from differential.tracegen import DMAT, dmat_trace
 
-from neutrino_ae.formats import dmat_stream
 from neutrino_ae.formats.dmat import read_dmat
-from neutrino_ae.formats.dmat_plan import least_need, plan_stream
+from neutrino_ae.formats.dmat import stream as dmat_stream
+from neutrino_ae.formats.dmat.plan import least_need, plan_stream
 from neutrino_ae.formats.memory import MemoryLimit, available_memory
 
 REPO = Path(__file__).resolve().parents[3]

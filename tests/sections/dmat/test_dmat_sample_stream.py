@@ -9,7 +9,7 @@ import pytest
 
 from dmat import FIGURES, sample, sample_model, sample_stream
 from neutrino_ae.formats.dmat import write_dmat
-from neutrino_ae.formats.dmat_sparsify import sparsify
+from neutrino_ae.formats.dmat.sparsify import sparsify
 from neutrino_ae.sample.device import Device
 
 

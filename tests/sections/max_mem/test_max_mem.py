@@ -150,7 +150,7 @@ def test_a_cut_last_line_is_not_read_as_a_value(tmp_path):
 
 
 def test_an_event_log_cut_mid_launch_leaves_that_launch_out(tmp_path):
-    from neutrino_ae.formats.eventlog_write import EventLogWriter
+    from neutrino_ae.formats.eventlog.write import EventLogWriter
 
     sub = tmp_path / "m" / "dmat" / "layer"
     tdir = sub / "Nov23_000000_1"

@@ -18,11 +18,11 @@ Unfilled slots come in two forms, and :func:`filled_mask` is the one rule for bo
 * the artifact's sparsifier (``tools/dmat.cc``) skips a record whose clock is all ones
   (``clock == ~0``, "no record"); a buffer filled with 0xFF has those.
 
-:func:`.dmat_sparsify.sparsify` and the streamed sparsifier (:mod:`.dmat_stream`) drop both and
+:func:`.sparsify.sparsify` and the streamed sparsifier (:mod:`.stream`) drop both and
 :func:`drop_unfilled` removes them from a ``.dmat`` (the artifact's phantom page-0 cell); all report
 how many they dropped (``DmatData.unfilled``), and the DMAT figures say so.
 
-A ``.dmat`` body is walked entry by entry (each entry's length is in its head) by :mod:`.dmat_walk`.
+A ``.dmat`` body is walked entry by entry (each entry's length is in its head) by :mod:`.walk`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import TraceFormatError
-from neutrino_ae.formats.dmat_walk import clocks_of, pairs_kernel, pairs_of, walk_body, walk_some
+from neutrino_ae.formats.dmat.walk import clocks_of, pairs_kernel, pairs_of, walk_body, walk_some
 from neutrino_ae.formats.inputs import check_input
 from neutrino_ae.jit import jit, use_numba
 

@@ -1,13 +1,13 @@
 """A raw dmat trace sparsified straight into a ``.dmat`` file, in memory bounded whatever its size.
 
 On a random-access trace nearly every record is a distinct (clock, page) pair, so holding the pairs
-(what :func:`neutrino_ae.formats.dmat_sparsify.sparsify` does) takes memory that grows with the trace. Here the
+(what :func:`neutrino_ae.formats.dmat.sparsify.sparsify` does) takes memory that grows with the trace. Here the
 trace file is read three times, in chunks, into one reused buffer:
 
 1. :func:`scan`: the distinct pages (they head the ``.dmat``), the least and largest clock, the unfilled
    records (:func:`~neutrino_ae.formats.dmat.filled_mask`), and a sample of (clock, page) records from
    which the key space is cut into buckets of about ``bucket_records`` records each;
-2. partition: every record becomes one sort key (:mod:`.dmat_keys`: one uint64 for any real trace,
+2. partition: every record becomes one sort key (:mod:`.keys`: one uint64 for any real trace,
    absolute timestamps included; two words where even that cannot hold it), appended to its bucket;
    buckets stay in memory up to ``memory_bytes`` in all and spill to files in a scratch folder beyond;
 3. reduce: bucket by bucket in key order, the keys are sorted and equal keys counted, which gives
@@ -17,7 +17,7 @@ trace file is read three times, in chunks, into one reused buffer:
    next bucket are carried over (at most one per page), so each clock is one entry.
 
 Peak memory is about one chunk's working set, ``memory_bytes`` of held keys and one bucket being
-reduced, plus the page list; :mod:`.dmat_plan` sizes all of them to the memory the process may use.
+reduced, plus the page list; :mod:`.plan` sizes all of them to the memory the process may use.
 The file is written atomically; ``num_clocks``, known at the end, is patched into the header before
 the rename.
 """
@@ -39,7 +39,7 @@ import numpy as np
 from neutrino_ae.atomic import atomic_open
 from neutrino_ae.errors import TraceFormatError
 from neutrino_ae.formats.dmat import DmatData, body_words, filled_mask, from_pairs, write_head
-from neutrino_ae.formats.dmat_keys import KeyCodec
+from neutrino_ae.formats.dmat.keys import KeyCodec
 
 #: A chunk source: called once per pass, it yields the trace's DMAT records (any shape) in order.
 Chunks = Callable[[], Iterable[np.ndarray]]

@@ -1,4 +1,4 @@
-"""How much of the memory this process may use (:mod:`.memory`) the streamed sparsifier (:mod:`.dmat_stream`)
+"""How much of the memory this process may use (:mod:`.memory`) the streamed sparsifier (:mod:`.stream`)
 takes, and in what pieces: the rule, and the one-line refusal where even the smallest pieces do not fit.
 
 The working sets (bytes, measured on the passes' code; ``K``: 8 per packed key, 16 per two-word key):
@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 
 from neutrino_ae.errors import ResourceError
-from neutrino_ae.formats import dmat_stream
+from neutrino_ae.formats.dmat import stream as dmat_stream
 from neutrino_ae.formats.memory import MemoryLimit, refuse
 
 RECORD = 16  # bytes of one raw dmat record

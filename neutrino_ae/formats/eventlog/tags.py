@@ -1,7 +1,7 @@
 """The ``event.log`` lines the reader knows, on both Neutrino branches: each kind's tag (what its
 lines start with), its exact grammar (a regex over newline-led lines: the reference), and its
 canonical skeletons (the line with its numbers removed, as Neutrino and our earlier writer space it)
-that let :func:`.eventlog_scan.parse_numbers` read a whole kind without the regex.
+that let :func:`.scan.parse_numbers` read a whole kind without the regex.
 
 The artifact branch tags init ``[pid]``/``[cmd]`` and the hook's subprocess ``[analyze]``; today's
 Neutrino (main) prints ``[init] pid``/``[init] cmd`` and ``[callback]``. Both are read.
@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from neutrino_ae.formats.eventlog_scan import DIGITS, skeleton_shapes
+from neutrino_ae.formats.eventlog.scan import DIGITS, skeleton_shapes
 
 _INT = rb"(\d{1,19})"  # 20+ digits cannot be a 64-bit value: such lines are skipped as malformed
 _NUM = rb"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf))"

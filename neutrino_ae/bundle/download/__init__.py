@@ -23,10 +23,10 @@
   anything is recorded (fetch passes the zip validation).
 * **Disk.** Free space is checked against ``Content-Length`` before every attempt (resumes
   included), and looked at again every MiB when the size is not announced.
-* **Progress** that stays readable in papermill logs (:mod:`.download_transport`).
+* **Progress** that stays readable in papermill logs (:mod:`.transport`).
 
-This module runs the attempts and verifies the result; one attempt is :mod:`.download_transport`,
-the ``.part`` and its record :mod:`.download_resume`, the bounds :mod:`.download_limits`.
+This module runs the attempts and verifies the result; one attempt is :mod:`.transport`,
+the ``.part`` and its record :mod:`.resume`, the bounds :mod:`.limits`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.atomic import write_text
-from neutrino_ae.bundle import download_limits as limits
-from neutrino_ae.bundle.download_limits import (
+from neutrino_ae.bundle.download import limits
+from neutrino_ae.bundle.download.limits import (
     CONNECT_BACKOFF_S,
     CONNECT_RETRIES,
     DOWNLOAD_DEADLINE_S,
@@ -49,8 +49,8 @@ from neutrino_ae.bundle.download_limits import (
     MAX_DOWNLOAD_BYTES,
     Budget,
 )
-from neutrino_ae.bundle.download_resume import Part, sha256_of
-from neutrino_ae.bundle.download_transport import Retryable, attempt, note
+from neutrino_ae.bundle.download.resume import Part, sha256_of
+from neutrino_ae.bundle.download.transport import Retryable, attempt, note
 from neutrino_ae.bundle.leftovers import clean_stale_temp
 from neutrino_ae.errors import BundleError, NetworkError
 

@@ -1,4 +1,4 @@
-"""The sort keys of the streamed sparsifier (:mod:`.dmat_stream`): each filled (clock, page) record as
+"""The sort keys of the streamed sparsifier (:mod:`.stream`): each filled (clock, page) record as
 one key whose order is (clock, page) order, so that sorting a bucket of keys and counting equal ones
 gives its ``.dmat`` entries.
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from neutrino_ae.bundle import disk
 from neutrino_ae.bundle.disk import CHUNK, DISK_SLACK, human
-from neutrino_ae.bundle.download_resume import Part
+from neutrino_ae.bundle.download.resume import Part
 from neutrino_ae.errors import BundleError, NetworkError
 
 # Retries: a host that cannot be reached at all gets CONNECT_RETRIES quick ones (backoff from

@@ -1,6 +1,6 @@
 """Each ``event.log`` line kind's fields, two ways: ``fast_<kind>(log, lines)`` reads a block of the
 kind's candidate lines vectorised, or returns None when some line does not have the exact canonical
-shape; ``slow_<kind>(text)`` runs the kind's regex (:mod:`.eventlog_tags`) over the text, the exact
+shape; ``slow_<kind>(text)`` runs the kind's regex (:mod:`.tags`) over the text, the exact
 reference. The reader (:mod:`.eventlog`) takes the slow one when the fast one declines; the two are
 checked equal in tests/formats/test_formats_eventlog.py.
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neutrino_ae.formats.eventlog_scan import (
+from neutrino_ae.formats.eventlog.scan import (
     HEX_CHARS,
     WS,
     LogLines,
@@ -39,7 +39,7 @@ from neutrino_ae.formats.eventlog_scan import (
     scan_regex,
     split_rows,
 )
-from neutrino_ae.formats.eventlog_tags import (
+from neutrino_ae.formats.eventlog.tags import (
     BENCH_SHAPES,
     GRID_COUNTS,
     GRID_LEVELS,

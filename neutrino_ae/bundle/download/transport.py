@@ -1,7 +1,7 @@
 """One HTTP GET of a download (:mod:`.download`): the request (``Range``/``If-Range`` when resuming),
 what each answer means (``200`` restart, ``206`` the rest, ``416`` already whole, fatal statuses,
 retryable ones), and the body streamed into ``<dest>.part`` while hashed, checked against the
-bounds of :mod:`.download_limits`, and shown as progress that stays readable in papermill logs.
+bounds of :mod:`.limits`, and shown as progress that stays readable in papermill logs.
 A failure worth retrying is a :class:`Retryable`; any other is a :class:`~neutrino_ae.errors.BundleError`.
 """
 
@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from neutrino_ae.bundle import download_limits as limits
 from neutrino_ae.bundle.disk import CHUNK, check_disk, human
-from neutrino_ae.bundle.download_resume import Part, content_range_start, content_range_total, hash_into, sha256_of
+from neutrino_ae.bundle.download import limits
+from neutrino_ae.bundle.download.resume import Part, content_range_start, content_range_total, hash_into, sha256_of
 from neutrino_ae.errors import BundleError, NetworkError
 from neutrino_ae.logs import quiet
 

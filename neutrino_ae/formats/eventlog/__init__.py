@@ -37,8 +37,8 @@ is kept in :attr:`EventLog.truncated_tail`, so the loss is visible).
 Read with numpy alone: the launches and memory tables are pandas DataFrames built on first use, and
 :meth:`EventLog.probe_mem` gives the column a per-figure script's first line needs without them.
 
-The lines are written by :class:`.eventlog_write.EventLogWriter`; the tags and grammar of each kind are
-:mod:`.eventlog_tags`, the vectorised machinery :mod:`.eventlog_scan` and :mod:`.eventlog_kinds`.
+The lines are written by :class:`.write.EventLogWriter`; the tags and grammar of each kind are
+:mod:`.tags`, the vectorised machinery :mod:`.scan` and :mod:`.kinds`.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from neutrino_ae.errors import InputError
-from neutrino_ae.formats.eventlog_kinds import (
+from neutrino_ae.formats.eventlog.kinds import (
     fast_bench,
     fast_grid,
     fast_params,
@@ -67,8 +67,8 @@ from neutrino_ae.formats.eventlog_kinds import (
     slow_save,
     slow_timing,
 )
-from neutrino_ae.formats.eventlog_scan import FRONT, TAIL, LogLines, TooBig, decode, in_blocks, ints, padded_buffer
-from neutrino_ae.formats.eventlog_tags import (
+from neutrino_ae.formats.eventlog.scan import FRONT, TAIL, LogLines, TooBig, decode, in_blocks, ints, padded_buffer
+from neutrino_ae.formats.eventlog.tags import (
     P_ANALYZE,
     P_BENCH,
     P_CALLBACK,

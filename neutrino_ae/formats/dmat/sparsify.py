@@ -1,7 +1,7 @@
 """The sparsifier: DMAT records of a dmat ``.bin`` (``records.DMAT``), chunk by chunk, into the
 :class:`~.dmat.DmatData` of a ``.dmat`` (accesses counted per (clock, page); unfilled slots dropped
 and counted by :func:`~.dmat.filled_mask`). Memory follows the distinct (clock, page) pairs, not the
-trace; :mod:`.dmat_stream` bounds it for traces of any size.
+trace; :mod:`.stream` bounds it for traces of any size.
 """
 
 from __future__ import annotations

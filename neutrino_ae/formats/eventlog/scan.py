@@ -2,7 +2,7 @@
 indexed over one padded buffer (:class:`LogLines`), a kind's candidate lines picked by their tag,
 and the numbers of lines of a known canonical shape read in one numpy pass (:func:`parse_numbers`);
 :func:`scan_regex` is the exact line-by-line path the fast one falls back to. Which lines there are
-is :mod:`.eventlog_tags`; what each kind's fields are, :mod:`.eventlog_kinds`.
+is :mod:`.tags`; what each kind's fields are, :mod:`.kinds`.
 """
 
 from __future__ import annotations
