@@ -204,7 +204,6 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
         counts_line,
         read_verdict,
         trace_dirs_lines,
-        verdict_text,
     )
 
     found = read_verdict(output_dir)
@@ -212,7 +211,7 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
         return 0
     import textwrap
 
-    from neutrino_ae.report.verdict_view import text_width
+    from neutrino_ae.report.verdict_view import text_width, verdict_text
     from neutrino_ae.run.verdict import verdict_header
 
     doc, outcomes = found

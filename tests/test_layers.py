@@ -78,3 +78,26 @@ def test_the_rule_catches_each_kind_of_wrong_import(module_map, tmp_path):
         "neutrino_ae/report/results.py:4: imports neutrino_ae.run.runner",
         "neutrino_ae/sample/gen.py:1: imports neutrino_ae.workloads.gpu",
     ]
+
+
+def test_no_module_imports_one_that_imports_it_back(module_map):
+    """Issue 35: no import cycle in the package or a section folder, not even through an import inside a
+    function (an annotation's ``if TYPE_CHECKING:`` import never runs and does not count)."""
+    assert module_map.cycles() == []
+
+
+def test_the_cycle_finder_sees_a_cycle_closed_inside_a_function(module_map, tmp_path):
+    for pkg in ("", "report/"):
+        _write(tmp_path, f"neutrino_ae/{pkg}__init__.py", "")
+    _write(tmp_path, "neutrino_ae/report/claims.py", """
+        def table():
+            from neutrino_ae.report.view import html   # closes the circle
+    """)
+    _write(tmp_path, "neutrino_ae/report/view.py", "from neutrino_ae.report.claims import PASS\n")
+    _write(tmp_path, "neutrino_ae/report/typed.py", """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from neutrino_ae.report.hints import Hint   # annotations only
+    """)
+    _write(tmp_path, "neutrino_ae/report/hints.py", "from neutrino_ae.report import typed\n")
+    assert module_map.cycles(tmp_path) == [["neutrino_ae.report.claims", "neutrino_ae.report.view"]]

@@ -121,6 +121,62 @@ def group_of(dotted: str, sections: list[str]) -> str | None:
     return None
 
 
+def _type_only_lines(path: Path) -> set[int]:
+    """Lines of the imports under ``if TYPE_CHECKING:`` in ``path`` (for annotations only)."""
+    lines: set[int] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        test = getattr(node, "test", None)
+        if isinstance(node, ast.If) and (getattr(test, "id", None) == "TYPE_CHECKING"
+                                         or getattr(test, "attr", None) == "TYPE_CHECKING"):
+            lines |= {n.lineno for stmt in node.body for n in ast.walk(stmt)
+                      if isinstance(n, ast.Import | ast.ImportFrom)}
+    return lines
+
+
+def cycles(repo: Path = REPO) -> list[list[str]]:
+    """Groups of our modules that import each other round in a circle (every import, inside functions too,
+    as :func:`imports_of` finds them, but for annotations' ``if TYPE_CHECKING:`` imports, which never run),
+    each sorted; empty when the imports form no cycle."""
+    files = {_module_name(f, repo): f for f in source_files(repo)}
+    graph = {m: sorted({i.target for i in imports_of(f, repo)
+                        if i.target in files and i.target != m and i.line not in _type_only_lines(f)})
+             for m, f in files.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in graph:  # Tarjan's strongly connected components, iteratively
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+            if i < len(graph[node]):
+                work.append((node, i + 1))
+                nxt = graph[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    top = stack.pop()
+                    group.append(top)
+                    if top == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return sorted(found)
+
+
 def violations(repo: Path = REPO) -> list[str]:
     """Every import that breaks the layer rule, one line each (``file:line: A -> B: why``)."""
     sections = section_folders(repo)

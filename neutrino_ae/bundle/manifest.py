@@ -278,14 +278,3 @@ def sample_layout_root(path: str | os.PathLike[str]) -> Path | None:
         if (candidate / SAMPLE_LAYOUT_MARKER).is_dir():
             return candidate
     return None
-
-
-def verify_manifest(root: str | os.PathLike[str]) -> list[str]:
-    """Problems found comparing files on disk with the manifest (empty list = intact), each
-    ``"<path>: <problem>"``; what every run checks (:func:`neutrino_ae.bundle.trust.verify_bundle`)."""
-    from neutrino_ae.bundle.trust import file_problems  # trust.py reads this module
-
-    manifest = read_manifest(root)
-    if manifest is None:
-        return [f"{Path(root) / MANIFEST}: missing"]
-    return [str(problem) for problem in file_problems(Path(root), manifest, use_cache=False)]

@@ -39,6 +39,7 @@ from neutrino_ae.bundle.manifest import (
     MANIFEST,
     PAPER,
     SAMPLE,
+    read_manifest,
     read_verified,
     sha256_file,
     stat_stamp,
@@ -247,3 +248,12 @@ def identity(kind: str, manifest: Mapping[str, Any]) -> Identity:
                         None, f"bundle: {what}, files sha256 {of_files} ({len(files)} files, checked on this run)")
     why = "collected traces are not digested" if kind == DYNAMIC else "no digests recorded"
     return Identity(kind, None, "nothing", None, f"bundle: {kind}, no digest ({why})")
+
+
+def verify_manifest(root: str | os.PathLike[str]) -> list[str]:
+    """Problems found comparing files on disk with the manifest (empty list = intact), each
+    ``"<path>: <problem>"``, every file hashed afresh (what every run checks, with its cache: :func:`verify_bundle`)."""
+    manifest = read_manifest(root)
+    if manifest is None:
+        return [f"{Path(root) / MANIFEST}: missing"]
+    return [str(problem) for problem in file_problems(Path(root), manifest, use_cache=False)]

@@ -369,26 +369,9 @@ def verdict(claims_by_section: Mapping[str, Iterable[AnyClaim]], rows: Iterable[
     return out
 
 
-def verdict_table(outcomes: Iterable[Outcome]) -> str:
-    """The verdict as the notebook and its HTML/PDF report show it: one HTML table, one row per claim
-    (verdict, claim, expected, obtained), fitting its column, a folded detail per section
-    (``report/verdict_view.py``, :func:`~neutrino_ae.report.verdict_view.verdict_html`)."""
-    from neutrino_ae.report.verdict_view import verdict_html
-
-    return verdict_html(outcomes)
-
-
 def short_digest(digest: str) -> str:
     """A bundle digest as a table shows it (its first 12 hex digits; the JSON has all 64)."""
     return digest[:12] if digest else "none"
-
-
-def verdict_text(outcomes: Iterable[Outcome], width: int | None = None) -> str:
-    """The verdict for a terminal: one line per claim fitting ``width`` columns (``$COLUMNS``, else 100),
-    notes under it (:func:`~neutrino_ae.report.verdict_view.verdict_text`)."""
-    from neutrino_ae.report.verdict_view import verdict_text as text
-
-    return text(outcomes, width)
 
 
 def trace_dirs_lines(trace_dirs: Mapping[str, Iterable[str]]) -> list[str]:

@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from neutrino_ae.report.claims import PUBLISHED, TRUTH, AnyClaim, Outcome, verdict_table
+from neutrino_ae.report.claims import PUBLISHED, TRUTH, AnyClaim, Outcome
+from neutrino_ae.report.verdict_view import verdict_html as verdict_table
 
 #: An absolute path inside a text (a tool's location, a folder of this machine).
 _ABS = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)*[\w.+@-]+")
@@ -83,7 +84,7 @@ def applies(claim: AnyClaim, kind: str) -> bool:
 
 
 def not_run_markdown(outcomes: Iterable[Outcome], why: str) -> str:
-    """The claims a GPU run is judged on, once, as "not run": the verdict table (``claims.verdict_table``: per
+    """The claims a GPU run is judged on, once, as "not run": the verdict table (``verdict_view.verdict_html``: per
     section, one row per claim with what it expects; the claims in words in each section's detail)."""
     outcomes = list(outcomes)
     return (f"**Not run: {len(outcomes)} claims** ({why}). A run that collects traces on an NVIDIA GPU judges "

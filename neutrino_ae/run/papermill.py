@@ -305,7 +305,8 @@ def _verdict_cell(out_dir: Path) -> Any:
     claim is the last cell's output (shown once)."""
     import nbformat
 
-    from neutrino_ae.report.claims import PASS, SKIPPED, VERDICT_NAME, counts_line, read_verdict, verdict_table
+    from neutrino_ae.report.claims import PASS, SKIPPED, VERDICT_NAME, counts_line, read_verdict
+    from neutrino_ae.report.verdict_view import verdict_html as verdict_table
 
     try:
         found = read_verdict(out_dir)

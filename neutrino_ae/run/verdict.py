@@ -47,12 +47,11 @@ from neutrino_ae.report.claims import (
     Outcome,
     counts_line,
     verdict,
-    verdict_table,
-    verdict_text,
 )
 from neutrino_ae.report.layout import RECORD
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.report.verdict_view import TEXT_WIDTH
+from neutrino_ae.report.verdict_view import TEXT_WIDTH, verdict_text
+from neutrino_ae.report.verdict_view import verdict_html as verdict_table
 from neutrino_ae.run.display import html_output
 
 FAILED = "FAILED"  # overall, when a section failed and no claim DIFFERS
@@ -224,7 +223,7 @@ def write_verdict(out_root: Path, rows: list[dict[str, Any]], kind: str, selecte
 def show_verdict(doc: dict[str, Any], outcomes: list[Outcome]) -> None:
     """The verdict as a notebook output: its heading, whose it is (:func:`verdict_header`), its scope and
     counts, the trace directories read (folded) and ``outcomes`` as the one verdict table
-    (``claims.verdict_table``); the plain-text alternative is what ``neutrino-ae run`` prints."""
+    (``verdict_view.verdict_html``); the plain-text alternative is what ``neutrino-ae run`` prints."""
     e = html.escape
     wrap = "overflow-wrap:anywhere"
     read = doc.get("trace_dirs") if isinstance(doc.get("trace_dirs"), dict) else {}

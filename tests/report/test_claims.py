@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, Claim, Published, Truth, evaluate, verdict, verdict_table
+from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, Claim, Published, Truth, evaluate, verdict
+from neutrino_ae.report.verdict_view import verdict_html as verdict_table
 
 
 def _rows(section, **values):
@@ -126,7 +127,7 @@ def _mixed_outcomes():
 
 @pytest.mark.parametrize("width", [60, 72, 100, 160])
 def test_the_terminal_verdict_is_one_line_per_claim_verdict_first_within_the_width(width, monkeypatch):
-    from neutrino_ae.report.claims import verdict_text
+    from neutrino_ae.report.verdict_view import verdict_text
 
     out = _mixed_outcomes()
     monkeypatch.setenv("COLUMNS", str(width))
@@ -147,7 +148,7 @@ def test_the_terminal_verdict_is_one_line_per_claim_verdict_first_within_the_wid
 
 
 def test_the_terminal_verdict_defaults_to_100_columns_and_never_goes_below_60(monkeypatch):
-    from neutrino_ae.report.claims import verdict_text
+    from neutrino_ae.report.verdict_view import verdict_text
 
     out = _mixed_outcomes()
     monkeypatch.delenv("COLUMNS", raising=False)
@@ -157,7 +158,8 @@ def test_the_terminal_verdict_defaults_to_100_columns_and_never_goes_below_60(mo
 
 
 def test_a_published_claim_on_the_sample_bundle_says_it_checks_the_models_calibration():
-    from neutrino_ae.report.claims import CALIBRATION_NOTE, verdict_text
+    from neutrino_ae.report.claims import CALIBRATION_NOTE
+    from neutrino_ae.report.verdict_view import verdict_text
 
     claim = Published("p", "as published", "README", key="raw.r", value=100.0, rtol=0.1, why="similar")
     notes = {}

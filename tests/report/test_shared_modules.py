@@ -12,6 +12,7 @@ import pytest
 
 from neutrino_ae import atomic
 from neutrino_ae.bundle import manifest as bundle
+from neutrino_ae.bundle import trust
 from neutrino_ae.bundle.context import bundle_of, open_bundle
 from neutrino_ae.errors import BundleError
 from neutrino_ae.report import results, style
@@ -64,9 +65,9 @@ def test_manifest_digests_and_kind(tmp_path):
     assert bundle_of(inner).relative(inner) == "block_sched/a.bin"
     opened = open_bundle(tmp_path / "block_sched")  # a run's root below the bundle.json: the kind is still known
     assert (opened.root, opened.kind, opened.manifest_root) == (tmp_path / "block_sched", "sample", tmp_path.resolve())
-    assert bundle.verify_manifest(tmp_path) == []
+    assert trust.verify_manifest(tmp_path) == []
     inner.write_bytes(b"\x00\x02")
-    assert any("sha256 mismatch" in p for p in bundle.verify_manifest(tmp_path))
+    assert any("sha256 mismatch" in p for p in trust.verify_manifest(tmp_path))
 
 
 def test_no_manifest_is_unknown_and_bad_manifest_is_clear(tmp_path):

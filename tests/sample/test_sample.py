@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neutrino_ae.bundle.manifest import VERIFIED, read_manifest, verify_manifest
+from neutrino_ae.bundle.manifest import VERIFIED, read_manifest
+from neutrino_ae.bundle.trust import verify_manifest
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.dmat import page_of, read_dmat
 from neutrino_ae.formats.dmat.sparsify import sparsify
