@@ -1,5 +1,5 @@
 """Fig. 13a-d: Warp scheduling and the tailing effect. This folder owns the section end to end: its
-analysis and CLI, its figures, how dynamic.ipynb collects it, its part of the sample bundle and its
+analysis (on the section driver), its figures, how dynamic.ipynb collects it, its part of the sample bundle and its
 GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrino_ae.report.section).
 """
 
@@ -37,7 +37,10 @@ SECTION = Section(
     runtime="4 s small sample, 3 s paper-scale sample",
     inputs=("warp_sched/exclusive_sched/**/result/*.bin", "warp_sched/shared_sched/**/result/*.bin"),
     optional_inputs=("warp_sched/tail/**/result/*.bin", "warp_sched/*.pkl"),
-    analyze="pipeline:analyze_bundle",
+    load="inputs:load",
+    compute="fig13:compute",
+    figures="fig13:figures",
+    command="bundle root or its warp_sched/ folder; fig13a/b/cd.py: a result/*.bin, trace directory or .npz/.csv table",
     collect="main:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,

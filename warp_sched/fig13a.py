@@ -1,9 +1,17 @@
 """Fig. 13a: per-SM warp timeline. `python warp_sched/fig13a.py <trace.bin | tracedir | table> [--sm N] [--out DIR]`.
 
-The artifact-compatible command line; the code is in this folder's package (``cli:fig13a_main``).
+The artifact-compatible command line: this folder's ``SECTION`` on the section driver, for Fig. 13a alone.
 """
 
-from neutrino_ae.report.script import run_folder_script
+from neutrino_ae.report.driver import run_script
+
+SM = {"--sm": {"type": int, "action": "append", "help": "SM id to draw (repeatable; default: picked)"}}
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_script(__file__, argv, options={"figure": "fig13a"}, flags=SM)
+
 
 if __name__ == "__main__":
-    raise SystemExit(run_folder_script(__file__, "cli:fig13a_main"))
+    raise SystemExit(main())

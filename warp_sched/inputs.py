@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,7 +33,10 @@ from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
 from neutrino_ae.report.paths import missing_reason
 from neutrino_ae.sched import intervals as accel
 
-from .analysis import WarpRecords, align_clocks
+from .analysis import DEFAULT_TAIL_THRESHOLD, WarpRecords, align_clocks
+
+if TYPE_CHECKING:
+    from neutrino_ae.report.driver import Source
 
 # The section's name (its bundle folder, its ground-truth key, its summary rows) and the paper's figure.
 SECTION = "warp_sched"
@@ -203,3 +208,36 @@ def chosen_line(key: str, chosen: Path, bundle: Bundle) -> str:
     why = (f" (newest of {among} in {bundle.relative(folder)}, by the time in its name: "
            "neutrino_ae/formats/tracedir.py)" if among > 1 else "")
     return f"{key} trace dir: {bundle.relative(chosen)}{why}"
+
+
+@dataclass
+class Frames:
+    """What ``load`` read: the inputs by key (``exclusive``, ``shared``, ``tail``; a per-figure script's
+    one input under its figure's key: ``fig13a``, ``fig13b``, or ``tail``), their records, why Fig. 13c/d
+    is skipped, and the options (``figure``: the script's figure, ``""`` for the section)."""
+
+    bundle: Bundle
+    figure: str
+    paths: dict[str, Path]
+    recs: dict[str, WarpRecords]
+    skipped: dict[str, str]
+    sms: list[int] | None = None
+    threshold: float = DEFAULT_TAIL_THRESHOLD
+    align: str = "sm"
+
+
+def load(source: Source) -> Frames:
+    """The section's inputs (a bundle's ``warp_sched/`` folder), or a per-figure script's trace; the
+    options are the scripts' (``figure``, ``sm``, ``tail_threshold``, ``clock_align``)."""
+    opts, path = source.options, source.paths[0]
+    figure = opts.get("figure", "")
+    threshold = opts.get("tail_threshold", DEFAULT_TAIL_THRESHOLD)
+    align = opts.get("clock_align") or "sm"
+    if figure in ("fig13a", "fig13b"):
+        return Frames(source.bundle, figure, {figure: path}, {figure: load_warp_records(path)}, {}, opts.get("sm"))
+    if figure == "fig13cd":
+        return Frames(source.bundle, figure, {"tail": path}, {"tail": load_warp_records(path, 0, align)}, {},
+                      threshold=threshold, align=align)
+    inputs, skipped = find_inputs(path)
+    recs = {k: load_warp_records(inputs[k], 0, align if k == "tail" else "sm") for k in inputs}
+    return Frames(source.bundle, "", inputs, recs, skipped, threshold=threshold, align=align)

@@ -1,9 +1,18 @@
 """Fig. 13a-d from a bundle's warp_sched/ folder: `python warp_sched/warp_sched.py <root> [--out DIR] [--json]`.
 
-The artifact-compatible command line; the code is in this folder's package (``cli:main``).
+The artifact-compatible command line: this folder's ``SECTION`` on the section driver.
 """
 
-from neutrino_ae.report.script import run_folder_script
+from neutrino_ae.report.driver import run_script
+
+THRESHOLD = {"--tail-threshold": {"type": float, "default": 0.9,
+                                  "help": "tail = fewer than this share of SMs busy until the end (default 0.9)"}}
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_script(__file__, argv, flags=THRESHOLD)
+
 
 if __name__ == "__main__":
-    raise SystemExit(run_folder_script(__file__, "cli:main"))
+    raise SystemExit(main())

@@ -65,7 +65,12 @@ class Result:
     ``done`` is the closing line, formatted with the written files (``{figure}``). ``input`` is the
     input the provenance names; ``plots`` what only the figures take (``figures(result)`` reads it).
     ``stem`` names the results files (default: the section's name); ``documents`` are more files,
-    ``{key: (file name, text)}``, listed after the figures."""
+    ``{key: (file name, text)}``, listed after the figures. ``refs`` are the numbers' paper references by
+    key (default: the section's); ``rows_in_data=False`` leaves the summary rows out of ``data`` (a document
+    without them). ``done`` may also be a function of the written files (several closing lines).
+    ``parts`` are results of their own, each written as ``<part.stem>.json`` with its tables (before this
+    one's files; a part's ``data`` that holds a ``"summary"`` place gets the part's rows there, in place,
+    so a ``data`` of this result holding it sees them); their tables join the section's."""
 
     tables: Mapping[str, Any] = field(default_factory=dict)
     numbers: Mapping[str, Any] = field(default_factory=dict)
@@ -73,19 +78,23 @@ class Result:
     units: Mapping[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     lines: Sequence[str] = ()
-    done: str = ""
+    done: str | Callable[[Mapping[str, Path]], str] = ""
     input: Path | None = None
     notes: Mapping[str, str] = field(default_factory=dict)
     plots: Mapping[str, Any] = field(default_factory=dict)
     stem: str = ""
     documents: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    refs: Mapping[str, str] = field(default_factory=dict)
+    rows_in_data: bool = True
+    parts: Sequence[Result] = ()
 
 
 @dataclass
 class Figure:
     """One figure: ``builder`` (``"<module>:<function>"`` in the section's package) of ``arrays`` and
     ``params``, saved as ``<out>/<stem>.png`` and ``.svg``; ``key`` names its files in the result
-    (default ``figure`` for the stem that is the section's name, else ``figure_<rest of the stem>``)."""
+    (default ``figure`` for the stem that is the section's name, else ``figure_<rest of the stem>``; ``""``:
+    the files under their own names, ``<stem>.png``)."""
 
     stem: str
     builder: str
@@ -98,8 +107,9 @@ def number_rows(section: Section, bundle: Bundle, result: Result) -> list[dict[s
     """One summary row per number, in ``numbers``' order, with its unit and ground truth."""
     from neutrino_ae.report.summary import summary_row
 
-    return [summary_row(section.name, key, value, result.units.get(key.rsplit(".", 1)[-1]), section.paper_ref,
-                        bundle.kind, result.truth.get(key)) for key, value in result.numbers.items()]
+    return [summary_row(section.name, key, value, result.units.get(key.rsplit(".", 1)[-1]),
+                        result.refs.get(key, section.paper_ref), bundle.kind, result.truth.get(key))
+            for key, value in result.numbers.items()]
 
 
 def _jobs(section: Section, figures: Sequence[Figure], out: Path) -> list[FigureJob]:
@@ -111,8 +121,12 @@ def _figure_files(section: Section, figures: Sequence[Figure], drawn: Mapping[st
     """Each figure's PNG under its key, the other files under ``<key>.<suffix>``, in the order sent."""
     files: dict[str, Path] = {}
     for f in figures:
+        mine = {name: p for name, p in drawn.items() if name.startswith(f"{f.stem}.")}
+        if f.key == "":
+            files.update(mine)
+            continue
         key = f.key or ("figure" if f.stem == section.name else f"figure_{f.stem[len(section.name) + 1:]}")
-        mine = [p for name, p in drawn.items() if name.startswith(f"{f.stem}.")]
+        mine = list(mine.values())
         files.update({key: mine[0], **{f"{key}.{p.suffix[1:]}": p for p in mine[1:]}})
     return files
 
@@ -127,28 +141,55 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
     """Figures, results files, summary rows: the :class:`SectionResult` of ``result``. ``figures``: a figure
     process to send the figures to (without it they are drawn here)."""
     from neutrino_ae.atomic import write_text
-    from neutrino_ae.report.results import SectionResult, write_results
+    from neutrino_ae.report.results import SectionResult
 
     out = Path(out)
-    wanted = section.entry("figures")(result)
-    jobs = _jobs(section, wanted, out)
+    each = [*result.parts, result]  # a part's figures are figures(part), its files listed with its own
+    wanted = [section.entry("figures")(r) for r in each]
+    jobs = _jobs(section, [f for w in wanted for f in w], out)
     if figures is not None:
         figures.send(jobs)
         drawn = None
     else:
         drawn = {k: v for job in jobs for k, v in draw(job).items()}
     rows = number_rows(section, source.bundle, result)
-    data = {**result.data, "summary": rows}  # last, or in the place a "summary" key of data holds
     documents = {key: write_text(out / name, text) for key, (name, text) in result.documents.items()}
-    tables = {name: table() if callable(table) else table for name, table in result.tables.items()}
-    written = write_results(out, result.stem or section.name, data, input_path=result.input, tables=tables,
-                            bundle=source.bundle)
-    for table, note in result.notes.items():
-        md = written[f"{table}.md"]
-        write_text(md, md.read_text(encoding="utf-8") + note)
-    files = {**_figure_files(section, wanted, figures.join() if drawn is None else drawn), **documents, **written}
-    text = "\n".join([*result.lines, *([result.done.format(**files)] if result.done else [])])
+    tables: dict[str, Any] = {}
+    written: list[dict[str, Path]] = []
+    for part in result.parts:
+        if "summary" in part.data:
+            part.data["summary"] = number_rows(section, source.bundle, part)
+        written.append({})
+        tables.update(_write(section, source, part, out, part.data, written[-1]))
+    # the rows last, or in the place a "summary" key of data holds
+    data = {**result.data, "summary": rows} if result.rows_in_data else dict(result.data)
+    written.append({})
+    tables.update(_write(section, source, result, out, data, written[-1]))
+    drawn = figures.join() if drawn is None else drawn
+    files: dict[str, Path] = {}
+    for i, mine in enumerate(wanted):
+        files.update(_figure_files(section, mine, drawn))
+        files.update(documents if i == len(result.parts) else {})
+        files.update(written[i])
+    done = result.done(files) if callable(result.done) else result.done.format(**files)
+    text = "\n".join([*result.lines, *([done] if done else [])])
     return SectionResult(section.name, data, files, tables, rows, text)
+
+
+def _write(section: Section, source: Source, result: Result, out: Path, data: dict[str, Any],
+           written: dict[str, Path]) -> dict[str, Any]:
+    """``result``'s results document (``data``) and tables, their paths added to ``written``; its tables."""
+    from neutrino_ae.atomic import write_text
+    from neutrino_ae.report.results import write_results
+
+    tables = {name: table() if callable(table) else table for name, table in result.tables.items()}
+    files = write_results(out, result.stem or section.name, data, input_path=result.input, tables=tables,
+                          bundle=source.bundle)
+    for table, note in result.notes.items():
+        md = files[f"{table}.md"]
+        write_text(md, md.read_text(encoding="utf-8") + note)
+    written.update(files)
+    return tables
 
 
 def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
@@ -188,26 +229,34 @@ def analyze_paths(section: Section, paths: Sequence[str | Path], out: str | Path
     return finish(section, source, compute(section, source), out)
 
 
-def build_parser(section: Section, default: Path | None = None, prog: str | None = None) -> argparse.ArgumentParser:
-    """``[inputs] [--out DIR] [--json]``: ``Section.command`` says what the inputs are; ``default``: the
-    inputs without any (the section's folder)."""
+def build_parser(section: Section, default: Path | None = None, prog: str | None = None,
+                 flags: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.ArgumentParser:
+    """``[inputs] [flags] [--out DIR] [--json]``: ``Section.command`` says what the inputs are; ``default``: the
+    inputs without any (the section's folder); ``flags``: a script's own options, ``{"--name": argparse
+    keywords}``."""
     default = default or section.folder or Path.cwd()
     parser = argparse.ArgumentParser(prog=prog, description=f"{section.paper_ref}: {section.title}.")
     many = section.command_inputs.endswith("...")
     parser.add_argument("inputs", nargs="*" if many else "?", type=Path, default=[default] if many else default,
                         metavar=section.command_inputs.split()[0],
                         help=f"{section.command} (default: {default})")
+    for flag, spec in (flags or {}).items():
+        parser.add_argument(flag, **spec)
     add_output_args(parser, section.name)
     return parser
 
 
 def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[str, Any] | None = None,
-         default: Path | None = None, prog: str | None = None) -> int:
+         default: Path | None = None, prog: str | None = None,
+         flags: Mapping[str, Mapping[str, Any]] | None = None) -> int:
     """The per-figure command line: the inputs' bundle found once, the artifact's lines printed as soon as
     the numbers exist (the figure process imports matplotlib meanwhile), then figures and results.
-    ``options``, ``default``, ``prog``: a script's fixed options, default input and name."""
-    args = build_parser(section, default, prog).parse_args(argv)
+    ``options``, ``default``, ``prog``: a script's fixed options, default input and name; ``flags``: its own
+    command-line options (:func:`build_parser`), given to ``load`` in ``Source.options`` by their names."""
+    args = build_parser(section, default, prog, flags).parse_args(argv)
     paths = tuple(args.inputs) if isinstance(args.inputs, list) else (args.inputs,)
+    given = {k: v for k, v in vars(args).items() if k not in ("inputs", "out", "json")}
+    options = {**(options or {}), **given}
     with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
         source = source_of(paths, options)
         result = compute(section, source)
@@ -217,18 +266,19 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     if args.json:
         emit(done, True)
     elif result.done:
-        print(done.text.split("\n")[-1])
+        head = "\n".join(result.lines)  # printed already; what follows it is the closing line(s)
+        print(done.text[len(head) + 1:] if head else done.text)
     sys.stdout.flush()
     return 0
 
 
 def run_script(script_file: str, argv: Sequence[str] | None = None, up: int = 0,
-               options: Mapping[str, Any] | None = None) -> int:
+               options: Mapping[str, Any] | None = None, flags: Mapping[str, Mapping[str, Any]] | None = None) -> int:
     """A section folder's artifact-compatible script (``python max_mem/max_mem.py ...``): :func:`main` of
     the folder's ``SECTION``, with one-line errors and exit codes
     (:func:`neutrino_ae.report.script.run_folder_script`). A script ``up`` folders below the section's
     (kernel_overhead's ``triton_op/overhead.py``) reads its own folder by default and is named by it;
-    ``options`` go to ``load`` (``Source.options``)."""
+    ``options`` go to ``load`` (``Source.options``), with the ``flags`` the script takes (:func:`main`)."""
     import dataclasses
 
     from neutrino_ae.report.script import run_folder_script
@@ -239,6 +289,6 @@ def run_script(script_file: str, argv: Sequence[str] | None = None, up: int = 0,
 
     def wrap(section: Any, folder: Path) -> Any:
         return partial(main, dataclasses.replace(section, package=folder.name, folder=folder), options=options,
-                       default=default, prog=prog)
+                       default=default, prog=prog, flags=flags)
 
     return run_folder_script(script_file, ":SECTION", argv, up, wrap)

@@ -187,7 +187,7 @@ def test_every_command_line_on_mutated_input(bundle, tmp_path_factory, section, 
     dst = work / "in" / src.name
     dst.parent.mkdir()
     _mutate(src, dst, mutation)
-    main = section_module(section, "cli").tail_main if section == "warp_sched" else command(registry.get(section))
+    main = section_module(section, "fig13cd").main if section == "warp_sched" else command(registry.get(section))
     _judge_command_line(main, [*args(dst)], work, dst)
 
 

@@ -41,11 +41,11 @@ VARIANTS = st.sets(st.sampled_from(["rename", "shuffle", "empty_section"]), min_
 
 
 def _run(section: str, args: list[str], out: Path, entry: str = "main", base: bool = False) -> dict:
-    """The section's command line with ``--json``: exit 0 and its printed data. ``base``: the generated input
-    itself, which may be one the reader refuses in one line (exit 2: e.g. a warp-level section of
-    1-thread blocks); such a case is not drawn."""
+    """The section's command line (``entry``: a script module of its folder) with ``--json``: exit 0 and its
+    printed data. ``base``: the generated input itself, which may be one the reader refuses in one line (exit 2:
+    e.g. a warp-level section of 1-thread blocks); such a case is not drawn."""
     stdout, stderr = io.StringIO(), io.StringIO()
-    main = command(registry.get(section)) if entry == "main" else getattr(section_module(section, "cli"), entry)
+    main = command(registry.get(section)) if entry == "main" else section_module(section, entry).main
     with redirect_stdout(stdout), redirect_stderr(stderr):
         code = run_main(main, [*args, "--out", str(out), "--json"])
     if base and code == 2 and len(stderr.getvalue().strip().splitlines()) == 1:
@@ -158,8 +158,8 @@ def test_warp_sched_tail_same_numbers_for_every_variant(tiny_bundle: Path, varia
     shutil.copytree(src, b)
     if "shuffle" in variants:
         _rewrite_blocks(next((b / "result").glob("*.bin")), seed)
-    base = _run("warp_sched", [str(a)], tmp / "out-a", "tail_main")
-    other = _run("warp_sched", [str(b)], tmp / "out-b", "tail_main")
+    base = _run("warp_sched", [str(a)], tmp / "out-a", "fig13cd")
+    other = _run("warp_sched", [str(b)], tmp / "out-b", "fig13cd")
     assert _values(other, {src.name, b.name}) == _values(base, {src.name, b.name})
 
 

@@ -68,6 +68,23 @@ def compute(frames):
 def figures(result):
     return [Figure("drv", "figures:bars", {"counts": __import__("numpy").array(result.plots["counts"])},
                    {"title": "drv"})]
+
+
+def compute_parts(frames):
+    """A part of its own (warp_sched's Fig. 13a/b/cd in warp_sched.json), this result without rows in its data."""
+    counts = [c * frames["scale"] for c in frames["counts"]]
+    part = Result(tables={"drv_part": lambda: pd.DataFrame({"x": [1, 2]})}, numbers={"part.count": counts[0]},
+                  units={"count": "n"}, refs={"part.count": "Fig. 98b"}, data={"figure": "part", "summary": None},
+                  stem="drv_part", lines=[f"part {counts[0]}"], plots={"counts": counts},
+                  done=lambda files: f"part figure {files['drv_part.png']}")
+    return Result(numbers={**part.numbers, "total.count": sum(counts)}, refs=part.refs, units={"count": "n"},
+                  data={"parts": [part.data]}, parts=[part], rows_in_data=False,
+                  done=lambda files: "\\n".join([*part.lines, part.done(files), "end"]))
+
+
+def figures_parts(result):
+    return ([Figure(result.stem, "figures:bars", {"counts": __import__("numpy").array(result.plots["counts"])},
+                    {"title": result.stem}, key="")] if result.plots else [])
 '''
 
 FIGURES = '''
@@ -176,3 +193,30 @@ def test_the_folders_script_runs_the_driver(drv, tmp_path):
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[0] == "drv total 12" and (out / "drv.png").is_file()
+
+
+def test_parts_refs_flags_and_closing_lines_of_a_function(drv, tmp_path, capsys):
+    # warp_sched's shape: the section's figures each written as a part with its own document and paper ref.
+    import dataclasses
+
+    section = dataclasses.replace(registry.get("drv"), compute="analysis:compute_parts",
+                                  figures="analysis:figures_parts")
+    out = tmp_path / "parts"
+    flags = {"--scale": {"type": int, "default": 1}}
+    assert run_main(driver.partial(driver.main, section, flags=flags), [str(drv / "drv"), "--scale", "3", "--out",
+                                                                         str(out)]) == 0
+    png = out / "drv_part.png"
+    assert capsys.readouterr().out == f"part 9\npart figure {png}\nend\n"  # no lines first: all at the end
+    part_doc = json.loads((out / "drv_part.json").read_text())
+    top_doc = json.loads((out / "drv.json").read_text())
+    assert [(r["key"], r["value"], r["paper_ref"], r["unit"]) for r in part_doc["summary"]] == [
+        ("part.count", 9, "Fig. 98b", "n")]
+    assert top_doc["parts"][0]["summary"] == part_doc["summary"]  # the part's data, rows filled in place
+    assert "summary" not in top_doc  # rows_in_data=False
+    assert (out / "drv_part.csv").read_text() == "x\n1\n2\n"
+    res = driver.analyze_paths(section, [drv / "drv"], tmp_path / "again", {"scale": 2})
+    assert [(r["key"], r["value"], r["paper_ref"]) for r in res.summary] == [
+        ("part.count", 6, "Fig. 98b"), ("total.count", 24, "Fig. 98")]
+    # A part's figure (key "": its own file names) and files come before the section's own results.
+    assert list(res.files)[:4] == ["drv_part.png", "drv_part.svg", "drv_part.csv", "drv_part.md"]
+    assert res.files["json"] == tmp_path / "again" / "drv.json" and set(res.tables) == {"drv_part"}

@@ -11,7 +11,8 @@ import numpy as np
 
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir
-from warp_sched import pipeline as ws
+from neutrino_ae.report import driver
+from warp_sched import SECTION
 
 JAN = "Jan_23_08_14_52_273310"  # the sample's tail collection (the artifact's name form)
 AUG = "Aug_23_08_14_52_273310"  # same time of day, seven months later: "Aug" < "Jan" as strings
@@ -44,11 +45,11 @@ def _bundle_with_august(tiny_bundle: Path, dest: Path, keep_january: bool = True
 def test_the_august_tail_collection_is_read_and_named(tiny_bundle, tmp_path):
     both = _bundle_with_august(tiny_bundle, tmp_path / "both")
     alone = _bundle_with_august(tiny_bundle, tmp_path / "alone", keep_january=False)
-    jan_only = ws.warp_sched(tiny_bundle, tmp_path / "out-jan")
-    aug_only = ws.warp_sched(alone, tmp_path / "out-aug")
+    jan_only = driver.analyze_paths(SECTION, [tiny_bundle], tmp_path / "out-jan")
+    aug_only = driver.analyze_paths(SECTION, [alone], tmp_path / "out-aug")
     assert _tail_share(aug_only) != _tail_share(jan_only)  # the two collections really differ
 
-    res = ws.warp_sched(both, tmp_path / "out-both")
+    res = driver.analyze_paths(SECTION, [both], tmp_path / "out-both")
     assert _tail_share(res) == _tail_share(aug_only), "Fig. 13c/d read the January collection, not the newer August one"
 
     # ... and says which folder it read: results JSON, text, and the section's trace_dirs list

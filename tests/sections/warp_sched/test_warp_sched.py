@@ -13,9 +13,9 @@ from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import WARP_SCHED
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report import driver
 from neutrino_ae.sched import slots as sched_slots
-from warp_sched import analysis, cli, inputs, pipeline, tailing
+from warp_sched import SECTION, analysis, fig13a, fig13cd, inputs
 
 # (start, end): A(0,10) B(0,5) C(5,12) D(10,20) E(11,13)
 # A->0, B->1, C at 5: slot1 freed at 5 -> 1, D at 10: slot0 freed at 10 -> 0, E at 11: both busy -> 2
@@ -113,7 +113,7 @@ def test_timeline_slots_from_trace(tmp_path):
 
 def test_fig13a_cli(tmp_path, capsys):
     out = tmp_path / "out"
-    assert run_main(cli.fig13a_main, [str(_warp_trace(tmp_path / "w.bin")), "--out", str(out)]) == 0
+    assert fig13a.main([str(_warp_trace(tmp_path / "w.bin")), "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     # A raster timeline is saved as PNG only (an SVG would embed the same pixels).
     assert last == str(out / "fig13a.png") and (out / "fig13a.png").is_file() and not (out / "fig13a.svg").exists()
@@ -126,7 +126,7 @@ def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
     csv = tmp_path / "tail.csv"
     df.to_csv(csv, index=False)
     out = tmp_path / "out"
-    assert run_main(cli.tail_main, [str(csv), "--out", str(out), "--clock-align", "global"]) == 0
+    assert fig13cd.main([str(csv), "--out", str(out), "--clock-align", "global"]) == 0
     capsys.readouterr()
     doc = json.loads((out / "fig13cd.json").read_text())
     assert doc["tail_start_cycle"] == 15 and doc["kernel_cycles"] == 30
@@ -138,17 +138,18 @@ def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
 
     npz = tmp_path / "tail.npz"
     np.savez(npz, lstart=S, elapse=E - S, smid=SM)
-    res = tailing.fig13cd(npz, tmp_path / "out2", threshold=0.5, align="global")
+    res = driver.analyze_paths(SECTION, [npz], tmp_path / "out2",
+                               {"figure": "fig13cd", "tail_threshold": 0.5, "clock_align": "global"})
     assert res.data["tail_start_cycle"] == 20
 
     bad = tmp_path / "bad.npz"
     np.savez(bad, lstart=np.array([object()], dtype=object), elapse=[1], smid=[0])
     with pytest.raises(InputError, match="object arrays"):
-        tailing.fig13cd(bad, tmp_path / "out3")
+        driver.analyze_paths(SECTION, [bad], tmp_path / "out3", {"figure": "fig13cd"})
     missing = tmp_path / "missing.csv"
     pd.DataFrame({"lstart": [1], "smid": [0]}).to_csv(missing, index=False)
     with pytest.raises(InputError, match="missing column"):
-        tailing.fig13cd(missing, tmp_path / "out3")
+        driver.analyze_paths(SECTION, [missing], tmp_path / "out3", {"figure": "fig13cd"})
 
 
 class _Trap:
@@ -165,7 +166,7 @@ def test_pickle_refused_without_loading(tmp_path, capsys):
     marker = tmp_path / "was_unpickled"
     pkl = tmp_path / "tmp.pkl"
     pkl.write_bytes(pickle.dumps(_Trap(marker)))
-    assert run_main(cli.tail_main, [str(pkl), "--out", str(tmp_path / "out")]) == 2
+    assert fig13cd.main([str(pkl), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {pkl}: refusing to load a pickle")
     assert "arbitrary code" in err[0] and ".npz" in err[0] and "lstart, elapse, smid" in err[0]
@@ -208,7 +209,7 @@ def test_missing_tail_folder_is_reported_not_fatal(tmp_path):
     for name in ("exclusive_sched", "shared_sched"):
         (tmp_path / "warp_sched" / name / "result").mkdir(parents=True)
         _warp_trace(tmp_path / "warp_sched" / name / "result" / "1.0.bin")
-    res = pipeline.warp_sched(tmp_path, tmp_path / "out")
+    res = driver.analyze_paths(SECTION, [tmp_path], tmp_path / "out")
     tail = tmp_path / "warp_sched" / "tail"
     assert res.data["skipped"]["fig13cd"] == f"{tail}: missing, no tail-effect trace for Fig. 13c/d"
 
@@ -257,7 +258,7 @@ def test_fig13a_and_13b_share_one_x_range(tiny_bundle, tmp_path, monkeypatch):
         return fig
 
     monkeypatch.setattr(figures, "timeline_figure", spy)
-    pipeline.warp_sched(tiny_bundle, tmp_path / "out")
+    driver.analyze_paths(SECTION, [tiny_bundle], tmp_path / "out")
     (lims_a, end_a), (lims_b, end_b) = drawn["Fig. 13a"], drawn["Fig. 13b"]
     assert len(lims_a) == 1 and lims_a == lims_b  # every panel of both figures: one range
     assert end_a != end_b and max(lims_a)[1] >= max(end_a, end_b)  # the longer trace decides it

@@ -100,8 +100,7 @@ def test_json_mode_prints_only_the_document(tmp_path, no_fork):
 
 
 def test_a_figure_that_fails_in_the_figure_process_is_one_error_line(tmp_path, capsys, monkeypatch):
-    from neutrino_ae.report.script import run_main
-    from warp_sched import cli, figures
+    from warp_sched import fig13cd, figures
 
     def broken(*a, **k):
         raise ValueError("no room for the zoom")
@@ -109,7 +108,7 @@ def test_a_figure_that_fails_in_the_figure_process_is_one_error_line(tmp_path, c
     monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "0")
     monkeypatch.setattr(figures, "busy_sms_figure", broken)
     path = _tail_table(tmp_path / "t.npz")
-    assert run_main(cli.tail_main, [str(path), "--clock-align", "global", "--out", str(tmp_path / "out")]) == 2
+    assert fig13cd.main([str(path), "--clock-align", "global", "--out", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()
     assert captured.out.splitlines() == CASES["fig13cd"][3]
     assert captured.err.strip().startswith("error: drawing a figure failed: fig13d: no room for the zoom")
