@@ -138,9 +138,11 @@ def cycles(repo: Path = REPO) -> list[list[str]]:
     as :func:`imports_of` finds them, but for annotations' ``if TYPE_CHECKING:`` imports, which never run),
     each sorted; empty when the imports form no cycle."""
     files = {_module_name(f, repo): f for f in source_files(repo)}
-    graph = {m: sorted({i.target for i in imports_of(f, repo)
-                        if i.target in files and i.target != m and i.line not in _type_only_lines(f)})
-             for m, f in files.items()}
+    graph = {}
+    for m, f in files.items():
+        type_only = _type_only_lines(f)
+        graph[m] = sorted({i.target for i in imports_of(f, repo)
+                           if i.target in files and i.target != m and i.line not in type_only})
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

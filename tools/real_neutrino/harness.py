@@ -167,7 +167,7 @@ def build(branch: str, root: Path) -> Install:
     else:
         with tarfile.open(source) as tar:
             tar.extractall(root / "src", filter="data")
-    tree = next(p for p in (root / "src").iterdir() if (p / "neutrino" / "build.py").is_file())
+    tree = _source_tree(root)
     src, out = tree / "neutrino" / "src", tree / "neutrino" / "build"
     out.mkdir(exist_ok=True)
     # The steps of neutrino/build.py for CUDA, on Neutrino's unmodified sources:
@@ -192,9 +192,14 @@ def build(branch: str, root: Path) -> Install:
     return installed(branch, root)
 
 
+def _source_tree(root: Path) -> Path:
+    """The extracted Neutrino source under ``root/src`` (the folder holding ``neutrino/build.py``)."""
+    return next(p for p in (root / "src").iterdir() if (p / "neutrino" / "build.py").is_file())
+
+
 def installed(branch: str, root: Path) -> Install:
     """The :class:`Install` that ``build(branch, root)`` made earlier, e.g. in another test process."""
-    tree = next(p for p in (root / "src").iterdir() if (p / "neutrino" / "build.py").is_file())
+    tree = _source_tree(root)
     return Install(branch, root, tree, root / "bin" / "neutrino", root / "bin", root / "kernels.ptx")
 
 
