@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neutrino_ae.report.layout import third_party_dir
+from neutrino_ae.report.command.layout import third_party_dir
 from neutrino_ae.workloads import envcheck  # this file's folder (the repo root) is sys.path[0]
 from neutrino_ae.workloads.family import AUTO, FAMILIES, PTX
 

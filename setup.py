@@ -20,7 +20,7 @@ NOTEBOOKS = ("static.ipynb", "dynamic.ipynb")
 
 
 def section_folders(root: Path) -> list[Path]:
-    """The registry's rule (neutrino_ae/report/registry.py), without importing the package."""
+    """The registry's rule (neutrino_ae/report/section/registry.py), without importing the package."""
     found = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         init = folder / "__init__.py"

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from neutrino_ae.report.figure_process import FigureJob, draw
+from neutrino_ae.report.figures.process import FigureJob, draw
 
 
 def render_seconds(trace: str, repeat: int = 3) -> float:

@@ -22,7 +22,7 @@ inputs of 1x, 10x and 30x paper size:
 
 Per case and size: wall seconds of one run (median of ``--repeat``), peak RSS of the child (``os.wait4``:
 the child and everything it reaped, e.g. the artifact's C++ sparsifier), ``ratio = artifact seconds /
-our seconds``, and the seconds spent in ``neutrino_ae.report.style.save_figure`` (our CLI run once
+our seconds``, and the seconds spent in ``neutrino_ae.report.figures.style.save_figure`` (our CLI run once
 more under ``python -m cProfile``). Per case: the growth exponent of wall time against input bytes,
 a least-squares fit on log-log over the sizes run (1x..30x).
 

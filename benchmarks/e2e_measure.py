@@ -22,7 +22,7 @@ from benchmarks.machine import meminfo_bytes
 from benchmarks.measure import child_failure, spawn_measured
 
 #: The profiled function whose cumulative time is "figure rendering".
-RENDER_FILE = os.path.join("neutrino_ae", "report", "style.py")
+RENDER_FILE = os.path.join("neutrino_ae", "report", "figures", "style.py")
 RENDER_FUNC = "save_figure"
 #: Skip a run whose peak RSS, extrapolated linearly from the previous size, would exceed this share of
 #: the memory available now (both DMAT tools hold every (clock, page) pair of a random trace; the
@@ -70,7 +70,7 @@ def profile_render(case: E2ECase, inp: Path, scratch: Path, timeout_s: float) ->
     out = scratch / "out"
     cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), *case.ours(inp, out)]
     # Drawn in the profiled process itself: a command line draws its figures in a forked figure process
-    # (neutrino_ae/report/figure_process.py), which cProfile does not see.
+    # (neutrino_ae/report/figures/process.py), which cProfile does not see.
     run = run_measured(cmd, {**os.environ, "NEUTRINO_AE_NO_FORK": "1"}, scratch / "profile.log", timeout_s)
     outputs = our_outputs(out, run.pop("stdout"))
     proc = subprocess.run([sys.executable, "-c", SUM_PROFILE, str(prof)], capture_output=True, text=True)

@@ -4,7 +4,7 @@ process draws (stderr).
 
     python -m benchmarks.stage_marks block_sched/block_sched.py <trace.bin> --out DIR
 
-Runs the script in this process (as ``python <script>`` does) with :mod:`neutrino_ae.report.figure_process`
+Runs the script in this process (as ``python <script>`` does) with :mod:`neutrino_ae.report.figures.process`
 wrapped; nothing else is changed.
 """
 
@@ -20,7 +20,7 @@ T0 = time.perf_counter()
 
 
 def main(argv: list[str]) -> int:
-    from neutrino_ae.report import figure_process as fp
+    from neutrino_ae.report.figures import process as fp
 
     marks: list[tuple[str, float]] = []
 

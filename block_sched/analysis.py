@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from neutrino_ae.report.columns import Columns
+from neutrino_ae.report.results.columns import Columns
 from neutrino_ae.sched import intervals as accel
 
 from .estimates import _gt  # noqa: F401  (re-exported for callers)

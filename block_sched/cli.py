@@ -3,7 +3,7 @@
 The artifact's line(s) come first, printed and flushed as soon as the numbers exist (:mod:`.fast`:
 numpy only); the figures, tables and results files follow (:mod:`.pipeline`), the tables as numpy columns
 (no pandas), the figures drawn by a process that imports matplotlib meanwhile
-(:mod:`neutrino_ae.report.figure_process`): the timeline is sent with the line, the per-SM figure once the
+(:mod:`neutrino_ae.report.figures.process`): the timeline is sent with the line, the per-SM figure once the
 slot-reuse estimator exists.
 With ``--json`` stdout is the JSON document alone.
 """
@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from neutrino_ae.report.figure_process import FigureProcess
-from neutrino_ae.report.script import add_output_args, emit
+from neutrino_ae.report.command.script import add_output_args, emit
+from neutrino_ae.report.figures.process import FigureProcess
 
 from . import fast
 from .estimates import estimate

@@ -74,7 +74,7 @@ def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
     p = Path(path)
     refuse_pickle(p, "Pass the raw trace .bin (or its trace directory) instead.")
     if not p.exists():
-        from neutrino_ae.report.paths import missing_reason  # a symlink loop is named as one
+        from neutrino_ae.report.command.paths import missing_reason  # a symlink loop is named as one
 
         raise InputError(p, missing_reason(p, "no such file or directory"))
     if p.is_dir():

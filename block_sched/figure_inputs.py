@@ -1,7 +1,7 @@
 """What each block_sched figure shows, as arrays and JSON parameters (numpy only, no matplotlib).
 
 The command line sends these to a figure process started before the trace was read
-(:mod:`neutrino_ae.report.figure_process`), which has matplotlib loaded by then and draws the figures
+(:mod:`neutrino_ae.report.figures.process`), which has matplotlib loaded by then and draws the figures
 side by side (:mod:`.figures` holds the builders); a notebook draws them in its own process. Either
 way a figure is made from exactly what is listed here.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neutrino_ae.report.figure_process import FigureJob
+from neutrino_ae.report.figures.process import FigureJob
 
 from .estimates import TraceEstimates, _gt
 

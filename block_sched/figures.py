@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from neutrino_ae.report.style import (
+from neutrino_ae.report.figures.style import (
     FIXED_TITLES,
     MAX_WIDTH_IN,
     PALETTE,

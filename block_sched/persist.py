@@ -13,7 +13,7 @@ import argparse
 import sys
 
 # Run as a script (also under `neutrino ... python <this file>`): make the repo root importable.
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.gpu import cuda_torch
 
 

@@ -31,10 +31,10 @@ import numpy as np
 from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import open_trace  # noqa: F401  (re-exported for callers)
-from neutrino_ae.report.columns import Columns, FrameMap
-from neutrino_ae.report.figure_process import FigureProcess, draw
+from neutrino_ae.report.figures.process import FigureProcess, draw
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.summary import summary_row
+from neutrino_ae.report.results.columns import Columns, FrameMap
+from neutrino_ae.report.results.summary import summary_row
 
 from .analysis import (  # noqa: F401  (re-exported for callers)
     BlockRecords,
@@ -83,7 +83,7 @@ def block_sched(paths: Sequence[str | os.PathLike[str]], out_dir: str | os.PathL
     ``bundle``: the run's bundle; without it (a command line) each trace's own, found from its path.
     ``estimates``: :func:`.estimates.estimate` of the same ``paths``, where the command line computed them
     already; ``figures``: the command line's figure process, sent :func:`.figure_inputs.figure_jobs` of
-    them (:mod:`neutrino_ae.report.figure_process`): its files are collected here. Without it the figures
+    them (:mod:`neutrino_ae.report.figures.process`): its files are collected here. Without it the figures
     are drawn in this process. ``timing``: the bundle's ``timing/events.json`` (the fill and its fixes timed
     without a probe), whose speed-ups join the results."""
     out = Path(out_dir)

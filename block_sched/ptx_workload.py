@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.cudadrv import Driver
 from neutrino_ae.workloads.ptx_kernels import Kernels
 

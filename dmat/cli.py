@@ -1,7 +1,7 @@
 """The dmat command line: ``python dmat/dmat.py <trace.bin | file.dmat | tracedir> [--out DIR] [--json]``.
 
 The command itself imports numpy and pandas, never matplotlib: a figure process forked before the trace is
-read imports it meanwhile and draws the figure (:mod:`neutrino_ae.report.figure_process`)."""
+read imports it meanwhile and draws the figure (:mod:`neutrino_ae.report.figures.process`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from neutrino_ae.report.figure_process import FigureProcess
-from neutrino_ae.report.script import add_output_args, emit
+from neutrino_ae.report.command.script import add_output_args, emit
+from neutrino_ae.report.figures.process import FigureProcess
 
 from . import pipeline
 from .analysis import DEFAULT_XBINS, DEFAULT_YBINS

@@ -2,7 +2,7 @@
 
 :func:`dmat.pipeline.figure_job` lists what a figure shows as plain arrays and JSON parameters (numpy
 only), and :func:`dmat_figure_from_arrays` draws it (the builder a figure process calls,
-:mod:`neutrino_ae.report.figure_process`): the command line draws in a process that imported matplotlib
+:mod:`neutrino_ae.report.figures.process`): the command line draws in a process that imported matplotlib
 while the trace was read, a notebook in its own process, both from the same job.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neutrino_ae.report.style import MAX_WIDTH_IN, mark_synthetic, new_figure, style_context
+from neutrino_ae.report.figures.style import MAX_WIDTH_IN, mark_synthetic, new_figure, style_context
 
 from .analysis import OTHER, UNNAMED, DmatPlotData
 

@@ -22,7 +22,7 @@ from neutrino_ae.formats.dmat.stream import BUCKET_RECORDS, Chunks, DmatScan, sc
 from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
-from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.report.command.paths import missing_reason
 
 from .analysis import UNNAMED, TensorRange, attribute_pages, ranges_from_tensor_trace, tensor_ranges
 from .memory import MemoryGuard

@@ -38,9 +38,9 @@ import pandas as pd
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
-from neutrino_ae.report.figure_process import FigureJob, FigureProcess, draw
+from neutrino_ae.report.figures.process import FigureJob, FigureProcess, draw
 from neutrino_ae.report.results import SectionResult, write_results
-from neutrino_ae.report.summary import summary_row
+from neutrino_ae.report.results.summary import summary_row
 
 from . import FIGURES
 from .analysis import (  # noqa: F401  (re-exported for callers)
@@ -96,7 +96,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     """One DMAT figure from a ``.bin``, ``.dmat`` or trace directory; PNG path is ``files[<name>.png]``.
     ``bundle``: the run's bundle; without it (a command line) the one holding the input, found from its path.
     ``figures``: the command line's figure process, which draws the figure while the results are written
-    (:mod:`neutrino_ae.report.figure_process`); without it the figure is drawn here."""
+    (:mod:`neutrino_ae.report.figures.process`); without it the figure is drawn here."""
     out = Path(out_dir)
     guard = None
     try:

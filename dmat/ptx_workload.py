@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.cudadrv import Driver
 from neutrino_ae.workloads.ptx_attention import launch_triton, max_error, qkv
 from neutrino_ae.workloads.ptx_kernels import Kernels

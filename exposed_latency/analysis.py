@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.report.driver import Figure, Result
-from neutrino_ae.report.text_table import text_table
+from neutrino_ae.report.results.text_table import text_table
+from neutrino_ae.report.section.driver import Figure, Result
 
 if TYPE_CHECKING:
     from .inputs import Workloads

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
-from neutrino_ae.report import style
+from neutrino_ae.report.figures import style
 
 from .analysis import PAPER_REF, PARTS, _has_unattributed
 
@@ -128,7 +128,7 @@ def _ratios_frame(probes: Sequence[str], columns: Mapping[str, np.ndarray]) -> p
 
 
 def workload_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
-    """The figure process's builder (:mod:`neutrino_ae.report.figure_process`): :func:`draw_workload`."""
+    """The figure process's builder (:mod:`neutrino_ae.report.figures.process`): :func:`draw_workload`."""
     return draw_workload(params["name"], _ratios_frame(params["probes"], arrays), params["synthetic"])
 
 

@@ -18,8 +18,8 @@ import pandas as pd
 from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.inputs import MiB, check_input
-from neutrino_ae.report.driver import Source
-from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.report.command.paths import missing_reason
+from neutrino_ae.report.section.driver import Source
 
 from .analysis import COLUMNS, OPTIONAL_COLUMNS, TIME_COLUMNS, WORKLOADS
 

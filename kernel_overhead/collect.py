@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.cutlass import CUTLASS_OPS
 from neutrino_ae.workloads.neutrino import script_collector
 from neutrino_ae.workloads.ops import TORCH_OPS, TRITON_OPS, run_op

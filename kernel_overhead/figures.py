@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import FuncFormatter
 
-from neutrino_ae.report import style
+from neutrino_ae.report.figures import style
 
 from .analysis import FEWER_LEGEND, FEWER_MARK, GROUP_LABELS, KERNEL_LABELS, Cell, _ordered_probes
 
@@ -81,7 +81,7 @@ def draw_heatmap(cells: Sequence[Cell], synthetic: bool, title: str):
 
 
 def heatmap_figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
-    """The figure process's builder (:mod:`neutrino_ae.report.figure_process`): :func:`draw_heatmap` of the
+    """The figure process's builder (:mod:`neutrino_ae.report.figures.process`): :func:`draw_heatmap` of the
     cells in ``params`` (:func:`.table.figures`)."""
     return draw_heatmap([Cell(**c) for c in params["cells"]], params["synthetic"], params["title"])
 

@@ -37,8 +37,8 @@ from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import FEWER_REGISTERS, read_kernel_info, read_register_usage
 from neutrino_ae.formats.tracedir import engine_errors, trace_dir_order_key, workload_dirs
-from neutrino_ae.report.driver import Source
-from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.report.command.paths import missing_reason
+from neutrino_ae.report.section.driver import Source
 
 from .analysis import (
     GROUP_LABELS,

@@ -9,9 +9,9 @@ from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from neutrino_ae.report.driver import Figure, Result
-from neutrino_ae.report.labels import SYNTHETIC_LABEL
-from neutrino_ae.report.text_table import text_table
+from neutrino_ae.report.results.labels import SYNTHETIC_LABEL
+from neutrino_ae.report.results.text_table import text_table
+from neutrino_ae.report.section.driver import Figure, Result
 
 from .analysis import (
     FEWER_LEGEND,

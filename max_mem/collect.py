@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.gpu import cuda_torch
 from neutrino_ae.workloads.neutrino import script_collector
 

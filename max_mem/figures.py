@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from neutrino_ae.report import style
+from neutrino_ae.report.figures import style
 
 from .analysis import PAPER_REF, Entry, _models_probes, human_bytes, workload_peaks
 
@@ -22,7 +22,7 @@ def _byte_ticks(lo: float, hi: float) -> list[float]:
     return ticks[::step]
 
 def figure(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any]):
-    """The figure process's builder (:mod:`neutrino_ae.report.figure_process`): :func:`draw` of the entries
+    """The figure process's builder (:mod:`neutrino_ae.report.figures.process`): :func:`draw` of the entries
     in ``params`` (:func:`.figure_inputs.figure_job`)."""
     entries = [Entry(e["model"], e["probe"], "", probe_mem_max=e["probe_mem_max"], workload_max=e["workload_max"])
                for e in params["entries"]]

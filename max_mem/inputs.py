@@ -17,8 +17,8 @@ from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.inputs import MiB, read_text_input
 from neutrino_ae.formats.tracedir import trace_dir_order_key
-from neutrino_ae.report.driver import Source
-from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.report.command.paths import missing_reason
+from neutrino_ae.report.section.driver import Source
 
 from .analysis import MODEL_ORDER, PROBE_ORDER, SECTION, Entry, _order, _truth
 

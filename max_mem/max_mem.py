@@ -3,7 +3,7 @@
 The artifact-compatible command line: this folder's ``SECTION`` on the section driver.
 """
 
-from neutrino_ae.report.driver import run_script
+from neutrino_ae.report.section.driver import run_script
 
 if __name__ == "__main__":
     raise SystemExit(run_script(__file__))

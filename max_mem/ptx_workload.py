@@ -29,7 +29,7 @@ import argparse
 import re
 import sys
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.cudadrv import Buffer, Driver
 from neutrino_ae.workloads.ptx_attention import launch_triton
 from neutrino_ae.workloads.ptx_kernels import Kernels

@@ -20,9 +20,9 @@ from typing import Any
 from neutrino_ae.cli_export import add_export as _add_export
 from neutrino_ae.errors import NeutrinoAEError, UsageError, exit_codes_text
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
-from neutrino_ae.report.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
-from neutrino_ae.report.paths import new_folder_parent, output_folder, outside_bundles, user_path
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
+from neutrino_ae.report.command.paths import new_folder_parent, output_folder, outside_bundles, user_path
+from neutrino_ae.report.command.script import run_main
 
 log = logging.getLogger(__name__)
 #: The largest ``--seed`` (numpy's SeedSequence takes any integer >= 0; bundle.json records it as JSON).
@@ -154,7 +154,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 def default_output_dir(name: str) -> Path:
     """Where ``neutrino-ae run <name>`` writes: the notebook's own default (``results/static/``,
     ``results/dynamic/``) in the repository, so Jupyter and the command line share one layout."""
-    from neutrino_ae.report.layout import notebook_results
+    from neutrino_ae.report.command.layout import notebook_results
     from neutrino_ae.run.papermill import package_repo_root
 
     return (package_repo_root() or Path.cwd()) / notebook_results(name)
@@ -211,7 +211,7 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
         return 0
     import textwrap
 
-    from neutrino_ae.report.verdict_view import text_width, verdict_text
+    from neutrino_ae.report.claims.view import text_width, verdict_text
     from neutrino_ae.run.verdict import verdict_header
 
     doc, outcomes = found
@@ -244,7 +244,7 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
 
 def _print_outputs(output_dir: Path) -> None:
     """Tell a batch user where the results are (only when the notebook wrote a summary)."""
-    from neutrino_ae.report.summary import SUMMARY_NAME, read_summary
+    from neutrino_ae.report.results.summary import SUMMARY_NAME, read_summary
 
     if not (output_dir / SUMMARY_NAME).is_file():
         return
@@ -269,7 +269,7 @@ def _shown(path: str | os.PathLike[str]) -> str:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from neutrino_ae.report.compare import report
+    from neutrino_ae.report.results.compare import report
 
     if args.rtol < 0 or args.atol < 0:
         raise NeutrinoAEError("--rtol and --atol must be >= 0")

@@ -1,5 +1,5 @@
 """``neutrino-ae export perfetto <trace> -o out.json``: a block_sched / warp_sched trace as a timeline
-for ui.perfetto.dev (the writer: :mod:`neutrino_ae.report.perfetto`)."""
+for ui.perfetto.dev (the writer: :mod:`neutrino_ae.report.figures.perfetto`)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import logging
 from typing import Any
 
 from neutrino_ae.errors import InputError
-from neutrino_ae.report.paths import outside_bundles
+from neutrino_ae.report.command.paths import outside_bundles
 
 log = logging.getLogger(__name__)
 
 
 def add_export(sub: Any) -> None:
     """The ``export`` subcommand and its formats (``perfetto``)."""
-    from neutrino_ae.report.perfetto import ALIGNS, DEFAULT_MAX_SLICES, LEVELS
+    from neutrino_ae.report.figures.perfetto import ALIGNS, DEFAULT_MAX_SLICES, LEVELS
 
     p = sub.add_parser("export", help="write a trace in another tool's format (perfetto)",
                        description="Write a trace in another tool's format.")
@@ -41,7 +41,7 @@ def add_export(sub: Any) -> None:
 
 
 def cmd_export_perfetto(args: argparse.Namespace) -> int:
-    from neutrino_ae.report.perfetto import export_perfetto
+    from neutrino_ae.report.figures.perfetto import export_perfetto
 
     if args.max_slices < 1:
         raise InputError(None, f"--max-slices must be at least 1, not {args.max_slices}")

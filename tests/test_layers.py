@@ -53,7 +53,7 @@ def test_the_rule_catches_each_kind_of_wrong_import(module_map, tmp_path):
         _write(tmp_path, f"neutrino_ae/{pkg}__init__.py", "")
     _write(tmp_path, "neutrino_ae/errors.py", "")
     _write(tmp_path, "neutrino_ae/run/runner.py", "from neutrino_ae.report import results\n")
-    _write(tmp_path, "neutrino_ae/report/results.py", """
+    _write(tmp_path, "neutrino_ae/report/results/__init__.py", """
         from neutrino_ae.bundle import manifest   # down: fine
         def later():
             from neutrino_ae.run import runner    # up, inside a function
@@ -75,7 +75,7 @@ def test_the_rule_catches_each_kind_of_wrong_import(module_map, tmp_path):
         "beta/pipeline.py:1: imports alpha.pipeline",
         "neutrino_ae/bundle/manifest.py:1: imports neutrino_ae.sample.gen",
         "neutrino_ae/formats/x.py:1: imports beta.pipeline",
-        "neutrino_ae/report/results.py:4: imports neutrino_ae.run.runner",
+        "neutrino_ae/report/results/__init__.py:4: imports neutrino_ae.run.runner",
         "neutrino_ae/sample/gen.py:1: imports neutrino_ae.workloads.gpu",
     ]
 
@@ -89,7 +89,7 @@ def test_no_module_imports_one_that_imports_it_back(module_map):
 def test_the_cycle_finder_sees_a_cycle_closed_inside_a_function(module_map, tmp_path):
     for pkg in ("", "report/"):
         _write(tmp_path, f"neutrino_ae/{pkg}__init__.py", "")
-    _write(tmp_path, "neutrino_ae/report/claims.py", """
+    _write(tmp_path, "neutrino_ae/report/claims/__init__.py", """
         def table():
             from neutrino_ae.report.view import html   # closes the circle
     """)

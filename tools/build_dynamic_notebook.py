@@ -17,7 +17,7 @@ import sys
 import nbformat
 from notebook_builder import KERNEL_CHECK, builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
 
-from neutrino_ae.report import registry
+from neutrino_ae.report.section import registry
 
 NOTEBOOK = registry.REPO_ROOT / "dynamic.ipynb"
 

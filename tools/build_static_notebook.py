@@ -5,7 +5,7 @@
 
 The notebook is written without outputs, with deterministic cell ids, so diffs of the generated
 file stay small and a test can compare it with :func:`build`. Section titles, paper references
-runtime estimates and each section's text come from the section registry (``neutrino_ae.report.registry``):
+runtime estimates and each section's text come from the section registry (``neutrino_ae.report.section.registry``):
 adding a section folder adds its cells here.
 """
 
@@ -18,7 +18,7 @@ import nbformat
 from notebook_builder import KERNEL_CHECK, builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
 
 from neutrino_ae.bundle import fetch
-from neutrino_ae.report import registry
+from neutrino_ae.report.section import registry
 
 NOTEBOOK = registry.REPO_ROOT / "static.ipynb"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from neutrino_ae.report.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Result
 
 from .analysis import pick_timeline_sms
 from .inputs import PAPER_REF, SECTION, Frames, chosen_line

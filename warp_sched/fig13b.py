@@ -3,7 +3,7 @@
 The artifact-compatible command line: this folder's ``SECTION`` on the section driver, for Fig. 13b alone.
 """
 
-from neutrino_ae.report.driver import run_script
+from neutrino_ae.report.section.driver import run_script
 
 SM = {"--sm": {"type": int, "action": "append", "help": "SM id to draw (repeatable; default: picked)"}}
 

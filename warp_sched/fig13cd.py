@@ -3,7 +3,7 @@
 The artifact-compatible command line: this folder's ``SECTION`` on the section driver, for Fig. 13c/d alone.
 """
 
-from neutrino_ae.report.driver import run_script
+from neutrino_ae.report.section.driver import run_script
 
 FLAGS = {
     "--clock-align": {"choices": ("sm", "global"), "default": "sm",

@@ -1,4 +1,4 @@
-"""Figures of Fig. 13a-d: builders ``fn(arrays, params) -> Figure`` (:mod:`neutrino_ae.report.figure_process`;
+"""Figures of Fig. 13a-d: builders ``fn(arrays, params) -> Figure`` (:mod:`neutrino_ae.report.figures.process`;
 what they are given is made in :mod:`.figure_inputs`), shared style."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from neutrino_ae.report.style import (
+from neutrino_ae.report.figures.style import (
     FIXED_TITLES,
     MAX_WIDTH_IN,
     PALETTE,

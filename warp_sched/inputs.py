@@ -30,13 +30,13 @@ from neutrino_ae.formats.level import Level
 from neutrino_ae.formats.memory import ensure_fits
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs
-from neutrino_ae.report.paths import missing_reason
+from neutrino_ae.report.command.paths import missing_reason
 from neutrino_ae.sched import intervals as accel
 
 from .analysis import DEFAULT_TAIL_THRESHOLD, WarpRecords, align_clocks
 
 if TYPE_CHECKING:
-    from neutrino_ae.report.driver import Source
+    from neutrino_ae.report.section.driver import Source
 
 # The section's name (its bundle folder, its ground-truth key, its summary rows) and the paper's figure.
 SECTION = "warp_sched"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.cudadrv import Driver
 from neutrino_ae.workloads.ptx_kernels import Kernels
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neutrino_ae.bundle.context import Bundle
-from neutrino_ae.report.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Result
 
 from .analysis import (
     DEFAULT_TAIL_THRESHOLD,

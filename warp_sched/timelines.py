@@ -16,7 +16,7 @@ import numpy as np
 
 from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.report.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Result
 
 from .analysis import (
     LastWaveTail,

@@ -3,7 +3,7 @@
 The artifact-compatible command line: this folder's ``SECTION`` on the section driver.
 """
 
-from neutrino_ae.report.driver import run_script
+from neutrino_ae.report.section.driver import run_script
 
 THRESHOLD = {"--tail-threshold": {"type": float, "default": 0.9,
                                   "help": "tail = fewer than this share of SMs busy until the end (default 0.9)"}}

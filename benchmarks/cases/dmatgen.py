@@ -25,7 +25,7 @@ FIG = "fig1"
 
 def write_dmat_trace(path: Path, target_bytes: int, seed: int) -> dict[str, Any]:
     """Write a thread-level dmat trace of about ``target_bytes`` (whole rows of 32 m-tile blocks)."""
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
     from neutrino_ae.sample.device import Device
 
     _layout = section_module("dmat", "sample")._layout
@@ -56,7 +56,7 @@ def write_dmat_trace(path: Path, target_bytes: int, seed: int) -> dict[str, Any]
 
 def bin_to_png(trace_path: Path, out: Path) -> dict[str, Any]:
     """The dmat section on a raw trace: chunked sparsification, ``.dmat`` written, binned, PNG drawn."""
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
 
     dmat_figure = section_module("dmat", "pipeline").dmat_figure
 

@@ -68,7 +68,7 @@ def _mb(size_mb: float | None, smoke: bool, default: float, smoke_default: float
 def make_block_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
     """The Sec. 4.5 fill kernel (128 threads, 512 fp16 zeroed per block) with a grid of the requested
     size, through the sample model's occupancy, FIFO dispatcher, gap model and clock model."""
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
     from neutrino_ae.sample.device import Device
 
     model = section_module("block_sched", "sample_model")
@@ -92,7 +92,7 @@ def make_block_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -
 def make_warp_sched(out: Path, size_mb: float | None, seed: int, smoke: bool) -> dict[str, Any]:
     """The Sec. 7 kernel (32 warps per block, unequal warp work) under SHARED scheduling, through the
     sample model's warp scheduler, with as many blocks as the requested size needs."""
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
     from neutrino_ae.sample.device import Device
 
     model = section_module("warp_sched", "sample_model")

@@ -18,7 +18,7 @@ SMOKE_SECTIONS = "kernel_overhead"
 def run_block_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     """The Sec. 4.5 metric as the section computes it: first-warp records, the artifact's FIFO metric
     and the slot-reuse estimator per SM (figures are a fixed cost and are not part of this case)."""
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
 
     bs = section_module("block_sched", "pipeline")
     analyze_records, first_warp_records = bs.analyze_records, bs.first_warp_records
@@ -34,7 +34,7 @@ def run_block_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
 def warp_timelines(rec: Any) -> dict[str, Any]:
     """Fig. 13 timelines for every warp: the reconstructed warp slot of every warp on every SM
     (13a/b), active warps and busy SMs over time and the tail (13c/d)."""
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
     from neutrino_ae.sched.slots import lowest_free_slots
 
     ws = section_module("warp_sched", "analysis")
@@ -52,7 +52,7 @@ def warp_timelines(rec: Any) -> dict[str, Any]:
 
 def run_warp_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     from neutrino_ae.formats.bintrace import open_trace
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
 
     records_from_trace = section_module("warp_sched", "inputs").records_from_trace
 

@@ -5,7 +5,7 @@
 The default root is this folder; the section driver runs the folder's ``SECTION`` on this group alone.
 """
 
-from neutrino_ae.report.driver import run_script
+from neutrino_ae.report.section.driver import run_script
 
 if __name__ == "__main__":
     raise SystemExit(run_script(__file__, up=1, options={"groups": ("pytorch_op",)}))

@@ -108,7 +108,7 @@ def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[s
 
     from PIL import Image
 
-    from neutrino_ae.report import style  # matplotlib: not for the command line's verdict, which needs none
+    from neutrino_ae.report.figures import style  # matplotlib: not for the command line's verdict, which needs none
 
     path = Path(path)
     raw = path.read_bytes()

@@ -15,12 +15,11 @@ from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.bundle.manifest import DYNAMIC
 from neutrino_ae.bundle.trust import identity
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.report import registry
 from neutrino_ae.report.claims import TRUTH, AnyClaim, Outcome
-from neutrino_ae.report.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES, TRACE_ROOTS, default_trace_root
+from neutrino_ae.report.command.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES, TRACE_ROOTS, default_trace_root
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.report.section import NotebookStop
-from neutrino_ae.report.summary import summary_rows, write_summary
+from neutrino_ae.report.results.summary import summary_rows, write_summary
+from neutrino_ae.report.section import NotebookStop, registry
 from neutrino_ae.run.display import link, markdown, show
 from neutrino_ae.run.dynamic_view import applies, env_markdown, not_run_markdown, provenance, shown, unabsolute
 from neutrino_ae.run.notebook_setup import check, flag, prepare_output, section_names, separate

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.formats.tracedir import TraceDir, engine_errors, find_trace_dirs
-from neutrino_ae.report.layout import checkout_root, default_trace_root, third_party_dir
+from neutrino_ae.report.command.layout import checkout_root, default_trace_root, third_party_dir
 from neutrino_ae.run.display import _html, markdown
 from neutrino_ae.run.dynamic_view import shown, unabsolute
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from neutrino_ae.report.claims import PUBLISHED, TRUTH, AnyClaim, Outcome
-from neutrino_ae.report.verdict_view import verdict_html as verdict_table
+from neutrino_ae.report.claims.view import verdict_html as verdict_table
 
 #: An absolute path inside a text (a tool's location, a folder of this machine).
 _ABS = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)*[\w.+@-]+")

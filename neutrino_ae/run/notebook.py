@@ -23,13 +23,12 @@ from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.bundle.target_lock import hold_for_reading
 from neutrino_ae.errors import NetworkError, NeutrinoAEError
-from neutrino_ae.report import registry
-from neutrino_ae.report.layout import STATIC_RESULTS, default_trace_root
-from neutrino_ae.report.paths import new_folder_parent
+from neutrino_ae.report.command.layout import STATIC_RESULTS, default_trace_root
+from neutrino_ae.report.command.paths import new_folder_parent
+from neutrino_ae.report.command.script import os_error_line
 from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
-from neutrino_ae.report.script import os_error_line
-from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop
-from neutrino_ae.report.summary import summary_rows, summary_table, write_summary
+from neutrino_ae.report.results.summary import summary_rows, summary_table, write_summary
+from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop, registry
 from neutrino_ae.run.ahead import Ahead, default_workers
 from neutrino_ae.run.display import link, markdown, show
 from neutrino_ae.run.notebook_setup import (

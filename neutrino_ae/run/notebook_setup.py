@@ -10,9 +10,8 @@ from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.logs import log_to_file
-from neutrino_ae.report import registry
-from neutrino_ae.report.paths import output_folder, user_path
-from neutrino_ae.report.section import NotebookInputError, NotebookStop
+from neutrino_ae.report.command.paths import output_folder, user_path
+from neutrino_ae.report.section import NotebookInputError, NotebookStop, registry
 from neutrino_ae.run.lock import hold_output_lock
 from neutrino_ae.run.verdict import retire_verdict
 
@@ -72,7 +71,7 @@ def section_names(value: Any) -> list[str]:
 
 def separate(output_dir: Path, trace_root: Path) -> None:
     """Refuse an unusable ``trace_root`` or ``output_dir`` (a symbolic-link loop, a source folder of the
-    repository: :mod:`neutrino_ae.report.paths`) and an ``output_dir`` inside ``trace_root``."""
+    repository: :mod:`neutrino_ae.report.command.paths`) and an ``output_dir`` inside ``trace_root``."""
     try:
         user_path(trace_root, "trace_root", kind="dir")
         output_folder(output_dir, "output_dir")

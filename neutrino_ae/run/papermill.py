@@ -31,7 +31,7 @@ import neutrino_ae
 from neutrino_ae.atomic import DiskFull, is_disk_full
 from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
 from neutrino_ae.logs import log_to_file
-from neutrino_ae.report.layout import checkout_root
+from neutrino_ae.report.command.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock, release_output_lock
 from neutrino_ae.run.publish import Previous, failed_name, publish_notebook
@@ -309,7 +309,7 @@ def _verdict_cell(out_dir: Path) -> Any:
     import nbformat
 
     from neutrino_ae.report.claims import PASS, SKIPPED, VERDICT_NAME, counts_line, read_verdict
-    from neutrino_ae.report.verdict_view import verdict_html as verdict_table
+    from neutrino_ae.report.claims.view import verdict_html as verdict_table
 
     try:
         found = read_verdict(out_dir)

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from neutrino_ae.atomic import atomic_path, write_text
 from neutrino_ae.errors import InputError, NeutrinoAEError
-from neutrino_ae.report.layout import STATIC_RESULTS
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.layout import STATIC_RESULTS
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.run.publish import FAILED_KEY, failed_name
 
 #: nbconvert's lab template, with each image's alt text and display width from its output metadata.
@@ -282,7 +282,7 @@ def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_
     import nbformat
     from PIL import Image
 
-    from neutrino_ae.report.style import SMALLEST_TEXT_KEY
+    from neutrino_ae.report.figures.style import SMALLEST_TEXT_KEY
 
     measured = _measure(html, chromium, width)
     height, shown = float(measured["height"]), [float(x) for x in measured["images"]]

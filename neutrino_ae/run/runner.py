@@ -41,11 +41,10 @@ from neutrino_ae.bundle.context import Bundle, open_bundle
 from neutrino_ae.bundle.manifest import DYNAMIC, MANIFEST, write_dynamic_manifest
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.inputs import recording
-from neutrino_ae.report import registry
-from neutrino_ae.report.driver import analyzer
-from neutrino_ae.report.layout import RECORD
+from neutrino_ae.report.command.layout import RECORD
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.report.section import Section
+from neutrino_ae.report.section import Section, registry
+from neutrino_ae.report.section.driver import analyzer
 from neutrino_ae.workloads.neutrino import CollectContext, CollectError
 
 RECORD_VERSION = 5  # 4: output files stamped (size, mtime); 5: directory listings fingerprinted

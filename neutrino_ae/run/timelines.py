@@ -1,5 +1,5 @@
 """The static notebook's Perfetto links: the block_sched / warp_sched traces a section read, exported
-as Chrome Trace Event JSON (:mod:`neutrino_ae.report.perfetto`) into ``<output_dir>/<section>/perfetto/``
+as Chrome Trace Event JSON (:mod:`neutrino_ae.report.figures.perfetto`) into ``<output_dir>/<section>/perfetto/``
 and linked beside its figures. An export is reused while its trace's result files are unchanged."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.report.perfetto import FORMAT_VERSION, export_perfetto, read_other_data
+from neutrino_ae.report.figures.perfetto import FORMAT_VERSION, export_perfetto, read_other_data
 from neutrino_ae.run.display import link, markdown
 
 log = logging.getLogger(__name__)

@@ -37,7 +37,6 @@ from typing import Any
 
 from neutrino_ae.atomic import write_json
 from neutrino_ae.bundle.trust import Identity
-from neutrino_ae.report import registry
 from neutrino_ae.report.claims import (
     DIFFERS,
     PASS,
@@ -48,10 +47,11 @@ from neutrino_ae.report.claims import (
     counts_line,
     verdict,
 )
-from neutrino_ae.report.layout import RECORD
+from neutrino_ae.report.claims.view import TEXT_WIDTH, verdict_text
+from neutrino_ae.report.claims.view import verdict_html as verdict_table
+from neutrino_ae.report.command.layout import RECORD
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.report.verdict_view import TEXT_WIDTH, verdict_text
-from neutrino_ae.report.verdict_view import verdict_html as verdict_table
+from neutrino_ae.report.section import registry
 from neutrino_ae.run.display import html_output
 
 FAILED = "FAILED"  # overall, when a section failed and no claim DIFFERS

@@ -120,7 +120,7 @@ def _check_out(out: Path, force: bool) -> None:
 def build_into(root: Path, cfg: SampleConfig, seed: int, progress: bool = False) -> BuiltSample:
     """Write every section that has a sample writer under ``root`` (which must exist); return the
     model parameters and the ground truth."""
-    from neutrino_ae.report import registry
+    from neutrino_ae.report.section import registry
 
     sections = [s for s in registry.sections() if s.sample]
     seeds = section_seeds(seed, tuple(s.name for s in registry.sections()))

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from neutrino_ae.report.layout import third_party_dir
+from neutrino_ae.report.command.layout import third_party_dir
 
 EXIT_READY = 0
 EXIT_MISSING = 1

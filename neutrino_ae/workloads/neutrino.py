@@ -212,7 +212,7 @@ def script_collector(section: str, script: str | os.PathLike[str]) -> Callable[[
     """A collector that runs ``python <script> --out <trace_root>/<section> --neutrino N --repeats R
     --family W``
     (the section's own collection CLI, in the checkout's root) into a staging folder."""
-    from neutrino_ae.report.registry import REPO_ROOT
+    from neutrino_ae.report.section.registry import REPO_ROOT
 
     def collect(root: Path, ctx: CollectContext) -> None:
         with staged(root / section) as out:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.gpu import cuda_torch
 
 TORCH_OPS = ("norm", "softmax", "sum", "pool", "embedding", "gather")

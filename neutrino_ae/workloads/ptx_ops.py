@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.cudadrv import Driver
 from neutrino_ae.workloads.ptx_kernels import CUDA_DIR, Kernels
 

@@ -11,8 +11,8 @@ from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.context import bundle_of
 from neutrino_ae.bundle.manifest import MANIFEST, SAMPLE, UNKNOWN
 from neutrino_ae.errors import BundleError
+from neutrino_ae.report.figures.style import UNKNOWN_PROVENANCE_LABEL, mark_synthetic, new_figure
 from neutrino_ae.report.results import write_results
-from neutrino_ae.report.style import UNKNOWN_PROVENANCE_LABEL, mark_synthetic, new_figure
 from neutrino_ae.run import runner
 from neutrino_ae.sample.generate import generate_bundle
 

@@ -42,8 +42,8 @@ from hypothesis import strategies as st  # noqa: E402
 from exposed_latency import figures as el_figures  # noqa: E402
 from exposed_latency import inputs as el_inputs  # noqa: E402
 from exposed_latency.analysis import PARTS, ratios  # noqa: E402
-from neutrino_ae.report import driver, registry  # noqa: E402
-from neutrino_ae.report.script import run_main  # noqa: E402
+from neutrino_ae.report.command.script import run_main  # noqa: E402
+from neutrino_ae.report.section import driver, registry  # noqa: E402
 
 SECTION = registry.get("exposed_latency")
 cli_main = partial(driver.main, SECTION)

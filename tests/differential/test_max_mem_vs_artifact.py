@@ -39,8 +39,8 @@ from hypothesis import strategies as st
 
 from max_mem.analysis import Entry
 from max_mem.inputs import discover, measure_entry
-from neutrino_ae.report import driver, registry
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import driver, registry
 
 SECTION = registry.get("max_mem")
 cli_main = partial(driver.main, SECTION)

@@ -27,9 +27,9 @@ from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.kernelinfo import read_kernel_info, read_register_usage
 from neutrino_ae.formats.probe import read_probe_toml
 from neutrino_ae.formats.tensortrace import read_tensor_trace
-from neutrino_ae.report import registry
-from neutrino_ae.report.driver import command
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import registry
+from neutrino_ae.report.section.driver import command
 
 TALLY: Counter = Counter()
 
@@ -180,7 +180,7 @@ CLIS = [
 # error line did not name the file.
 @example(mutation=("flip", [(0.25390625, 1)]))
 def test_every_command_line_on_mutated_input(bundle, tmp_path_factory, section, pattern, args, mutation):
-    from neutrino_ae.report.registry import section_module
+    from neutrino_ae.report.section.registry import section_module
 
     work = tmp_path_factory.mktemp(section)
     src = _pick(bundle, pattern)

@@ -24,10 +24,10 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from neutrino_ae.formats.bintrace import open_trace
-from neutrino_ae.report import registry
-from neutrino_ae.report.driver import command
-from neutrino_ae.report.registry import section_module
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import registry
+from neutrino_ae.report.section.driver import command
+from neutrino_ae.report.section.registry import section_module
 
 # No shrinking: a failing example is reported as drawn (shrinking traces of thousands of blocks takes minutes).
 _PHASES = [Phase.explicit, Phase.reuse, Phase.generate]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from neutrino_ae.report.claims import DIFFERS, PASS, SKIPPED, Claim, Published, Truth, evaluate, verdict
-from neutrino_ae.report.verdict_view import verdict_html as verdict_table
+from neutrino_ae.report.claims.view import verdict_html as verdict_table
 
 
 def _rows(section, **values):
@@ -97,7 +97,7 @@ def test_each_section_states_a_direction_on_a_quantity_once_in_the_units_it_comp
     """A reviewer reading the verdict sees one row per question: no section asks the same direction
     of the same quantity twice, and a threshold is shown in the units of the value it is compared
     with (a fraction is not shown against '5 %')."""
-    from neutrino_ae.report import registry
+    from neutrino_ae.report.section import registry
 
     for section in registry.sections():
         directions = [c for c in section.claims if type(c) is Claim]
@@ -127,7 +127,7 @@ def _mixed_outcomes():
 
 @pytest.mark.parametrize("width", [60, 72, 100, 160])
 def test_the_terminal_verdict_is_one_line_per_claim_verdict_first_within_the_width(width, monkeypatch):
-    from neutrino_ae.report.verdict_view import verdict_text
+    from neutrino_ae.report.claims.view import verdict_text
 
     out = _mixed_outcomes()
     monkeypatch.setenv("COLUMNS", str(width))
@@ -148,7 +148,7 @@ def test_the_terminal_verdict_is_one_line_per_claim_verdict_first_within_the_wid
 
 
 def test_the_terminal_verdict_defaults_to_100_columns_and_never_goes_below_60(monkeypatch):
-    from neutrino_ae.report.verdict_view import verdict_text
+    from neutrino_ae.report.claims.view import verdict_text
 
     out = _mixed_outcomes()
     monkeypatch.delenv("COLUMNS", raising=False)
@@ -159,7 +159,7 @@ def test_the_terminal_verdict_defaults_to_100_columns_and_never_goes_below_60(mo
 
 def test_a_published_claim_on_the_sample_bundle_says_it_checks_the_models_calibration():
     from neutrino_ae.report.claims import CALIBRATION_NOTE
-    from neutrino_ae.report.verdict_view import verdict_text
+    from neutrino_ae.report.claims.view import verdict_text
 
     claim = Published("p", "as published", "README", key="raw.r", value=100.0, rtol=0.1, why="similar")
     notes = {}

@@ -1,4 +1,4 @@
-"""Tables without pandas (neutrino_ae/report/columns.py): the CSV and Markdown files written from
+"""Tables without pandas (neutrino_ae/report/results/columns.py): the CSV and Markdown files written from
 :class:`Columns` are byte for byte the ones ``write_results`` writes from the DataFrame pandas makes of the
 same values, and a result's :class:`FrameMap` gives that DataFrame."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neutrino_ae.report.columns import Columns, FrameMap, as_column
 from neutrino_ae.report.results import MARKDOWN_MAX_ROWS, write_results
+from neutrino_ae.report.results.columns import Columns, FrameMap, as_column
 
 TRICKY_FLOATS = [0.1, 1 / 3, 1e16, 1e-5, 123456789.0, 5e-324, -0.0, float("inf"), -float("inf"), 2.5e15,
                  12345678901234567.0, 0.30000000000000004, 602241.0, -7.25]

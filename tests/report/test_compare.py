@@ -11,8 +11,8 @@ import pytest
 
 from neutrino_ae.cli import main
 from neutrino_ae.errors import InputError
-from neutrino_ae.report import compare
-from neutrino_ae.report.summary import SCHEMA, read_summary, summary_row, write_summary
+from neutrino_ae.report.results import compare
+from neutrino_ae.report.results.summary import SCHEMA, read_summary, summary_row, write_summary
 
 BASE = [
     summary_row("block_sched", "mean_running_cycles", 602241, "cycles", "Sec. 4.5", "sample", 600000),

@@ -1,6 +1,6 @@
 """The section driver (issue 35): a section that supplies only load, compute and figures gets its command
 line, its printed lines, results files, summary rows (from ``numbers``, ground truth by key), the runner's
-cache and its figures from ``neutrino_ae/report/driver.py``. The section here is written as a folder, the way
+cache and its figures from ``neutrino_ae/report/section/driver.py``. The section here is written as a folder, the way
 a contributor would, and found by the registry through ``$NEUTRINO_AE_SECTIONS``."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 
 from neutrino_ae.bundle import manifest
 from neutrino_ae.errors import InputError
-from neutrino_ae.report import driver, registry
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import driver, registry
 from neutrino_ae.run import runner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def load(source):
 ANALYSIS = '''
 import pandas as pd
 
-from neutrino_ae.report.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Result
 
 
 def compute(frames):
@@ -88,7 +88,7 @@ def figures_parts(result):
 '''
 
 FIGURES = '''
-from neutrino_ae.report.style import new_figure
+from neutrino_ae.report.figures.style import new_figure
 
 
 def bars(arrays, params):
@@ -100,7 +100,7 @@ def bars(arrays, params):
 '''
 
 SCRIPT = '''
-from neutrino_ae.report.driver import run_script
+from neutrino_ae.report.section.driver import run_script
 
 if __name__ == "__main__":
     raise SystemExit(run_script(__file__))

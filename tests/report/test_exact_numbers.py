@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.report.summary import SCHEMA
+from neutrino_ae.report.results.summary import SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}

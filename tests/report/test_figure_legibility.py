@@ -13,7 +13,8 @@ import pytest
 from PIL import Image
 
 from neutrino_ae.bundle.context import open_bundle
-from neutrino_ae.report import registry, style
+from neutrino_ae.report.figures import style
+from neutrino_ae.report.section import registry
 from neutrino_ae.run import runner
 
 MIN_PX = 9.0  # the bar: no text under 9 px at 100 % zoom

@@ -1,4 +1,4 @@
-"""The figure process (neutrino_ae/report/figure_process.py): figures drawn in forked processes are the
+"""The figure process (neutrino_ae/report/figures/process.py): figures drawn in forked processes are the
 ones drawn in-process, a failure is one line after every figure process has ended, and no figure is
 written after the command that started them is gone."""
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from neutrino_ae.errors import NeutrinoAEError
-from neutrino_ae.report.figure_process import FigureJob, FigureProcess
+from neutrino_ae.report.figures.process import FigureJob, FigureProcess
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = __name__  # this module, as the figure process imports it (it is loaded already when it forks)
@@ -25,7 +25,7 @@ HERE = __name__  # this module, as the figure process imports it (it is loaded a
 
 def line_figure(arrays: dict, params: dict):
     """A builder: one line plot of ``arrays["y"]``, after ``params["sleep"]`` seconds."""
-    from neutrino_ae.report.style import new_figure
+    from neutrino_ae.report.figures.style import new_figure
 
     time.sleep(params.get("sleep", 0))
     if params.get("fail"):
@@ -98,7 +98,7 @@ _KILLED = textwrap.dedent("""
     import numpy as np
     sys.path.insert(0, {tests!r})
     from report.test_figure_process import line_figure  # noqa: F401 - the builder, imported before the fork
-    from neutrino_ae.report.figure_process import FigureJob, FigureProcess
+    from neutrino_ae.report.figures.process import FigureJob, FigureProcess
     proc = FigureProcess.start()
     out = sys.argv[1]
     proc.send([FigureJob(f"s{{i}}", "report.test_figure_process:line_figure", out, {{"y": np.arange(4)}},
@@ -198,7 +198,7 @@ _FRESH = textwrap.dedent("""
     import sys
     import numpy as np
     sys.path.insert(0, {tests!r})
-    from neutrino_ae.report.figure_process import FigureJob, FigureProcess, draw
+    from neutrino_ae.report.figures.process import FigureJob, FigureProcess, draw
     out = sys.argv[1]
     job = lambda where: FigureJob("f", "report.test_figure_process:line_figure", f"{{out}}/{{where}}",
                                   {{"y": np.sin(np.arange(50))}}, {{"title": "a title, with ticks"}})

@@ -15,7 +15,8 @@ from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.bundle import trust
 from neutrino_ae.bundle.context import bundle_of, open_bundle
 from neutrino_ae.errors import BundleError
-from neutrino_ae.report import results, style
+from neutrino_ae.report import results
+from neutrino_ae.report.figures import style
 
 
 def test_atomic_open_replaces_only_on_success(tmp_path):

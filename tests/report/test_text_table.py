@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from neutrino_ae.report.text_table import text_table
+from neutrino_ae.report.results.text_table import text_table
 
 
 @pytest.mark.parametrize("names", [

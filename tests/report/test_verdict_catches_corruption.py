@@ -40,10 +40,10 @@ from neutrino_ae.bundle.manifest import MANIFEST, file_digests
 from neutrino_ae.formats.bintrace import open_trace
 from neutrino_ae.formats.dmat import from_pairs, read_dmat, write_dmat
 from neutrino_ae.formats.records import BLOCK_SCHED
-from neutrino_ae.report import registry
 from neutrino_ae.report.claims import DIFFERS, PASS, SHAPE, Outcome, verdict
-from neutrino_ae.report.summary import summary_rows
-from neutrino_ae.report.verdict_view import verdict_text
+from neutrino_ae.report.claims.view import verdict_text
+from neutrino_ae.report.results.summary import summary_rows
+from neutrino_ae.report.section import registry
 from neutrino_ae.run import runner
 
 REPO = Path(__file__).resolve().parents[2]

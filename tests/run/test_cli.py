@@ -150,7 +150,7 @@ def test_python_dash_m_help() -> None:
 def test_run_points_at_summary_and_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     writes = (
         "import pathlib\n"
-        "from neutrino_ae.report.summary import summary_row, write_summary\n"
+        "from neutrino_ae.report.results.summary import summary_row, write_summary\n"
         "out = pathlib.Path(output_dir)\n"
         "(out / 'dmat').mkdir()\n"
         "(out / 'dmat' / 'fig1.png').write_bytes(b'png')\n"

@@ -30,7 +30,7 @@ def where(tmp_path_factory):
     (base / "locked").chmod(0)
     good = base / "good"
     good.mkdir()
-    from neutrino_ae.report.summary import summary_row, write_summary
+    from neutrino_ae.report.results.summary import summary_row, write_summary
     write_summary(good, [summary_row("dmat", "fig1.pages", 33, "pages")])
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -206,7 +206,7 @@ def test_the_notebook_itself_refuses_a_source_folder(tmp_path):
 
 @pytest.mark.parametrize("rel", ["results/static", "results/mine", "traces/out", "out-gpu"])
 def test_output_folders_for_results_stay_allowed(rel):
-    from neutrino_ae.report.paths import unsafe_output, user_path
+    from neutrino_ae.report.command.paths import unsafe_output, user_path
 
     assert unsafe_output(REPO / rel) is None
     assert user_path(REPO / rel, "--output-dir") == REPO / rel

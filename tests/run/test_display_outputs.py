@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from neutrino_ae.report import style
+from neutrino_ae.report.figures import style
 from neutrino_ae.run.display import alt_text, figure_output, relative_text
 
 

@@ -203,7 +203,7 @@ def test_without_a_gpu_each_section_skips_in_one_line(no_gpu):
 
 
 def test_without_a_gpu_each_claim_that_can_apply_to_gpu_data_is_listed_once_and_no_ground_truth(no_gpu):
-    from neutrino_ae.report import registry
+    from neutrino_ae.report.section import registry
 
     # Claims a GPU run is judged on: the shape claims and any published number held to dynamic data.
     applicable = [(s.name, c) for s in registry.sections() for c in s.claims
@@ -340,7 +340,7 @@ def test_a_bundle_it_did_not_collect_is_analysed_and_said_so(tiny_bundle, tmp_pa
     assert verdict["source"] == "SYNTHETIC sample bundle, nothing collected"
     assert "max_mem analysed the SYNTHETIC sample bundle (an execution model, not a GPU)" in verdict["scope"]
     assert "collected on this machine's GPU" not in verdict["scope"] and str(tiny_bundle) not in verdict["scope"]
-    from neutrino_ae.report import registry
+    from neutrino_ae.report.section import registry
 
     expected = [c.id for c in registry.get("max_mem").claims if c.kind != "published"]
     assert [c["claim"] for c in verdict["claims"]] == expected

@@ -19,7 +19,7 @@ from paper_site import serve_paper_zip
 
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.cli import build_parser, default_output_dir
-from neutrino_ae.report import registry
+from neutrino_ae.report.section import registry
 from neutrino_ae.run import lock, runner
 from neutrino_ae.run.notebook import STATIC_RESULTS, StaticNotebook, default_trace_root
 from neutrino_ae.run.papermill import package_repo_root

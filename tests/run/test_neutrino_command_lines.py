@@ -17,7 +17,7 @@ from pathlib import Path
 import neutrino_source as ns
 import pytest
 
-from neutrino_ae.report import registry
+from neutrino_ae.report.section import registry
 from neutrino_ae.run import runner
 from neutrino_ae.workloads.neutrino import CollectContext
 

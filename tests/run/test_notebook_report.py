@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from neutrino_ae.report import registry
+from neutrino_ae.report.section import registry
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK_WIDTH_PX = 800  # the notebook's display width

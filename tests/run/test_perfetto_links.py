@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 
-from neutrino_ae.report import registry
+from neutrino_ae.report.section import registry
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,10 +13,9 @@ from bundle_edit import reseal, undigested
 
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.report import driver, registry
 from neutrino_ae.report.results import SectionResult
-from neutrino_ae.report.section import NotebookStop
-from neutrino_ae.report.summary import SUMMARY_COLUMNS, format_number, summary_rows, summary_table
+from neutrino_ae.report.results.summary import SUMMARY_COLUMNS, format_number, summary_rows, summary_table
+from neutrino_ae.report.section import NotebookStop, driver, registry
 from neutrino_ae.run import runner
 
 SIX = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
@@ -33,7 +32,7 @@ def test_registry_finds_the_six_folders_in_the_papers_order():
     for s in registry.sections():
         assert s.folder == registry.REPO_ROOT / s.name
         assert s.title and s.runtime and s.inputs and s.static_prose and s.dynamic_prose
-        # On the driver (neutrino_ae/report/driver.py) a section names load, compute and figures; the
+        # On the driver (neutrino_ae/report/section/driver.py) a section names load, compute and figures; the
         # others their own analyze.
         own = ("load", "compute", "figures") if s.compute else ("analyze",)
         for entry in (*own, "collect", "sample"):
@@ -259,7 +258,7 @@ def test_package_version_or_package_code_change_recomputes(toy, tmp_path, monkey
     assert len(_calls()) == 2, "a new package version invalidates the cache"
 
     # A stand-in for the package's own folder, so that the test edits no real file: the runner
-    # fingerprints every .py under it (formats/, report/style.py, sched/ ... alike).
+    # fingerprints every .py under it (formats/, report/figures/style.py, sched/ ... alike).
     pkg = tmp_path / "pkg"
     (pkg / "formats").mkdir(parents=True)
     (pkg / "formats" / "eventlog.py").write_text("X = 1\n")

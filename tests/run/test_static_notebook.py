@@ -15,8 +15,8 @@ import pytest
 from bundle_edit import reseal
 
 from neutrino_ae.bundle.manifest import read_manifest
-from neutrino_ae.report import registry
-from neutrino_ae.report.summary import read_summary
+from neutrino_ae.report.results.summary import read_summary
+from neutrino_ae.report.section import registry
 from neutrino_ae.run import runner
 
 REPO = Path(__file__).resolve().parents[2]

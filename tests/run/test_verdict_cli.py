@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from bundle_edit import reseal
 
-from neutrino_ae.report import registry
+from neutrino_ae.report.section import registry
 from neutrino_ae.sample.generate import generate_bundle
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from block_sched import pipeline as bs
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import BLOCK_SCHED
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 
 BASE = 10**12  # realistic clock64 magnitude; the metric must only use differences
 

@@ -115,7 +115,7 @@ def test_numpy_fifo_matches_the_plain_rule(skewed):
 
 def test_a_figure_drawn_in_the_forked_process_that_fails_is_one_error_line(tmp_path, capsys, monkeypatch):
     from block_sched import cli, figures
-    from neutrino_ae.report.script import run_main
+    from neutrino_ae.report.command.script import run_main
 
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
 

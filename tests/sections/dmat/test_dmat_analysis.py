@@ -17,7 +17,7 @@ from neutrino_ae.formats.dmat import read_dmat, write_dmat
 from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import write_tensor_trace
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
 
 Q = 0x7F00_0000_0000  # q: 3 pages
 K = 0x7F00_0003_0000  # k: 0x18000 bytes -> pages K and K + 0x10000

@@ -56,7 +56,7 @@ def _pairs(rec: np.ndarray) -> tuple[int, int]:
 def _startup_bytes() -> int:
     """The address space ``python dmat/dmat.py`` holds once its code is loaded (VmSize)."""
     code = ("import sys; sys.argv = ['dmat.py', '--help']\n"
-            "from neutrino_ae.report.registry import import_folder\n"
+            "from neutrino_ae.report.section.registry import import_folder\n"
             "from pathlib import Path; import importlib\n"
             "import_folder(Path('dmat').resolve()); importlib.import_module('dmat.cli')\n"
             "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmSize')][0])")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from neutrino_ae.bundle.context import open_bundle
-from neutrino_ae.report import style
+from neutrino_ae.report.figures import style
 from neutrino_ae.run import runner
 
 

@@ -12,8 +12,8 @@ from exposed_latency.figures import draw_workload
 from exposed_latency.inputs import read_workload_csv
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.report import driver, registry
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import driver, registry
 
 SECTION = registry.get("exposed_latency")
 analyze = partial(driver.analyze_paths, SECTION)

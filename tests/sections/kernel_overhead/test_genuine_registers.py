@@ -24,8 +24,8 @@ import pandas as pd
 import pytest
 
 from kernel_overhead.claims import CLAIMS
-from neutrino_ae.report import driver, registry
 from neutrino_ae.report.claims import DIFFERS, Claim, evaluate
+from neutrino_ae.report.section import driver, registry
 
 SECTION = registry.get("kernel_overhead")
 cli_main = partial(driver.main, SECTION)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from neutrino_ae.bundle import manifest as bundle
-from neutrino_ae.report import driver, registry
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import driver, registry
 
 SECTION = registry.get("kernel_overhead")
 cli_main = partial(driver.main, SECTION)

@@ -10,8 +10,8 @@ import pytest
 from max_mem.analysis import human_bytes
 from max_mem.inputs import measure_entry, read_max_memory
 from neutrino_ae.bundle import manifest as bundle
-from neutrino_ae.report import driver, registry
-from neutrino_ae.report.script import run_main
+from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import driver, registry
 
 SECTION = registry.get("max_mem")
 cli_main = partial(driver.main, SECTION)

@@ -11,7 +11,7 @@ import numpy as np
 
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir
-from neutrino_ae.report import driver
+from neutrino_ae.report.section import driver
 from warp_sched import SECTION
 
 JAN = "Jan_23_08_14_52_273310"  # the sample's tail collection (the artifact's name form)

@@ -13,7 +13,7 @@ from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import WARP_SCHED
-from neutrino_ae.report import driver
+from neutrino_ae.report.section import driver
 from neutrino_ae.sched import slots as sched_slots
 from warp_sched import SECTION, analysis, fig13a, fig13cd, inputs
 
@@ -223,7 +223,7 @@ def test_step_envelope_holds_each_columns_min_and_max():
 
 
 def test_a_step_curve_drawn_as_an_envelope_is_raster_and_saved_as_png_only():
-    from neutrino_ae.report import style
+    from neutrino_ae.report.figures import style
     from warp_sched.figures import STEP_COLUMNS, draw_step
 
     for steps, raster in ((STEP_COLUMNS, False), (STEP_COLUMNS + 1, True)):

@@ -69,7 +69,7 @@ def _titles() -> dict[str, str]:
     """``section -> "Sec. 4.5: Block scheduling cost"`` for the registered sections (none when the
     registry cannot be read: a table of toy sections is still drawn)."""
     try:
-        from neutrino_ae.report import registry
+        from neutrino_ae.report.section import registry
 
         return {s.name: f"{s.paper_ref}: {s.title}" for s in registry.sections()}
     except Exception:  # noqa: BLE001 - only a heading is lost

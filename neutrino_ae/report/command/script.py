@@ -7,7 +7,7 @@ script therefore imports only this module and names the function to run; the fol
 its package by path (the registry's rule) and nothing edits ``sys.path``::
 
     # block_sched/block_sched.py
-    from neutrino_ae.report.script import run_folder_script
+    from neutrino_ae.report.command.script import run_folder_script
 
     if __name__ == "__main__":
         raise SystemExit(run_folder_script(__file__, "cli:main"))
@@ -29,8 +29,8 @@ from neutrino_ae.errors import NeutrinoAEError, ResourceError
 # The per-figure command lines write by default under CLI_RESULTS (results/cli/), their own tree
 # beside the notebooks' results/static/ and results/dynamic/, so a script run never overwrites a
 # notebook's cached section (a folder holding its RECORD is refused).
-from neutrino_ae.report.layout import CLI_RESULTS, RECORD
-from neutrino_ae.report.paths import output_folder, outside_bundles
+from neutrino_ae.report.command.layout import CLI_RESULTS, RECORD
+from neutrino_ae.report.command.paths import output_folder, outside_bundles
 
 if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
     from neutrino_ae.report.results import SectionResult
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the GPU workloads use run_main and must not need pandas
 def _out_dir(value: str) -> Path:
     """``--out``: any folder except one holding a notebook's cached section results, a trace bundle
     or a folder inside one, a source folder of the repository and the other places
-    :func:`~neutrino_ae.report.paths.output_folder` refuses."""
+    :func:`~neutrino_ae.report.command.paths.output_folder` refuses."""
     path = output_folder(value, "--out")  # its InputError is not argparse's: one line, exit 2
     outside_bundles(path, "--out")
     if (path / RECORD).is_file():
@@ -102,7 +102,9 @@ def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None =
     """Run ``entry`` (``"<module>:<function>"`` in the section package; ``":<name>"`` in the package
     itself) as a CLI ``main``; the section folder is the script's folder, or ``up`` folders above it (for
     scripts in subfolders). ``wrap(obj, folder)`` makes the ``main`` of what ``entry`` names."""
-    from neutrino_ae.report.registry import import_folder  # the Section contract: not needed by run_main's users
+    from neutrino_ae.report.section.registry import (
+        import_folder,  # the Section contract: not needed by run_main's users
+    )
 
     folder = Path(script_file).resolve().parents[up]
     try:

@@ -13,7 +13,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open, write_json, write_text
 from neutrino_ae.bundle.context import Bundle, bundle_of
-from neutrino_ae.report.columns import Columns, counts_with_gaps, markdown_table
+from neutrino_ae.report.results.columns import Columns, counts_with_gaps, markdown_table
 
 if TYPE_CHECKING:  # pandas is imported where a table is written: a command's first line comes before it
     import pandas as pd
@@ -29,7 +29,7 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
                   ) -> dict[str, Path]:
     """Write ``<out_dir>/<section>.json`` (payload + provenance) and each table as CSV and Markdown (the
     Markdown copy holds the first :data:`MARKDOWN_MAX_ROWS` rows; the CSV all of them). A table is a
-    DataFrame or :class:`neutrino_ae.report.columns.Columns` (the same files, without pandas).
+    DataFrame or :class:`neutrino_ae.report.results.columns.Columns` (the same files, without pandas).
 
     The provenance is ``bundle``'s (the run's bundle), or that of the bundle holding ``input_path``
     when no bundle is given (a per-figure command line); neither given: no provenance.
@@ -75,7 +75,7 @@ def integer_columns(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with each float column that holds missing values and otherwise only whole numbers as
     pandas' nullable integers: pandas widens a column of counts to floats as soon as one cell is
     missing (``168`` becomes ``168.0``); the files must show the counts as the analysis made them
-    (:func:`neutrino_ae.report.columns.counts_with_gaps`, the rule :class:`Columns` writes by too)."""
+    (:func:`neutrino_ae.report.results.columns.counts_with_gaps`, the rule :class:`Columns` writes by too)."""
     fix = {col: "Int64" for col in df.columns if df[col].dtype.kind == "f"
            and counts_with_gaps(df[col].to_numpy(dtype=float, na_value=np.nan))}
     return df.astype(fix) if fix else df

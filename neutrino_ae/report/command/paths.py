@@ -181,5 +181,5 @@ def is_source_folder(folder: Path) -> bool:
 
 def source_root() -> Path | None:
     """The source checkout holding this package (a ``pyproject.toml`` beside it), if it is one."""
-    root = Path(os.path.realpath(__file__)).parents[2]
+    root = Path(os.path.realpath(__file__)).parents[3]
     return root if (root / "pyproject.toml").is_file() else None

@@ -6,7 +6,7 @@ copies shipped in ``neutrino_ae/_sections/``; or in a folder named by ``$NEUTRIN
 :class:`~neutrino_ae.report.section.Section`. Folders are imported as packages by their path, so
 nothing edits ``sys.path``; the result is ordered by ``Section.order``.
 
->>> from neutrino_ae.report import registry
+>>> from neutrino_ae.report.section import registry
 >>> registry.names()                                   # the paper's (and the notebooks') order
 ('block_sched', 'dmat', 'kernel_overhead', 'max_mem', 'exposed_latency', 'warp_sched')
 """
@@ -23,11 +23,11 @@ from pathlib import Path
 
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.logs import claim
-from neutrino_ae.report.layout import checkout_root
+from neutrino_ae.report.command.layout import checkout_root
 from neutrino_ae.report.section import Section
 
 #: The section folders shipped inside the package by a wheel build (setup.py).
-BUNDLED_SECTIONS = Path(__file__).resolve().parents[1] / "_sections"
+BUNDLED_SECTIONS = Path(__file__).resolve().parents[2] / "_sections"
 #: The checkout holding the package and the section folders; installed from a wheel (no checkout),
 #: the package's own copy of the section folders.
 REPO_ROOT = checkout_root() or BUNDLED_SECTIONS

@@ -16,7 +16,7 @@ when used, so discovering the sections stays cheap (no pandas or matplotlib at i
 * ``sample(root, ctx) -> dict``: writes the section's part of the synthetic sample bundle under
   ``root/<name>/`` and returns its ground truth (``ctx`` is the sample generator's context).
 
-A section on the driver (:mod:`neutrino_ae.report.driver`) names ``load``, ``compute`` and ``figures``
+A section on the driver (:mod:`neutrino_ae.report.section.driver`) names ``load``, ``compute`` and ``figures``
 instead of ``analyze``, and says what its command line's inputs are (``command_inputs``, ``command``):
 the driver is then its ``analyze`` and its command line (``driver.analyzer(section)``,
 ``driver.command(section)``).
@@ -64,15 +64,15 @@ class Section:
     notebook_figures: tuple[tuple[str, str], ...] = ()
     notebook_show: tuple[str, ...] | None = None
     notebook_text: str = "open"
-    claims: tuple[AnyClaim, ...] = ()  # what the paper claims, checked on every run (report/claims.py): shape,
+    claims: tuple[AnyClaim, ...] = ()  # what the paper claims, checked on every run (report/claims/__init__.py): shape,
     # published-number and ground-truth claims
     # The trace dirs it reads (data["trace_dirs"]) are block_sched/warp_sched timelines: the static
-    # notebook exports them for Perfetto beside the figures (run/timelines.py, report/perfetto.py).
+    # notebook exports them for Perfetto beside the figures (run/timelines.py, report/figures/perfetto.py).
     timelines: bool = False
     # What the ptx workload family runs for this section, each stand-in named (dynamic.ipynb with
     # workloads="ptx": shown with the section and recorded in its results, neutrino_ae/workloads/family.py)
     ptx_workloads: str = ""
-    # On the driver (neutrino_ae/report/driver.py): load(source) -> frames, compute(frames) -> Result,
+    # On the driver (neutrino_ae/report/section/driver.py): load(source) -> frames, compute(frames) -> Result,
     # figures(result) -> [Figure]; the command line's positional inputs (a metavar, "..." for several)
     # and what they are.
     load: str = ""
@@ -86,7 +86,7 @@ class Section:
     def entry(self, which: str) -> Callable[..., Any]:
         """The function behind entry point ``which`` (``analyze``, ``collect``, ``sample``; ``load``,
         ``compute``, ``figures`` for a section on the driver, whose ``analyze`` is
-        :func:`neutrino_ae.report.driver.analyzer`'s)."""
+        :func:`neutrino_ae.report.section.driver.analyzer`'s)."""
         spec = getattr(self, which)
         if not spec:
             raise NeutrinoAEError(f"section {self.name} has no {which} entry point")

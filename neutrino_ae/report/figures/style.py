@@ -109,7 +109,7 @@ def alt_text(fig: Figure) -> str:
 #: PNG text chunk holding the size (points) of a saved figure's smallest text.
 SMALLEST_TEXT_KEY = "neutrino-ae smallest text pt"
 
-from neutrino_ae.report.labels import SYNTHETIC_LABEL, UNKNOWN_PROVENANCE_LABEL  # noqa: E402,F401 (style's names)
+from neutrino_ae.report.results.labels import SYNTHETIC_LABEL, UNKNOWN_PROVENANCE_LABEL  # noqa: E402,F401 (style's names)
 
 
 def new_figure(width: float = 7.0, height: float = 4.0, **kwargs) -> Figure:

@@ -1,10 +1,10 @@
-"""Diff two runs' ``summary.json`` (schema: :mod:`neutrino_ae.report.summary`).
+"""Diff two runs' ``summary.json`` (schema: :mod:`neutrino_ae.report.results.summary`).
 
 A value *moved* when ``|b - a| > atol + rtol * max(|a|, |b|)`` (symmetric, so swapping the runs
 gives the same verdict), decided exactly: integers are compared as integers and the rule is worked
 out in rational arithmetic, so ``2**53 + 1`` and ``2**53`` differ (as floats they are one number),
 and integers are printed whole. A summary.json over
-:data:`~neutrino_ae.report.layout.MAX_SUMMARY_BYTES` is refused before it is read.
+:data:`~neutrino_ae.report.command.layout.MAX_SUMMARY_BYTES` is refused before it is read.
 
 A row present in one run only, or a number in one and null in the other, also counts. Two nulls
 are equal. NaN and +/-inf (not valid in a summary we write, but a hand-edited or foreign file may
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import InputError, UsageError
-from neutrino_ae.report.summary import read_summary, resolve_summary
+from neutrino_ae.report.results.summary import read_summary, resolve_summary
 
 OK, MOVED, ONLY_A, ONLY_B = "ok", "moved", "only in A", "only in B"
 

@@ -13,7 +13,7 @@ JSON parameters) and the arrays in ``.npy`` form, read back with ``allow_pickle=
 list of the files written or one error line.
 
 A builder is ``fn(arrays: dict[str, np.ndarray], params: dict) -> matplotlib.figure.Figure``, saved with
-:func:`neutrino_ae.report.style.save_figure_files`. Where processes cannot fork (or
+:func:`neutrino_ae.report.figures.style.save_figure_files`. Where processes cannot fork (or
 ``NEUTRINO_AE_NO_FORK=1``), :meth:`FigureProcess.start` gives the in-process form: the same calls, each figure
 drawn when it is sent.
 """
@@ -61,7 +61,7 @@ def forking_allowed() -> bool:
 
 def draw(job: FigureJob) -> dict[str, Path]:
     """Build and save one figure in this process; its files by name."""
-    from neutrino_ae.report.style import save_figure_files
+    from neutrino_ae.report.figures.style import save_figure_files
 
     module, _, name = job.builder.partition(":")
     build = getattr(importlib.import_module(module), name)
@@ -218,7 +218,7 @@ def _import_for_figures(warm: Sequence[str]) -> None:
     if full_kwdoc is not None:
         matplotlib.artist.kwdoc = _short_kwdoc
     try:
-        for name in ("matplotlib.figure", "matplotlib.backends.backend_agg", "neutrino_ae.report.style", *warm):
+        for name in ("matplotlib.figure", "matplotlib.backends.backend_agg", "neutrino_ae.report.figures.style", *warm):
             importlib.import_module(name)
     finally:
         if full_kwdoc is not None:
@@ -232,7 +232,7 @@ def _short_kwdoc(artist: object) -> str:
 def _warm_text() -> None:
     """Draw a small figure with text in the house style before any job arrives: the fonts are loaded and
     their caches filled once here, not again in every process forked to draw a figure."""
-    from neutrino_ae.report.style import new_figure, style_context
+    from neutrino_ae.report.figures.style import new_figure, style_context
 
     with style_context():
         fig = new_figure(2.0, 1.0)

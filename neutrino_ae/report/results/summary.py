@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from neutrino_ae.atomic import write_json
 from neutrino_ae.bundle.manifest import UNKNOWN
 from neutrino_ae.errors import InputError
-from neutrino_ae.report.layout import MAX_SUMMARY_BYTES
+from neutrino_ae.report.command.layout import MAX_SUMMARY_BYTES
 from neutrino_ae.report.results import SectionResult
 
 if TYPE_CHECKING:  # pandas: only for summary_table
@@ -159,7 +159,7 @@ def summary_rows(results: Iterable[SectionResult] | Mapping[str, SectionResult],
     ``bundle_kind`` overrides the kind recorded in each result's data (``unknown`` when neither).
     Rows keep the registry's section order and, within a section, the analysis' order.
     """
-    from neutrino_ae.report import registry  # the order and paper references of the sections
+    from neutrino_ae.report.section import registry  # the order and paper references of the sections
 
     items = list(results.values()) if isinstance(results, Mapping) else list(results)
     known = {s.name: s for s in registry.sections()}

@@ -51,7 +51,7 @@ def default_trace_root(bundle: str) -> str:
 def checkout_root() -> Path | None:
     """The source checkout holding this package (a clone, used in place or installed editable),
     or None for a package installed from a wheel (then there is no repository around it)."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     return root if (root / "pyproject.toml").is_file() and (root / "neutrino_ae").is_dir() else None
 
 

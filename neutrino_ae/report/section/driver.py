@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
-from neutrino_ae.report.figure_process import FigureJob, FigureProcess, draw
-from neutrino_ae.report.paths import missing_reason
-from neutrino_ae.report.script import add_output_args, emit
+from neutrino_ae.report.command.paths import missing_reason
+from neutrino_ae.report.command.script import add_output_args, emit
+from neutrino_ae.report.figures.process import FigureJob, FigureProcess, draw
 
 if TYPE_CHECKING:
     from neutrino_ae.report.results import SectionResult
@@ -105,7 +105,7 @@ class Figure:
 
 def number_rows(section: Section, bundle: Bundle, result: Result) -> list[dict[str, Any]]:
     """One summary row per number, in ``numbers``' order, with its unit and ground truth."""
-    from neutrino_ae.report.summary import summary_row
+    from neutrino_ae.report.results.summary import summary_row
 
     return [summary_row(section.name, key, value, result.units.get(key.rsplit(".", 1)[-1]),
                         result.refs.get(key, section.paper_ref), bundle.kind, result.truth.get(key))
@@ -276,12 +276,12 @@ def run_script(script_file: str, argv: Sequence[str] | None = None, up: int = 0,
                options: Mapping[str, Any] | None = None, flags: Mapping[str, Mapping[str, Any]] | None = None) -> int:
     """A section folder's artifact-compatible script (``python max_mem/max_mem.py ...``): :func:`main` of
     the folder's ``SECTION``, with one-line errors and exit codes
-    (:func:`neutrino_ae.report.script.run_folder_script`). A script ``up`` folders below the section's
+    (:func:`neutrino_ae.report.command.script.run_folder_script`). A script ``up`` folders below the section's
     (kernel_overhead's ``triton_op/overhead.py``) reads its own folder by default and is named by it;
     ``options`` go to ``load`` (``Source.options``), with the ``flags`` the script takes (:func:`main`)."""
     import dataclasses
 
-    from neutrino_ae.report.script import run_folder_script
+    from neutrino_ae.report.command.script import run_folder_script
 
     here = Path(script_file).resolve()
     default = here.parent if up else None
