@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -71,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
         prebuild(SOURCES)  # nvcc runs here, not inside the profiled processes
 
-    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
+    from neutrino_ae.workloads.neutrino import collect_into
 
     only = {s for s in args.only.split(",") if s}
     ok = failed = 0
@@ -82,17 +81,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipped {group}/{kernel}: {cmd[0]} not built (python prepare_env.py --install)")
             continue
         for probe in [p for p in args.probes.split(",") if p]:
-            dest = args.out / group / kernel / Path(probe).stem
-            shutil.rmtree(dest, ignore_errors=True)
             nargs = ["--benchmark", "-p", probe, "--filter", FILTERED_KERNEL, *(["-k", kw] if kw else []), *cmd]
-            try:
-                res = run_neutrino(nargs, None, dest, args.neutrino, timeout=args.timeout, dest_name="trace",
-                                   log_name="neutrino")
-            except CollectError as exc:
-                print(f"failed {group}/{kernel}/{probe}: {exc}")
+            res = collect_into(args.out / group / kernel / Path(probe).stem, nargs, f"{group}/{kernel}/{probe}",
+                               args.neutrino, args.timeout, dest_name="trace")
+            if res is None:
                 failed += 1
                 continue
-            res.stdout_path.replace(dest / "stdout.log")
             print(f"{group}/{kernel}/{probe}: {res.seconds:.1f}s")
             ok += 1
     print(f"kernel_overhead: {ok} run(s) collected, {failed} failed")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -110,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
         prebuild([LAYERS_CU])  # nvcc runs here, not inside the profiled process (ptx_workload.SOURCES)
 
-    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
+    from neutrino_ae.workloads.neutrino import collect_into
 
     ok = failed = 0
     for model in [m for m in args.models.split(",") if m]:
@@ -120,16 +119,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for probe in [p for p in args.probes.split(",") if p]:
             for sub, cmd in subs.items():
-                dest = args.out / model / Path(probe).stem / sub
-                shutil.rmtree(dest, ignore_errors=True)
-                try:
-                    res = run_neutrino(["-p", probe, "--memusage", *cmd], None, dest, args.neutrino,
-                                       timeout=args.timeout)
-                except CollectError as exc:
-                    print(f"failed {model}/{probe}/{sub}: {exc}")
+                res = collect_into(args.out / model / Path(probe).stem / sub, ["-p", probe, "--memusage", *cmd],
+                                   f"{model}/{probe}/{sub}", args.neutrino, args.timeout)
+                if res is None:
                     failed += 1
                     continue
-                res.stdout_path.replace(dest / "stdout.log")
                 print(f"{model}/{probe}/{sub}: {len(res.trace_dirs)} trace dir(s), {res.seconds:.1f}s")
                 ok += 1
     print(f"max_mem: {ok} run(s) collected, {failed} failed")

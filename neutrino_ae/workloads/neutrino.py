@@ -170,6 +170,22 @@ def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, ou
     return CollectResult(argv, rc, so, se, moved, secs)
 
 
+def collect_into(dest: str | os.PathLike[str], args: Sequence[str], label: str, neutrino: str = "neutrino",
+                 timeout: float | None = None, dest_name: str | None = None) -> CollectResult | None:
+    """One run of a collector's loop: ``neutrino <args>`` into ``dest`` (emptied first), the workload's
+    stdout kept as ``dest/stdout.log``. A failed run is said in one line (``failed <label>: <why>``) and
+    gives None, so the loop goes on with the next run."""
+    dest = Path(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    try:
+        res = run_neutrino(args, None, dest, neutrino, timeout=timeout, dest_name=dest_name)
+    except CollectError as exc:
+        print(f"failed {label}: {exc}")
+        return None
+    res.stdout_path.replace(dest / "stdout.log")
+    return res
+
+
 @contextlib.contextmanager
 def staged(final: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield an empty staging folder that replaces ``final`` only if the block succeeds. A failed

@@ -11,7 +11,14 @@ import pytest
 from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.formats.tracedir import TraceDir, trace_dirs_from_stderr
 from neutrino_ae.run import runner
-from neutrino_ae.workloads.neutrino import CollectContext, CollectError, run_neutrino, script_collector, staged
+from neutrino_ae.workloads.neutrino import (
+    CollectContext,
+    CollectError,
+    collect_into,
+    run_neutrino,
+    script_collector,
+    staged,
+)
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_neutrino"
 
@@ -48,6 +55,25 @@ def test_run_neutrino_dest_name_and_workdir(fake_path, tmp_path):
     assert res.trace_dir == tmp_path / "cell" / "trace"
     assert "[benchmark] prologue" in (res.trace_dir / "event.log").read_text()
     assert not (work / "trace").exists()
+
+
+def test_collect_into_replaces_the_folder_and_keeps_stdout(fake_path, tmp_path, monkeypatch, capsys):
+    dest = tmp_path / "gemm" / "block_sched"
+    dest.mkdir(parents=True)
+    (dest / "old.txt").write_text("from an earlier collection")
+    monkeypatch.setenv("FAKE_NEUTRINO_WORKLOAD_MEM", "4096")  # what the fake workload prints under --memusage
+    res = collect_into(dest, ["-p", "gmem_bytes", "--memusage", "true"], "gemm/block_sched", dest_name="trace")
+    assert res is not None and res.trace_dir == dest / "trace"
+    assert sorted(p.name for p in dest.iterdir()) == ["neutrino.stderr.log", "stdout.log", "trace"]
+    assert (dest / "stdout.log").read_text() == "max memory: 4096\n"
+    assert capsys.readouterr().out == ""
+
+
+def test_collect_into_says_a_failed_run_in_one_line_and_goes_on(fake_path, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_NEUTRINO_FAIL", "1")
+    assert collect_into(tmp_path / "cell", ["-p", "block_sched", "true"], "attn/block_sched") is None
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("failed attn/block_sched: `neutrino -p block_sched true` exited 1") and "injected" in line
 
 
 def test_failure_has_stderr_tail(fake_path, tmp_path, monkeypatch):
