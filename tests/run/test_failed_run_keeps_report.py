@@ -1,10 +1,10 @@
 """A failed run never replaces a good report (issue 37 item 3, issue 36 "stale after failure").
 
-One good run of every section per module (``good``), copied for each test; each failed run is then made
-through ``neutrino-ae run`` in a subprocess and the good run's executed notebook, summary and verdict
-are compared byte for byte. The failed run's notebook goes beside them as ``static.failed.ipynb`` and
-``make report``'s converter refuses it. A partial run (``--sections dmat``) merges the summary as it
-merges the verdict, and only for sections whose results are still there.
+The test run's one good run of every section (conftest ``sample_run``) is copied for each test; each
+failed run is then made through ``neutrino-ae run`` in a subprocess and the good run's executed
+notebook, summary and verdict are compared byte for byte. The failed run's notebook goes beside them as
+``static.failed.ipynb`` and ``make report``'s converter refuses it. A partial run (``--sections dmat``)
+merges the summary as it merges the verdict, and only for sections whose results are still there.
 """
 
 from __future__ import annotations
@@ -31,18 +31,17 @@ def _run(out: Path, trace_root: Path, *args: str, timeout: int = 300) -> subproc
                           text=True, timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def good(tiny_bundle, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("good") / "out"
-    done = _run(out, tiny_bundle)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert all((out / n).is_file() for n in SET)
-    return out
+@pytest.fixture
+def out(sample_run, tmp_path) -> Path:
+    """A copy of the test run's good run of every section (conftest ``sample_run``), for one test to change."""
+    assert all((sample_run.out / n).is_file() for n in SET)
+    return copy_run(sample_run.out, tmp_path / "out")
 
 
 @pytest.fixture
-def out(good, tmp_path) -> Path:
-    return copy_run(good, tmp_path / "out")
+def traces(sample_run) -> Path:
+    """The bundle the good run read (read only: runs write under ``--output-dir``)."""
+    return sample_run.traces
 
 
 def _report(notebook: Path) -> subprocess.CompletedProcess[str]:
@@ -56,9 +55,9 @@ def _report(notebook: Path) -> subprocess.CompletedProcess[str]:
     # bundle "auto" with nothing under the trace root and the download failing: was the verdict deleted
     (("-p", "bundle", "auto", "-p", "bundle_url", "http://127.0.0.1:9/trace.zip"), 4, "could not be fetched"),
 ], ids=["typo", "setup-error", "offline-auto"])
-def test_a_failed_run_leaves_the_good_report_byte_identical(out, tiny_bundle, tmp_path, args, code, said):
+def test_a_failed_run_leaves_the_good_report_byte_identical(out, traces, tmp_path, args, code, said):
     before = digests(out, SET)
-    trace_root = tmp_path / "empty" if "auto" in args else tiny_bundle
+    trace_root = tmp_path / "empty" if "auto" in args else traces
     trace_root.mkdir(exist_ok=True)
     failed = _run(out, trace_root, *args)
     assert failed.returncode == code, failed.stdout + failed.stderr
@@ -71,8 +70,8 @@ def test_a_failed_run_leaves_the_good_report_byte_identical(out, tiny_bundle, tm
     assert not list(out.glob("*.failed.json")), "set up failed before any summary or verdict was written"
 
 
-def test_make_report_refuses_a_failed_run_and_says_the_good_one_is_older(out, tiny_bundle):
-    assert _run(out, tiny_bundle, "--sections", "nope").returncode == 2
+def test_make_report_refuses_a_failed_run_and_says_the_good_one_is_older(out, traces):
+    assert _run(out, traces, "--sections", "nope").returncode == 2
     refused = _report(out / FAILED)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert refused.stderr.startswith(f"error: {out / FAILED}: the notebook of a failed run (static.ipynb: cell")
@@ -84,13 +83,13 @@ def test_make_report_refuses_a_failed_run_and_says_the_good_one_is_older(out, ti
     assert (out / "static.html").is_file()
 
 
-def test_summary_and_verdict_always_cover_the_same_runs(out, tiny_bundle):
+def test_summary_and_verdict_always_cover_the_same_runs(out, traces):
     good_summary = json.loads((out / "summary.json").read_text())
     good_verdict = json.loads((out / "verdict.json").read_text())
-    assert _run(out, tiny_bundle, "--sections", "nope").returncode == 2  # a failed run first: then a good one
+    assert _run(out, traces, "--sections", "nope").returncode == 2  # a failed run first: then a good one
 
     # A partial run merges the summary as it merges the verdict: all six sections in both, from two runs.
-    merged = _run(out, tiny_bundle, "--sections", "dmat")
+    merged = _run(out, traces, "--sections", "dmat")
     assert merged.returncode == 0, merged.stdout + merged.stderr
     assert not (out / FAILED).exists(), "a run that finished removes the failed run's notebook"
     summary = json.loads((out / "summary.json").read_text())
@@ -110,7 +109,7 @@ def test_summary_and_verdict_always_cover_the_same_runs(out, tiny_bundle):
         for path in sorted((out / name).rglob("*"), reverse=True):
             path.rmdir() if path.is_dir() else path.unlink()
         os.rmdir(out / name)
-    alone = _run(out, tiny_bundle, "--sections", "dmat")
+    alone = _run(out, traces, "--sections", "dmat")
     assert alone.returncode == 0, alone.stdout + alone.stderr
     summary = json.loads((out / "summary.json").read_text())
     verdict = json.loads((out / "verdict.json").read_text())
