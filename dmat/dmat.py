@@ -13,5 +13,10 @@ FLAGS = {
     "--ybins": {"type": int, "action": BINS, "help": "max page rows (default 1024)"},
 }
 
+
+def main(argv: list[str] | None = None) -> int:
+    return run_script(__file__, argv, flags=FLAGS)
+
+
 if __name__ == "__main__":
-    raise SystemExit(run_script(__file__, flags=FLAGS))
+    raise SystemExit(main())
