@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from neutrino_ae.errors import TraceFormatError
 from neutrino_ae.formats.dmat import PAGE_MASK, DmatData
@@ -22,6 +21,9 @@ from neutrino_ae.jit import jit, use_numba
 from neutrino_ae.report.driver import Figure, Result
 
 from . import FIGURES, SECTION
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OTHER = "other"
 
@@ -360,6 +362,8 @@ def compute(frames: BinnedFigure | Sequence[BinnedFigure]) -> Result:
 
 def figure_result(f: BinnedFigure) -> Result:
     """The results of one figure: its title, document, tensors table, numbers and text line."""
+    import pandas as pd  # here only: the figure process imports this module (figures.py) without pandas
+
     plot, names = f.plot, f.plot.names
     ref = PAPER_REFS.get(f.name, "DMAT")
     # A paper figure is named once ("Fig. 1: DMAT, ..."), another by its input ("DMAT [name]: ...").
