@@ -1,5 +1,5 @@
 """The DMAT figure's own render time on a raw trace: the figure job our command sends to its figure process
-(:func:`dmat.pipeline.figure_job`), drawn and saved again in a process that has matplotlib imported already.
+(:func:`dmat.analysis.figures`), drawn and saved again in a process that has matplotlib imported already.
 
     python -m benchmarks.dmat_render <trace.bin> [--repeat 3]
 
@@ -19,21 +19,17 @@ from neutrino_ae.report.figures.process import FigureJob, draw
 
 
 def render_seconds(trace: str, repeat: int = 3) -> float:
-    """Best of ``repeat`` draws of the trace's DMAT figure job, after one untimed run of the pipeline."""
-    from dmat import pipeline
+    """Best of ``repeat`` draws of the trace's DMAT figure job, after one untimed run of the section."""
+    from dmat import SECTION
+    from neutrino_ae.report.section import driver
 
-    jobs: list[FigureJob] = []
-
-    def keep(job: FigureJob) -> dict[str, Path]:
-        jobs.append(job)
-        return draw(job)
-
-    pipeline.draw = keep  # type: ignore[attr-defined]  # the job the command line would send, drawn once here (warms matplotlib)
     with tempfile.TemporaryDirectory(prefix="dmat-render-") as tmp:
-        pipeline.dmat_figure(trace, Path(tmp) / "run")
+        source = driver.source_of([trace], {}, Path(tmp) / "run")
+        (fig,) = SECTION.entry("figures")(driver.compute(SECTION, source))  # the job the command line sends
+        job = FigureJob(fig.stem, f"dmat.{fig.builder}", Path(tmp) / "run", fig.arrays, fig.params)
+        draw(job)  # once, untimed: warms matplotlib
         best = float("inf")
         for i in range(repeat):
-            job = jobs[0]
             t0 = time.perf_counter()
             draw(FigureJob(job.stem, job.builder, Path(tmp) / f"r{i}", job.arrays, job.params))
             best = min(best, time.perf_counter() - t0)

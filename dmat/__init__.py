@@ -1,13 +1,20 @@
 """Fig. 1, Fig. 10a/b/c: Densified memory access timeline (DMAT). This folder owns the section end to end: its
-analysis and CLI, its figures, how dynamic.ipynb collects it, its part of the sample bundle and its
-GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrino_ae.report.section).
+inputs and analysis (on the section driver), its figures, how dynamic.ipynb collects it, its part of the
+sample bundle and its GPU workloads. ``SECTION`` is what the rest of the suite knows about it
+(neutrino_ae.report.section); :func:`dmat_figure` is one figure without the command line.
 """
 
-from typing import NamedTuple
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, NamedTuple
 
 from neutrino_ae.report.section import Section
 
 from .claims import CLAIMS
+
+if TYPE_CHECKING:
+    from neutrino_ae.report.results import SectionResult
 
 
 class Figure(NamedTuple):
@@ -69,7 +76,12 @@ SECTION = Section(
     runtime="3 s small sample, 16 s paper-scale sample",
     inputs=tuple(f"dmat/{key}.dmat" for key in FIGURES),
     optional_inputs=("dmat/raw/**/*",),
-    analyze="pipeline:analyze_bundle",
+    load="inputs:load",
+    compute="analysis:compute",
+    figures="analysis:figures",
+    command_inputs="input",
+    command="dmat result .bin, .dmat file, or trace directory",
+    command_default=False,
     collect="collect:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,
@@ -82,3 +94,16 @@ SECTION = Section(
                    "SDPA's memory-efficient backend (PyTorch 2.11 ships no PTX). q, k, v of shape (2, 8, "
                    "1024, 64) by default, smaller than the paper's (4, 32, 4096, 64)."),
 )
+
+
+def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], name: str | None = None,
+                xbins: int | None = None, ybins: int | None = None) -> SectionResult:
+    """What ``python dmat/dmat.py <path> --out <out_dir> [--name] [--xbins] [--ybins]`` computes and writes,
+    drawn here and not printed (for tests, benchmarks, notebooks); ``plot`` holds the binned arrays."""
+    from neutrino_ae.report.section import driver
+
+    source = driver.source_of([path], {"name": name, "xbins": xbins, "ybins": ybins}, out_dir)
+    result = driver.compute(SECTION, source)
+    done = driver.finish(SECTION, source, result, out_dir)
+    done.plot = result.plots["plot"]  # type: ignore[attr-defined]
+    return done

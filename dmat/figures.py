@@ -1,9 +1,16 @@
 """DMAT figures (Fig. 1, Fig. 10a-c): binned timelines in, RGBA image and matplotlib figure out.
 
-:func:`dmat.pipeline.figure_job` lists what a figure shows as plain arrays and JSON parameters (numpy
+:func:`dmat.analysis.figures` lists what a figure shows as plain arrays and JSON parameters (numpy
 only), and :func:`dmat_figure_from_arrays` draws it (the builder a figure process calls,
 :mod:`neutrino_ae.report.figures.process`): the command line draws in a process that imported matplotlib
 while the trace was read, a notebook in its own process, both from the same job.
+
+The plot: clock on x (cycles since the thread's kernel entry, the probe's own clock), page index on y
+(distinct 64 KiB pages, ascending), one colour family per tensor, darker = denser. Density levels are
+quantiles of the non-empty cells *of that tensor* (25/50/75/90 %), so a lightly used tensor still shows
+its pattern. Cells are binned arrays (fixed ``--xbins`` clock bins and at most ``--ybins`` page rows,
+:class:`dmat.analysis.DmatBinner`): drawing time depends on the number of (clock, page) pairs, not on the
+number of distinct clocks. There is no clock cut-off.
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ def _pages(n: int) -> str:
 
 
 def dmat_figure_from_arrays(arrays: dict[str, np.ndarray], params: dict):
-    """The builder of :func:`dmat.pipeline.figure_job`'s jobs: the same figure :func:`_draw` makes of the plot."""
+    """The builder of :func:`dmat.analysis.figures`' jobs: the same figure :func:`_draw` makes of the plot."""
     plot = DmatPlotData(list(params["names"]), arrays["hist"], arrays["x_edges"], arrays["y_edges"],
                         int(params["n_pages"]), int(params["max_clock"]), arrays["accesses_per_label"],
                         arrays["pages_per_label"], arrays["row_label"])

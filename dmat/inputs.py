@@ -1,8 +1,28 @@
-"""A DMAT figure's inputs: a raw dmat trace (scanned, then sparsified in a streamed pass), a ``.dmat``
-file (read in batches), and the files that name its tensors (``event.log`` + ``tensor.trace``).
+"""A DMAT figure's inputs, read and binned: ``load`` (neutrino_ae/report/section/driver.py) of the section.
 
-The rules for which trace directory and which result are read, and where naming files are looked
-for, are in :mod:`dmat.pipeline`'s docstring.
+``python dmat/dmat.py <trace.bin | file.dmat | tracedir>`` draws one figure; a notebook run (the bundle's
+``dmat/`` folder) each of ``fig1``, ``fig10a/b/c`` whose ``.dmat`` is there.
+
+* A raw ``dmat`` trace (``result/*.bin``, or a trace directory: its newest result) is sparsified into
+  ``<name>.dmat`` in the output folder and binned for the figure in the same pass, clock range by
+  clock range, in memory bounded whatever the trace size (formats.dmat.stream); the ``.dmat`` is written
+  once every input (event.log, tensor.trace) has been read, so a failing run leaves nothing behind.
+* A ``.dmat`` file is read in batches (bounded memory) twice: once for what the figure needs up front,
+  once to bin it.
+
+Tensor names come from the launch's pointer arguments (``[exec] <ns> param <hex> ...`` in
+``event.log``) matched to ``tensor.trace`` rows (decimal ``data_ptr`` + ``nbytes`` -> ``arg_name``).
+The launch is the one whose ``[exec] save`` names the plotted result file, else the last launch
+with parameters. A parameter missing from ``tensor.trace`` is named ``param<i>`` and extends to the
+next parameter's address (size unknown). A page that two tensors share belongs to the lower
+address. Pages of no tensor are grouped as ``other``.
+
+Where the naming files are looked for:
+  * trace directory or ``<tracedir>/result/*.bin``: that trace directory;
+  * a bare ``<dir>/<fig>.dmat``: the newest trace directory under ``<dir>/raw/<fig>/`` (the sample
+    bundle's layout; newest by the time in its name, neutrino_ae/formats/tracedir.py), else
+    ``<dir>/<fig>/`` if it is a trace directory; otherwise every page is drawn as ``unnamed``.
+    The folder used is ``naming.trace_dir`` in the results and ends the figure's text line.
 """
 
 from __future__ import annotations
@@ -11,6 +31,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,8 +45,81 @@ from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tracedir import TraceDir, find_trace_dirs, is_trace_dir
 from neutrino_ae.report.command.paths import missing_reason
 
-from .analysis import UNNAMED, TensorRange, attribute_pages, ranges_from_tensor_trace, tensor_ranges
-from .memory import MemoryGuard
+from . import FIGURES, SECTION
+from .analysis import (
+    DEFAULT_XBINS,
+    DEFAULT_YBINS,
+    UNNAMED,
+    BinnedFigure,
+    DmatBinner,
+    TensorRange,
+    attribute_pages,
+    ranges_from_tensor_trace,
+    tensor_ranges,
+)
+from .memory import MemoryGuard, out_of_memory
+
+if TYPE_CHECKING:
+    from neutrino_ae.bundle.context import Bundle
+    from neutrino_ae.report.section.driver import Source
+
+# --------------------------------------------------------------------------------------------------
+# The section's load
+
+
+def load(source: Source) -> BinnedFigure | list[BinnedFigure]:
+    """The figure of the one input a command line names (its ``name``, ``xbins``, ``ybins`` options), or,
+    given the bundle's ``dmat/`` folder (or its root), each figure whose ``.dmat`` is there."""
+    path = source.paths[0]
+    xbins, ybins = source.options.get("xbins") or DEFAULT_XBINS, source.options.get("ybins") or DEFAULT_YBINS
+    bundle = source.bundle
+    if bundle.root is not None and path.is_dir() and path.resolve() in (bundle.root.resolve(),
+                                                                         bundle.path(SECTION.name).resolve()):
+        base = path / "dmat" if (path / "dmat").is_dir() else path
+        inputs = [base / f"{f}.dmat" for f in FIGURES if (base / f"{f}.dmat").is_file()]
+        if not inputs:
+            raise InputError(base, f"holds none of {', '.join(f + '.dmat' for f in FIGURES)}")
+        return [read_figure(p, bundle, source.out, None, xbins, ybins) for p in inputs]
+    return read_figure(path, bundle, source.out, source.options.get("name"), xbins, ybins)
+
+
+def read_figure(path: str | os.PathLike[str], bundle: Bundle, out: Path | None, name: str | None = None,
+                xbins: int = DEFAULT_XBINS, ybins: int = DEFAULT_YBINS) -> BinnedFigure:
+    """One figure's input read, named and binned; a raw trace's ``.dmat`` written to ``out`` meanwhile."""
+    guard = None
+    try:
+        inp = load_input(path, out)
+        guard = inp.raw.guard if inp.raw is not None else None
+        # Zero-filled count slots are not accesses: a .dmat from the artifact's sparsifier keeps them as
+        # a page-0 cell at clock 0 (see formats/dmat/__init__.py); they are left out of the plot and reported.
+        if name:
+            inp.name = name
+            if inp.sparsified is not None:
+                inp.sparsified = inp.sparsified.with_name(f"{name}.dmat")
+        labels, names, ranges = tensor_names(inp)
+        stats = inp.stats
+        table = guard.check_figure(stats.pages.size, len(names), ybins, xbins) if guard is not None else None
+        binner = DmatBinner(stats.pages, labels, names, stats.max_clock, xbins, ybins, stats.accesses, table)
+        if inp.raw is not None:
+            assert inp.sparsified is not None
+            clock_entries = write_raw(inp.raw, inp.sparsified, binner.add)
+        else:
+            assert inp.dmat is not None
+            for batch in inp.dmat.batches():
+                binner.add(batch)
+            clock_entries = inp.dmat.clock_entries
+        plot = binner.result()
+    except MemoryError as exc:
+        what = "this DMAT figure"
+        raise (guard.out_of_memory(exc, what) if guard is not None else out_of_memory(path, exc, what)) from None
+    truth = bundle.ground_truth(SECTION.name)
+    truth = truth.get(inp.name) if isinstance(truth, dict) and isinstance(truth.get(inp.name), dict) else None
+    nm = inp.naming
+    return BinnedFigure(inp.name, Path(path), inp.source, inp.sparsified,
+                        bundle.relative(nm.trace_dir) if nm.trace_dir else None, nm.event_log, nm.tensor_trace,
+                        ranges, plot, stats.accesses, stats.unfilled, clock_entries, inp.level_note, truth,
+                        bundle.synthetic, bundle.collected(SECTION.name).get("workloads"))
+
 
 # --------------------------------------------------------------------------------------------------
 # Inputs
@@ -173,7 +267,8 @@ def sparsify_trace(trace: BinTrace, section: int = 0, chunk_bytes: int = 64 << 2
     return sparsify(chunk for _, chunk in trace.iter_chunks(section, DMAT, chunk_bytes))
 
 
-def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) -> DmatInput:
+def load_input(path: str | os.PathLike[str], out_dir: Path | None, section: int = 0) -> DmatInput:
+    """The input at ``path`` opened and scanned (nothing written); a raw trace's ``.dmat`` goes to ``out_dir``."""
     p = Path(path)
     refuse_pickle(p, "Pass the .dmat or the raw .bin trace instead.")
     if not p.exists():
@@ -197,7 +292,9 @@ def load_input(path: str | os.PathLike[str], out_dir: Path, section: int = 0) ->
     sec = trace.section(section)
     raw = scan_raw(trace, section, MemoryGuard(result, sec.units_per_block * sec.size, RAW_CHUNK_BYTES))
     naming = _naming_for_trace_dir(trace_dir, result.name) if trace_dir else Naming()
-    # The sparsified .dmat is written by dmat_figure once every input (event.log, tensor.trace) has
+    if out_dir is None:
+        raise ValueError("a raw dmat trace is sparsified into the output folder: none was given")
+    # The sparsified .dmat is written by read_figure once every input (event.log, tensor.trace) has
     # been read: a failing run leaves nothing behind.
     return DmatInput(name, result, naming, out_dir / f"{name}.dmat", raw=raw, level_note=level_note(trace, section))
 

@@ -56,9 +56,11 @@ def write_dmat_trace(path: Path, target_bytes: int, seed: int) -> dict[str, Any]
 
 def bin_to_png(trace_path: Path, out: Path) -> dict[str, Any]:
     """The dmat section on a raw trace: chunked sparsification, ``.dmat`` written, binned, PNG drawn."""
-    from neutrino_ae.report.section.registry import section_module
+    import importlib
 
-    dmat_figure = section_module("dmat", "pipeline").dmat_figure
+    from neutrino_ae.report.section.registry import get
+
+    dmat_figure = importlib.import_module(get("dmat").package).dmat_figure
 
     res = dmat_figure(trace_path, out, name="bench")
     png = res.files["bench.png"]

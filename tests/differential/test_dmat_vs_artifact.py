@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import neutrino_ae.formats.dmat.stream as dmat_stream
+from dmat import dmat_figure
 from dmat.inputs import load_input, write_raw
-from dmat.pipeline import dmat_figure
 from neutrino_ae.formats.dmat import drop_unfilled, read_dmat
 
 from .dmat_files import dmat_map, run_artifact

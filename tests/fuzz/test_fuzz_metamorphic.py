@@ -117,7 +117,7 @@ def test_dmat_same_numbers_and_file_for_every_variant(case: DmatCase, variants: 
     tmp = tmp_path_factory.mktemp("dmat")
     args = ["--name", "fig"]
     base = _run("dmat", [str(_place(case.trace, tmp / "a", "Jan_23_06_27_37_268336")), *args], tmp / "out-a",
-                base=True)
+                "dmat", base=True)
     trace = case.trace
     if "shuffle" in variants:  # every slot: the sparsifier counts (clock, page) cells, in any order
         rec = case.records[np.random.default_rng(seed).permutation(case.records.size)]
@@ -125,7 +125,7 @@ def test_dmat_same_numbers_and_file_for_every_variant(case: DmatCase, variants: 
     if "empty_section" in variants:
         trace = _with_empty_section(trace, 1)
     folder = name if "rename" in variants else "Jan_23_06_27_37_268336"
-    other = _run("dmat", [str(_place(trace, tmp / "b", folder)), *args], tmp / "out-b")
+    other = _run("dmat", [str(_place(trace, tmp / "b", folder)), *args], tmp / "out-b", "dmat")
     assert _values(other) == _values(base)
     assert (tmp / "out-b" / "fig.dmat").read_bytes() == (tmp / "out-a" / "fig.dmat").read_bytes()
 

@@ -46,6 +46,15 @@ def load(source):
     counts = [int(x) for x in path.read_text().split()]
     return {"counts": counts, "path": path, "truth": source.bundle.ground_truth("drv") or {},
             "scale": source.options.get("scale", 1)}
+
+
+def load_writing(source):
+    # dmat's shape: a reader that writes a by-product into the results folder as it reads
+    frames = load(source)
+    source.out.mkdir(parents=True, exist_ok=True)
+    frames["side"] = source.out / "side.txt"
+    frames["side"].write_text("read")
+    return frames
 '''
 
 ANALYSIS = '''
@@ -80,6 +89,12 @@ def compute_parts(frames):
     return Result(numbers={**part.numbers, "total.count": sum(counts)}, refs=part.refs, units={"count": "n"},
                   data={"parts": [part.data]}, parts=[part], rows_in_data=False,
                   done=lambda files: "\\n".join([*part.lines, part.done(files), "end"]))
+
+
+def compute_files(frames):
+    result = compute(frames)
+    result.files = {"side": frames["side"]}
+    return result
 
 
 def figures_parts(result):
@@ -220,3 +235,27 @@ def test_parts_refs_flags_and_closing_lines_of_a_function(drv, tmp_path, capsys)
     # A part's figure (key "": its own file names) and files come before the section's own results.
     assert list(res.files)[:4] == ["drv_part.png", "drv_part.svg", "drv_part.csv", "drv_part.md"]
     assert res.files["json"] == tmp_path / "again" / "drv.json" and set(res.tables) == {"drv_part"}
+
+
+def test_a_required_input_a_positive_flag_and_the_files_load_wrote(drv, tmp_path, capsys):
+    # dmat's shape: no default input, a flag refused below 1 with the script's message, a file written by load.
+    import dataclasses
+
+    section = dataclasses.replace(registry.get("drv"), load="inputs:load_writing", compute="analysis:compute_files",
+                                  command_default=False)
+    flags = {"--scale": {"type": int, "action": driver.positive("--scale must be positive")}}
+    main = driver.partial(driver.main, section, flags=flags)
+    out = tmp_path / "w"
+    with pytest.raises(SystemExit, match="2"):  # argparse's usage error
+        main(["--out", str(out)])
+    assert capsys.readouterr().err.strip().endswith("error: the following arguments are required: root")
+    with pytest.raises(SystemExit, match="2"):
+        main([str(drv / "drv"), "--scale", "0", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("usage: ") and err[-1].endswith("error: --scale must be positive")
+    assert not out.exists()
+    assert run_main(main, [str(drv / "drv"), "--scale", "2", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc["files"])[:3] == ["figure", "figure.svg", "side"]  # after the figures, before the results
+    assert doc["files"]["side"] == str(out / "side.txt") and (out / "side.txt").read_text() == "read"
+    assert doc["summary"][0]["value"] == 24

@@ -73,13 +73,14 @@ class Section:
     # workloads="ptx": shown with the section and recorded in its results, neutrino_ae/workloads/family.py)
     ptx_workloads: str = ""
     # On the driver (neutrino_ae/report/section/driver.py): load(source) -> frames, compute(frames) -> Result,
-    # figures(result) -> [Figure]; the command line's positional inputs (a metavar, "..." for several)
-    # and what they are.
+    # figures(result) -> [Figure]; the command line's positional inputs (a metavar, "..." for several),
+    # what they are and whether, without any, it reads the section's folder (False: one must be named).
     load: str = ""
     compute: str = ""
     figures: str = ""
     command_inputs: str = "root"
     command: str = ""
+    command_default: bool = True
     package: str = field(default="", compare=False)  # set by the registry: the imported package name
     folder: Path | None = field(default=None, compare=False)  # set by the registry
 

@@ -51,6 +51,7 @@ class Source:
     bundle: Bundle
     paths: tuple[Path, ...]
     options: Mapping[str, Any] = field(default_factory=dict)
+    out: Path | None = None  # the results folder, for a reader that writes as it reads (dmat's sparsified .dmat)
 
 
 @dataclass
@@ -70,7 +71,8 @@ class Result:
     without them). ``done`` may also be a function of the written files (several closing lines).
     ``parts`` are results of their own, each written as ``<part.stem>.json`` with its tables (before this
     one's files; a part's ``data`` that holds a ``"summary"`` place gets the part's rows there, in place,
-    so a ``data`` of this result holding it sees them); their tables join the section's."""
+    so a ``data`` of this result holding it sees them); their tables join the section's. ``files`` are files
+    ``load`` wrote already (dmat's sparsified ``.dmat``), listed after this result's figures."""
 
     tables: Mapping[str, Any] = field(default_factory=dict)
     numbers: Mapping[str, Any] = field(default_factory=dict)
@@ -87,6 +89,7 @@ class Result:
     refs: Mapping[str, str] = field(default_factory=dict)
     rows_in_data: bool = True
     parts: Sequence[Result] = ()
+    files: Mapping[str, Path] = field(default_factory=dict)
 
 
 @dataclass
@@ -169,6 +172,7 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
     files: dict[str, Path] = {}
     for i, mine in enumerate(wanted):
         files.update(_figure_files(section, mine, drawn))
+        files.update(each[i].files)
         files.update(documents if i == len(result.parts) else {})
         files.update(written[i])
     done = result.done(files) if callable(result.done) else result.done.format(**files)
@@ -194,18 +198,19 @@ def _write(section: Section, source: Source, result: Result, out: Path, data: di
 
 def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
     """The notebooks' entry: ``section`` on the run's bundle (its ``<section>/`` folder)."""
-    source = Source(bundle, (bundle.path(section.name),))
+    source = Source(bundle, (bundle.path(section.name),), out=Path(out))
     return finish(section, source, compute(section, source), out)
 
 
-def source_of(paths: Sequence[str | Path], options: Mapping[str, Any] | None = None) -> Source:
+def source_of(paths: Sequence[str | Path], options: Mapping[str, Any] | None = None,
+              out: str | Path | None = None) -> Source:
     """The command line's inputs with their bundle, found once from the first (a path the file system cannot
     use -- a symbolic link loop, a name too long -- is refused here, in one line, before any is read)."""
     paths = tuple(Path(p) for p in paths)
     for p in paths:
         if not p.exists() and (why := missing_reason(p, "")):
             raise InputError(p, why)
-    return Source(bundle_of(paths[0]), paths, options or {})
+    return Source(bundle_of(paths[0]), paths, options or {}, Path(out) if out is not None else None)
 
 
 def analyzer(section: Section) -> Callable[..., SectionResult]:
@@ -225,7 +230,7 @@ def analyze_paths(section: Section, paths: Sequence[str | Path], out: str | Path
                   options: Mapping[str, Any] | None = None) -> SectionResult:
     """What the command line computes and writes for ``paths`` (their bundle found from the first), without
     printing; the figures drawn in this process."""
-    source = source_of(paths, options)
+    source = source_of(paths, options, out)
     return finish(section, source, compute(section, source), out)
 
 
@@ -237,13 +242,30 @@ def build_parser(section: Section, default: Path | None = None, prog: str | None
     default = default or section.folder or Path.cwd()
     parser = argparse.ArgumentParser(prog=prog, description=f"{section.paper_ref}: {section.title}.")
     many = section.command_inputs.endswith("...")
-    parser.add_argument("inputs", nargs="*" if many else "?", type=Path, default=[default] if many else default,
-                        metavar=section.command_inputs.split()[0],
-                        help=f"{section.command} (default: {default})")
+    metavar = section.command_inputs.split()[0]
+    if not section.command_default:  # an input must be named
+        parser.add_argument("inputs", nargs="+" if many else None, type=Path, metavar=metavar, help=section.command)
+    else:
+        parser.add_argument("inputs", nargs="*" if many else "?", type=Path, default=[default] if many else default,
+                            metavar=metavar, help=f"{section.command} (default: {default})")
     for flag, spec in (flags or {}).items():
         parser.add_argument(flag, **spec)
     add_output_args(parser, section.name)
     return parser
+
+
+def positive(message: str) -> type[argparse.Action]:
+    """A flag's ``action`` (:func:`build_parser`'s ``flags``) that refuses a value below 1 as a usage error,
+    ``message`` after the usage line (exit 2), as soon as it is parsed."""
+
+    class Positive(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: str | None = None) -> None:
+            if values < 1:
+                parser.error(message)
+            setattr(namespace, self.dest, values)
+
+    return Positive
 
 
 def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[str, Any] | None = None,
@@ -258,7 +280,7 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     given = {k: v for k, v in vars(args).items() if k not in ("inputs", "out", "json")}
     options = {**(options or {}), **given}
     with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
-        source = source_of(paths, options)
+        source = source_of(paths, options, args.out)
         result = compute(section, source)
         if not args.json and result.lines:
             print("\n".join(result.lines) + "\n", end="", flush=True)  # one write: never split by a figure's

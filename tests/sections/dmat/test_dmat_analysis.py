@@ -7,9 +7,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from dmat import cli
+from dmat import SECTION, dmat_figure
+from dmat import analysis as dm
 from dmat import inputs as dmat_inputs
-from dmat import pipeline as dm
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader, open_trace
 from neutrino_ae.formats.bintrace_write import write_trace
@@ -18,6 +18,7 @@ from neutrino_ae.formats.eventlog.write import EventLogWriter
 from neutrino_ae.formats.records import DMAT
 from neutrino_ae.formats.tensortrace import write_tensor_trace
 from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section.driver import command
 
 Q = 0x7F00_0000_0000  # q: 3 pages
 K = 0x7F00_0003_0000  # k: 0x18000 bytes -> pages K and K + 0x10000
@@ -84,13 +85,13 @@ def test_sparsify_chunked_matches_counter(tmp_path):
 def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys):
     td, result = _trace_dir(tmp_path)
     out = tmp_path / "out"
-    assert run_main(cli.main, [str(result), "--out", str(out)]) == 0
+    assert run_main(command(SECTION), [str(result), "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     name = td.name
     assert last == str(out / f"{name}.png")
     assert _as_counter(read_dmat(out / f"{name}.dmat")) == _expected_counts()
 
-    res = dm.dmat_figure(result, tmp_path / "out2")
+    res = dmat_figure(result, tmp_path / "out2")
     got = dict(zip(res.tables[f"dmat_{name}_tensors"]["tensor"], res.tables[f"dmat_{name}_tensors"]["accesses"],
                    strict=True))
     # Launch 2's params (the save line names 0.5.bin): q (dup q ignored), k, param2 (OUT, no size).
@@ -122,7 +123,7 @@ def test_tensor_ranges_inside_match_and_unknown():
 
 def test_no_clock_cutoff_in_plot_data(tmp_path):
     _, result = _trace_dir(tmp_path)
-    res = dm.dmat_figure(result, tmp_path / "out", xbins=50)
+    res = dmat_figure(result, tmp_path / "out", xbins=50)
     plot = res.plot
     assert plot.max_clock == 7_000_000 and plot.x_edges[-1] > 7_000_000
     assert plot.hist.sum() == sum(_expected_counts().values())  # nothing dropped
@@ -136,21 +137,21 @@ def test_bare_dmat_finds_naming_in_raw_layout(tmp_path):
     td, result = _trace_dir(dmat_dir / "raw" / "fig1")
     data = dmat_inputs.sparsify_trace(open_trace(result))
     write_dmat(dmat_dir / "fig1.dmat", data)
-    res = dm.dmat_figure(dmat_dir / "fig1.dmat", tmp_path / "out")
+    res = dmat_figure(dmat_dir / "fig1.dmat", tmp_path / "out")
     assert res.data["naming"]["trace_dir"] == str(td)
     assert set(res.tables["dmat_fig1_tensors"]["tensor"]) == {"q", "k", "param2", "other"}
     assert (tmp_path / "out" / "fig1.png").is_file() and (tmp_path / "out" / "dmat_fig1.json").is_file()
 
     # Without naming files next to it: everything "unnamed".
     write_dmat(tmp_path / "lonely.dmat", data)
-    res = dm.dmat_figure(tmp_path / "lonely.dmat", tmp_path / "out")
+    res = dmat_figure(tmp_path / "lonely.dmat", tmp_path / "out")
     assert res.tables["dmat_lonely_tensors"]["tensor"].tolist() == ["unnamed"]
 
 
 def test_bad_dmat_one_line_error(tmp_path, capsys):
     bad = tmp_path / "bad.dmat"
     bad.write_bytes(b"\x05" + b"\x00" * 7)
-    assert run_main(cli.main, [str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(command(SECTION), [str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {bad}: truncated")
 
@@ -161,7 +162,7 @@ def test_an_unreadable_event_log_leaves_no_dmat_behind(tmp_path):
     (td / "event.log").mkdir()  # present but unreadable as a file
     out = tmp_path / "out"
     with pytest.raises(InputError, match="event.log"):
-        dm.dmat_figure(td, out)
+        dmat_figure(td, out)
     assert not out.exists() or not list(out.glob("*.dmat")), "validate first, write after"
 
 
@@ -201,11 +202,11 @@ def test_a_raw_trace_streamed_in_buckets_plots_as_its_dmat(tmp_path, monkeypatch
     monkeypatch.setattr(dmat_stream, "BUCKET_RECORDS", 3_000)
     monkeypatch.setattr(dmat_stream, "MEMORY_BYTES", 16_000)
     monkeypatch.setattr(dmat_inputs, "RAW_CHUNK_BYTES", 64 * 40 * 16 * 3)  # three blocks per chunk
-    streamed = dm.dmat_figure(result, tmp_path / "out", name="s")
+    streamed = dmat_figure(result, tmp_path / "out", name="s")
     in_memory = dmat_inputs.sparsify_trace(open_trace(result))
     assert read_dmat(tmp_path / "out" / "s.dmat").equals(in_memory)
     write_dmat(tmp_path / "whole" / "w.dmat", in_memory)
-    whole = dm.dmat_figure(tmp_path / "whole" / "w.dmat", tmp_path / "out2")
+    whole = dmat_figure(tmp_path / "whole" / "w.dmat", tmp_path / "out2")
     assert np.array_equal(streamed.plot.hist, whole.plot.hist)
     assert streamed.data["clock_entries"] == whole.data["clock_entries"] == in_memory.clocks.size
     assert streamed.data["accesses"] == int(np.count_nonzero(rec["addr"])) == whole.data["accesses"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dmat import FIGURES, SECTION, pipeline, sample, sample_model
+from dmat import FIGURES, SECTION, analysis, sample, sample_model
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -22,7 +22,7 @@ def test_everything_in_the_folder_follows_dmat_figures():
         assert sample_model.KERNELS[key].fig == key and sample_model.KERNELS[key].keyword == fig.keyword
         # The workload the collector runs says how it is collected, with the same -k keyword.
         assert f"neutrino -p dmat -k {fig.keyword} python dmat/{key}.py" in (REPO / "dmat" / f"{key}.py").read_text()
-    assert pipeline.FIGURES is FIGURES
+    assert analysis.FIGURES is FIGURES
 
 
 def test_no_other_source_file_spells_the_figure_list():

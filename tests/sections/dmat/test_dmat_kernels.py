@@ -75,8 +75,8 @@ def test_the_command_writes_the_same_files_with_and_without_numba(tmp_path: Path
     trace = tmp_path / "r.bin"
     dmat_trace((64, 1, 1), (128, 1, 1), rec).trace.write(trace)
     code = ("import sys, neutrino_ae.jit as j; j.NUMBA_MIN_ITEMS = 1\n"
-            "from neutrino_ae.report.command.script import run_folder_script\n"
-            "sys.argv = ['dmat.py', *sys.argv[1:]]; raise SystemExit(run_folder_script('dmat/dmat.py', 'cli:main'))")
+            "from neutrino_ae.report.section.driver import run_script\n"
+            "sys.argv = ['dmat.py', *sys.argv[1:]]; raise SystemExit(run_script('dmat/dmat.py'))")
     outs = []
     for pure in ("0", "1"):
         out = tmp_path / f"out{pure}"

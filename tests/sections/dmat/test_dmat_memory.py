@@ -58,7 +58,7 @@ def _startup_bytes() -> int:
     code = ("import sys; sys.argv = ['dmat.py', '--help']\n"
             "from neutrino_ae.report.section.registry import import_folder\n"
             "from pathlib import Path; import importlib\n"
-            "import_folder(Path('dmat').resolve()); importlib.import_module('dmat.cli')\n"
+            "import_folder(Path('dmat').resolve()); importlib.import_module('dmat.inputs')\n"
             "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmSize')][0])")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     return int(out.stdout) * 1024

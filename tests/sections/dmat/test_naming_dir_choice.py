@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shutil
 
+from dmat import dmat_figure
 from dmat import inputs as dmat_inputs
-from dmat import pipeline as dm
 
 
 def test_the_newest_raw_collection_names_the_tensors_and_is_named(tiny_bundle, tmp_path):
@@ -17,7 +17,7 @@ def test_the_newest_raw_collection_names_the_tensors_and_is_named(tiny_bundle, t
     shutil.copytree(jan, raw / aug)
     assert dmat_inputs.naming_for_dmat(root / "dmat" / "fig1.dmat").trace_dir == raw / aug
 
-    res = dm.dmat_figure(root / "dmat" / "fig1.dmat", tmp_path / "out")
+    res = dmat_figure(root / "dmat" / "fig1.dmat", tmp_path / "out")
     rel = f"dmat/raw/fig1/{aug}"
     assert res.data["naming"]["trace_dir"] == rel
     assert f"; names from trace dir {rel}" in res.text.splitlines()[0]
