@@ -55,27 +55,28 @@ class Source:
 
 @dataclass
 class Result:
-    """What ``compute`` returns. ``numbers`` are the summary rows' values by key, in the summary's order;
-    ``truth`` the sample generator's values by the same keys (absent: none); ``units`` a unit by the key's
-    last dotted part. ``data`` is ``<section>.json`` without what the driver adds (``summary`` goes last,
-    or where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
-    ``notes[table]`` appended to the Markdown (a table may be given as a function that builds it: it is
-    built after the lines are printed, so a section whose numbers need no pandas prints before pandas is
-    imported). ``lines`` are printed first (the artifact's result);
-    ``done`` is the closing line, formatted with the written files (``{figure}``). ``input`` is the
-    input the provenance names; ``plots`` what only the figures take (``figures(result)`` reads it).
-    ``stem`` names the results files (default: the section's name); ``documents`` are more files,
-    ``{key: (file name, text)}``, listed after the figures. ``refs`` are the numbers' paper references by
-    key (default: the section's); ``rows_in_data=False`` leaves the summary rows out of ``data`` (a document
-    without them). ``done`` may also be a function of the written files (several closing lines).
-    ``parts`` are results of their own, each written as ``<part.stem>.json`` with its tables (before this
-    one's files; a part's ``data`` that holds a ``"summary"`` place gets the part's rows there, in place,
-    so a ``data`` of this result holding it sees them); their tables join the section's."""
+    """What ``compute`` returns. ``numbers`` are the summary rows' values by key, in the summary's order; ``truth`` the
+    sample generator's values by the same keys (absent: none); ``units`` a unit by the key's last dotted part;
+    ``kinds`` a row's bundle kind by key where its input came from another bundle than the run's (several traces
+    on one command line). ``data`` is ``<section>.json`` without what the driver adds (``summary`` goes last, or
+    where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
+    ``notes[table]`` appended to the Markdown (a table may be given as a function that builds it: it is built
+    after the lines are printed, so a section whose numbers need no pandas prints before pandas is imported).
+    ``lines`` are printed first (the artifact's result); ``done`` is the closing line, formatted with the
+    written files (``{figure}``). ``input`` is the input the provenance names; ``plots`` what only the figures
+    take (``figures(result)`` reads it). ``stem`` names the results files (default: the section's name);
+    ``documents`` are more files, ``{key: (file name, text)}``, listed after the figures. ``refs`` are the
+    numbers' paper references by key (default: the section's); ``rows_in_data=False`` leaves the summary rows
+    out of ``data`` (a document without them). ``done`` may also be a function of the written files (several
+    closing lines). ``parts`` are results of their own, each written as ``<part.stem>.json`` with its tables
+    (before this one's files; a part's ``data`` that holds a ``"summary"`` place gets the part's rows there, in
+    place, so a ``data`` of this result holding it sees them); their tables join the section's."""
 
     tables: Mapping[str, Any] = field(default_factory=dict)
     numbers: Mapping[str, Any] = field(default_factory=dict)
     truth: Mapping[str, Any] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=dict)
+    kinds: Mapping[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     lines: Sequence[str] = ()
     done: str | Callable[[Mapping[str, Path]], str] = ""
@@ -108,7 +109,8 @@ def number_rows(section: Section, bundle: Bundle, result: Result) -> list[dict[s
     from neutrino_ae.report.summary import summary_row
 
     return [summary_row(section.name, key, value, result.units.get(key.rsplit(".", 1)[-1]),
-                        result.refs.get(key, section.paper_ref), bundle.kind, result.truth.get(key))
+                        result.refs.get(key, section.paper_ref), result.kinds.get(key, bundle.kind),
+                        result.truth.get(key))
             for key, value in result.numbers.items()]
 
 
@@ -141,6 +143,7 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
     """Figures, results files, summary rows: the :class:`SectionResult` of ``result``. ``figures``: a figure
     process to send the figures to (without it they are drawn here)."""
     from neutrino_ae.atomic import write_text
+    from neutrino_ae.report.columns import FrameMap
     from neutrino_ae.report.results import SectionResult
 
     out = Path(out)
@@ -173,7 +176,7 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
         files.update(written[i])
     done = result.done(files) if callable(result.done) else result.done.format(**files)
     text = "\n".join([*result.lines, *([done] if done else [])])
-    return SectionResult(section.name, data, files, tables, rows, text)
+    return SectionResult(section.name, data, files, FrameMap(tables), rows, text)  # Columns read as DataFrames
 
 
 def _write(section: Section, source: Source, result: Result, out: Path, data: dict[str, Any],
@@ -233,13 +236,16 @@ def build_parser(section: Section, default: Path | None = None, prog: str | None
                  flags: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.ArgumentParser:
     """``[inputs] [flags] [--out DIR] [--json]``: ``Section.command`` says what the inputs are; ``default``: the
     inputs without any (the section's folder); ``flags``: a script's own options, ``{"--name": argparse
-    keywords}``."""
+    keywords}``. ``Section.command_inputs`` ending in ``...``: several inputs; in ``+``: one or more, no default."""
     default = default or section.folder or Path.cwd()
     parser = argparse.ArgumentParser(prog=prog, description=f"{section.paper_ref}: {section.title}.")
-    many = section.command_inputs.endswith("...")
-    parser.add_argument("inputs", nargs="*" if many else "?", type=Path, default=[default] if many else default,
-                        metavar=section.command_inputs.split()[0],
-                        help=f"{section.command} (default: {default})")
+    metavar = section.command_inputs.split()[0]
+    if section.command_inputs.endswith("+"):
+        parser.add_argument("inputs", nargs="+", type=Path, metavar=metavar, help=section.command)
+    else:
+        many = section.command_inputs.endswith("...")
+        parser.add_argument("inputs", nargs="*" if many else "?", type=Path, default=[default] if many else default,
+                            metavar=metavar, help=f"{section.command} (default: {default})")
     for flag, spec in (flags or {}).items():
         parser.add_argument(flag, **spec)
     add_output_args(parser, section.name)

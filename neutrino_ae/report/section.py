@@ -73,8 +73,8 @@ class Section:
     # workloads="ptx": shown with the section and recorded in its results, neutrino_ae/workloads/family.py)
     ptx_workloads: str = ""
     # On the driver (neutrino_ae/report/driver.py): load(source) -> frames, compute(frames) -> Result,
-    # figures(result) -> [Figure]; the command line's positional inputs (a metavar, "..." for several)
-    # and what they are.
+    # figures(result) -> [Figure]; the command line's positional inputs (a metavar, "..." for several,
+    # "+" for one or more and no default) and what they are.
     load: str = ""
     compute: str = ""
     figures: str = ""
