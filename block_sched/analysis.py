@@ -329,9 +329,9 @@ def figures(result: Result) -> list[Figure]:
     """The section's ``figures``: per SM (every trace), the first trace's block timeline, and the traces
     compared where there are several; each saved under its own file names."""
     traces, synthetic = result.plots["traces"], result.plots["synthetic"]
-    out = [per_sm_figure(traces, synthetic), timeline_figure(traces[0], synthetic)]
+    out = [per_sm_spec(traces, synthetic), timeline_spec(traces[0], synthetic)]
     if len(traces) > 1:
-        out.append(compare_figure(traces, result.plots["truths"], synthetic))
+        out.append(compare_spec(traces, result.plots["truths"], synthetic))
     return out
 
 
@@ -351,7 +351,7 @@ def _artifact_ratio(t: TraceSched) -> np.ndarray:
     return share_of_running(t.fifo.scheduling_cycles, t.fifo.running_cycles)
 
 
-def per_sm_figure(traces: Sequence[TraceSched], synthetic: bool) -> Figure:
+def per_sm_spec(traces: Sequence[TraceSched], synthetic: bool) -> Figure:
     """Scheduling / running per SM, one panel per trace: both estimators and the mean ratio."""
     arrays, panels = {}, []
     for i, t in enumerate(traces):
@@ -364,7 +364,7 @@ def per_sm_figure(traces: Sequence[TraceSched], synthetic: bool) -> Figure:
                   key="")
 
 
-def timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
+def timeline_spec(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
                     max_blocks: int = TIMELINE_MAX_BLOCKS) -> Figure:
     """Block timeline of the SMs with the lowest, median and highest ratio: each SM's blocks in index order
     (its first ``max_blocks`` by start time where it ran more)."""
@@ -385,7 +385,7 @@ def timeline_figure(t: TraceSched, synthetic: bool, zoom_blocks: int = 24,
                   {"synthetic": synthetic, "label": t.label, "sms": sms, "zoom_blocks": zoom_blocks}, key="")
 
 
-def compare_figure(traces: Sequence[TraceSched], truths: Sequence[dict | None], synthetic: bool) -> Figure:
+def compare_spec(traces: Sequence[TraceSched], truths: Sequence[dict | None], synthetic: bool) -> Figure:
     """Running and scheduling cycles per SM of each trace, both estimators and the sample's ground truth."""
     return Figure("block_sched_compare", "figures:compare_figure", {}, {
         "synthetic": synthetic,
