@@ -177,10 +177,11 @@ def read_traces(paths: list[Path], section: int = 0, bundle: Bundle | None = Non
 
 
 def load(source: Source) -> Traces:
-    """The section's ``load``. The command line (its ``--section`` flag in ``source.options``) reads the traces
-    it was given, each with its own bundle; the notebooks' run (no options) its bundle's block_sched folder."""
-    if "section" in source.options:
-        return Traces(read_traces(list(source.paths), source.options["section"]))
+    """The section's ``load``: the traces a command line names (``--section``: the probe's section index), each
+    with its own bundle; in the notebooks' run its bundle's block_sched folder (:func:`find_bundle_traces`)
+    and the fixes' timing."""
+    if not source.notebook:
+        return Traces(read_traces(list(source.paths), source.options.get("section", 0)))
     timing = source.bundle.path("block_sched", "timing", "events.json")
     return Traces(read_traces(find_bundle_traces(source.paths[0]), bundle=source.bundle),
                   timing if timing.is_file() else None)

@@ -46,11 +46,14 @@ if TYPE_CHECKING:
 class Source:
     """What ``load`` reads: the run's bundle, and the inputs (the bundle's ``<section>/`` folder in a
     notebook run; what the command line was given, else its default); ``options`` are what a script of
-    the folder fixes (e.g. kernel_overhead's per-group scripts: ``{"groups": ("triton_op",)}``)."""
+    the folder fixes (e.g. kernel_overhead's per-group scripts: ``{"groups": ("triton_op",)}``). ``notebook``:
+    the notebooks' run, whose input is the bundle's own folder (block_sched then reads its variants and timing
+    too; a command line given that folder reads the traces it names, as the artifact's script did)."""
 
     bundle: Bundle
     paths: tuple[Path, ...]
     options: Mapping[str, Any] = field(default_factory=dict)
+    notebook: bool = False
 
 
 @dataclass
@@ -197,7 +200,7 @@ def _write(section: Section, source: Source, result: Result, out: Path, data: di
 
 def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
     """The notebooks' entry: ``section`` on the run's bundle (its ``<section>/`` folder)."""
-    source = Source(bundle, (bundle.path(section.name),))
+    source = Source(bundle, (bundle.path(section.name),), notebook=True)
     return finish(section, source, compute(section, source), out)
 
 

@@ -110,7 +110,7 @@ def test_non_contiguous_sm_ids_crash_the_artifact_but_not_ours(smids: list[int],
     expected = artifact_line(artifact_tree, ok).stdout.strip()
     assert our_line(path) == expected
     # The output says why this line has no artifact counterpart.
-    result = driver.analyze_paths(registry.get("block_sched"), [path], tmp_path / "out", {"section": 0})
+    result = driver.analyze_paths(registry.get("block_sched"), [path], tmp_path / "out")
     assert result.text.splitlines()[0] == expected
     assert "IndexError" in result.data["traces"][0]["artifact_deviation"]
     assert "IndexError" in result.text
