@@ -266,6 +266,9 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     paths = tuple(args.inputs) if isinstance(args.inputs, list) else (args.inputs,)
     given = {k: v for k, v in vars(args).items() if k not in ("inputs", "out", "json")}
     options = {**(options or {}), **given}
+    # The section's own modules are imported before the fork: the figure process inherits them, and the command
+    # does not import them while the figure process imports matplotlib (on a loaded machine, both wait for a CPU).
+    section.entry("load"), section.entry("compute")
     with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
         source = source_of(paths, options)
         result = compute(section, source)
