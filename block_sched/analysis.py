@@ -158,20 +158,16 @@ def per_sm_table(label: str, fifo: FifoPerSM, reuse: SlotReuse) -> Columns:
                     "slot_reuse_ratio": share_of_running(total, fifo.running_cycles)})
 
 
-def analyze_records(label: str, path: Path, rec: BlockRecords, fifo: FifoPerSM | None = None,
-                    compiled: bool | None = None, slot_reuse: SlotReuse | None = None,
+def analyze_records(label: str, path: Path, rec: BlockRecords, compiled: bool | None = None,
                     frame: bool = True) -> TraceSched:
-    """Both estimators per SM and the artifact's line. ``fifo`` and ``slot_reuse``: the estimators already
-    computed (the command line computes them before anything else is imported); ``compiled``: whether the
-    numba kernels may be used (default: the :mod:`neutrino_ae.jit` rule by size; a one-shot command passes
-    whether numba is loaded already, as importing it costs more than numpy spends at a million blocks);
-    ``frame``: the per-SM table as a DataFrame (else as :class:`Columns`, no pandas import)."""
+    """Both estimators per SM and the artifact's line. ``compiled``: whether the numba kernels may be used
+    (default: the :mod:`neutrino_ae.jit` rule by size; :func:`compute` runs numpy, as importing numba costs a
+    one-shot command more than numpy spends at a million blocks); ``frame``: the per-SM table as a DataFrame
+    (else as :class:`Columns`, no pandas import)."""
     if compiled is None:
         compiled = accel.use_numba(np.size(rec.lstart))
-    if fifo is None:
-        fifo = _fifo(rec.lstart, rec.elapse, rec.smid, compiled)
-    if slot_reuse is None:
-        slot_reuse = _slot_reuse(rec.lstart, rec.elapse, rec.smid, compiled)
+    fifo = _fifo(rec.lstart, rec.elapse, rec.smid, compiled)
+    slot_reuse = _slot_reuse(rec.lstart, rec.elapse, rec.smid, compiled)
     table = per_sm_table(label, fifo, slot_reuse)
     line, mean_run, mean_sched = artifact_line(rec.grid_size, table)
     mean_reuse = _mean(np.asarray(table["slot_reuse_cycles"], dtype=float)) if len(table) else 0.0
