@@ -1,6 +1,7 @@
-"""Sec. 4.5: Block scheduling cost. This folder owns the section end to end: its
-analysis and CLI, its figures, how dynamic.ipynb collects it, its part of the sample bundle and its
-GPU workloads. ``SECTION`` is what the rest of the suite knows about it (neutrino_ae.report.section).
+"""Sec. 4.5: Block scheduling cost. This folder owns the section end to end: its inputs, analysis and
+figures (on the section driver, neutrino_ae/report/section/driver.py), how dynamic.ipynb collects it, its part of
+the sample bundle and its GPU workloads. ``SECTION`` is what the rest of the suite knows about it
+(neutrino_ae.report.section).
 """
 
 from neutrino_ae.report.section import Section
@@ -56,7 +57,12 @@ SECTION = Section(
     runtime="5 s small sample, 6 s paper-scale sample",
     inputs=("block_sched/*/result/*.bin",),
     optional_inputs=("block_sched/variants/*/*/result/*.bin", "block_sched/timing/events.json"),
-    analyze="pipeline:analyze_bundle",
+    load="inputs:load",
+    compute="analysis:compute",
+    figures="analysis:figures",
+    command="block_sched result .bin files or trace directories",
+    command_inputs="traces ...",
+    command_default=False,
     collect="collect:collect",
     sample="sample:build",
     static_prose=STATIC_PROSE,

@@ -1,4 +1,4 @@
-"""Figures of the block_sched section: the arrays and parameters of :mod:`.figure_inputs` in, matplotlib
+"""Figures of the block_sched section: the arrays and parameters of :func:`.analysis.figures` in, matplotlib
 figures out (shared style). Each builder is ``fn(arrays, params) -> Figure``, as a figure process calls it."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _bars(ax, x: np.ndarray, heights: np.ndarray, width: float, color: str, labe
 
 
 def per_sm_figure(arrays: dict[str, np.ndarray], params: dict):
-    """Scheduling / running per SM, one panel per trace (:func:`.figure_inputs.per_sm_job`)."""
+    """Scheduling / running per SM, one panel per trace (:func:`.analysis.per_sm_spec`)."""
     panels = params["panels"]
     with style_context(FIXED_TITLES):  # y axis in percent: no offset text for a title to avoid
         fig = _figure(MAX_WIDTH_IN, 2.6 * len(panels) + 0.8)
@@ -66,7 +66,7 @@ def per_sm_figure(arrays: dict[str, np.ndarray], params: dict):
 
 
 def timeline_figure(arrays: dict[str, np.ndarray], params: dict):
-    """Block timeline of three SMs, whole and zoomed on the first refills (:func:`.figure_inputs.timeline_job`)."""
+    """Block timeline of three SMs, whole and zoomed on the first refills (:func:`.analysis.timeline_spec`)."""
     sms = params["sms"]
     zoom_blocks = params["zoom_blocks"]
     with style_context(FIXED_TITLES):  # y axes are block slots: no offset text for a title to avoid
@@ -122,7 +122,7 @@ def timeline_figure(arrays: dict[str, np.ndarray], params: dict):
 
 def compare_figure(arrays: dict[str, np.ndarray], params: dict):
     """Left: running cycles per SM; right: scheduling cycles per SM by both estimators (+ ground truth)
-    (:func:`.figure_inputs.compare_job`)."""
+    (:func:`.analysis.compare_spec`)."""
     labels = params["labels"]
     x = np.arange(len(labels))
     run = np.array(params["running"], dtype=float)
@@ -134,7 +134,7 @@ def compare_figure(arrays: dict[str, np.ndarray], params: dict):
         fig = _figure(min(MAX_WIDTH_IN, 1.6 * len(labels) + 3.2), 4.2)
         ax_run, ax_sched = fig.subplots(1, 2)
         bars = ax_run.bar(x, run, 0.6, color=PALETTE[0])
-        # truncated as the artifact's line prints it (fast.py: line_of), not rounded: one number, one value
+        # truncated as the artifact's line prints it (estimates.py: line_of), not rounded: one number, one value
         ax_run.bar_label(bars, labels=[f"{int(v):,}" for v in run], fontsize=8)
         ax_run.set_xticks(x, labels)
         ax_run.set_ylabel("cycles per SM (mean over SMs)")

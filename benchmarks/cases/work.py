@@ -20,8 +20,8 @@ def run_block_sched(inp: Path, scratch: Path, smoke: bool) -> dict[str, Any]:
     and the slot-reuse estimator per SM (figures are a fixed cost and are not part of this case)."""
     from neutrino_ae.report.section.registry import section_module
 
-    bs = section_module("block_sched", "pipeline")
-    analyze_records, first_warp_records = bs.analyze_records, bs.first_warp_records
+    analyze_records = section_module("block_sched", "analysis").analyze_records
+    first_warp_records = section_module("block_sched", "inputs").first_warp_records
     from neutrino_ae.formats.bintrace import open_trace
 
     path = inp / "trace.bin"

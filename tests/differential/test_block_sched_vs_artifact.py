@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from block_sched.analysis import analyze_records
-from block_sched.pipeline import block_sched, first_warp_records, resolve_traces
+from block_sched.inputs import first_warp_records, resolve_traces
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.report.section import driver, registry
 
 from .tracegen import BlockSchedCase, block_sched_cases, block_sched_trace
 
@@ -109,7 +110,7 @@ def test_non_contiguous_sm_ids_crash_the_artifact_but_not_ours(smids: list[int],
     expected = artifact_line(artifact_tree, ok).stdout.strip()
     assert our_line(path) == expected
     # The output says why this line has no artifact counterpart.
-    result = block_sched([path], tmp_path / "out")
+    result = driver.analyze_paths(registry.get("block_sched"), [path], tmp_path / "out")
     assert result.text.splitlines()[0] == expected
     assert "IndexError" in result.data["traces"][0]["artifact_deviation"]
     assert "IndexError" in result.text

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from block_sched import pipeline as bs
+from block_sched import analysis as bs
+from block_sched import inputs
 from neutrino_ae import jit
 from neutrino_ae.sched import intervals as accel
 from neutrino_ae.sched import slots
@@ -153,7 +154,7 @@ def test_slot_reuse_matches_reference_past_256_sms(path, seed, n, sms):
 
 
 def test_slot_reuse_with_more_sms_than_16_bits_agrees_with_the_lexsort_form():
-    from block_sched.fast import _slot_reuse_lexsort, slot_reuse_per_sm
+    from block_sched.estimates import _slot_reuse_lexsort, slot_reuse_per_sm
 
     rng = np.random.default_rng(5)
     n = 200_000
@@ -178,7 +179,7 @@ def test_slot_reuse_wide_clock_span_takes_the_lexsort_path(path):
 
 def test_analyze_records_same_table_on_both_paths(monkeypatch):
     lstart, elapse, smid = random_case(11, 500, 9)
-    rec = bs.BlockRecords(lstart, elapse, smid, 500, 128, 0)
+    rec = inputs.BlockRecords(lstart, elapse, smid, 500, 128, 0)
     tables = []
     for flag in ([False, True] if accel.HAVE_NUMBA else [False]):
         monkeypatch.setattr(jit, "HAVE_NUMBA", flag)
@@ -319,7 +320,7 @@ def test_trace_readers_same_records_on_both_paths(tmp_path, monkeypatch):
     got = {}
     for flag in ([False, True] if accel.HAVE_NUMBA else [False]):
         monkeypatch.setattr(jit, "HAVE_NUMBA", flag)
-        b = bs.first_warp_records(open_trace(path))
+        b = inputs.first_warp_records(open_trace(path))
         w = ws_inputs.records_from_trace(open_trace(path))
         got[flag] = (b.lstart.tolist(), b.elapse.tolist(), b.smid.tolist(), w.lstart.tolist(), w.smid.tolist())
     first = arr[:, 0, 0]
@@ -337,7 +338,7 @@ def test_compiled_kernels_are_cached_outside_the_source_tree(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NEUTRINO_AE_PURE_NUMPY")}
     env["XDG_CACHE_HOME"] = str(tmp_path)
     code = ("import numpy as np\nfrom neutrino_ae import jit\n"
-            "jit.NUMBA_MIN_ITEMS = 0\nfrom block_sched import pipeline as b\n"
+            "jit.NUMBA_MIN_ITEMS = 0\nfrom block_sched import analysis as b\n"
             "b.artifact_metric(np.arange(4), np.ones(4), np.zeros(4))\n")
     subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, check=True, timeout=300)
     assert list((tmp_path / "neutrino-ae" / "numba").rglob("*.nbi"))
@@ -347,7 +348,7 @@ def test_compiled_kernels_are_cached_outside_the_source_tree(tmp_path):
 def test_per_sm_table_joins_slot_reuse_on_sm_id_where_the_sms_differ():
     # The estimators list the same SMs in practice; where they do not, the table is a left join on the SM id.
     from block_sched.analysis import per_sm_table
-    from block_sched.fast import FifoPerSM, SlotReuse
+    from block_sched.estimates import FifoPerSM, SlotReuse
 
     fifo = FifoPerSM(np.array([2, 5, 9]), np.array([3, 1, 4]), np.array([30, 0, 40]), np.array([6, 0, 8]))
     reuse = SlotReuse(np.array([5, 9, 11]), np.array([1, 2, 7]), np.array([10, 20, 70]))

@@ -46,38 +46,42 @@ if TYPE_CHECKING:
 class Source:
     """What ``load`` reads: the run's bundle, and the inputs (the bundle's ``<section>/`` folder in a
     notebook run; what the command line was given, else its default); ``options`` are what a script of
-    the folder fixes (e.g. kernel_overhead's per-group scripts: ``{"groups": ("triton_op",)}``)."""
+    the folder fixes (e.g. kernel_overhead's per-group scripts: ``{"groups": ("triton_op",)}``). ``notebook``:
+    the notebooks' run, whose input is the bundle's own folder (block_sched then reads its variants and timing
+    too; a command line given that folder reads the traces it names, as the artifact's script did)."""
 
     bundle: Bundle
     paths: tuple[Path, ...]
     options: Mapping[str, Any] = field(default_factory=dict)
     out: Path | None = None  # the results folder, for a reader that writes as it reads (dmat's sparsified .dmat)
+    notebook: bool = False
 
 
 @dataclass
 class Result:
-    """What ``compute`` returns. ``numbers`` are the summary rows' values by key, in the summary's order;
-    ``truth`` the sample generator's values by the same keys (absent: none); ``units`` a unit by the key's
-    last dotted part. ``data`` is ``<section>.json`` without what the driver adds (``summary`` goes last,
-    or where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
-    ``notes[table]`` appended to the Markdown (a table may be given as a function that builds it: it is
-    built after the lines are printed, so a section whose numbers need no pandas prints before pandas is
-    imported). ``lines`` are printed first (the artifact's result);
-    ``done`` is the closing line, formatted with the written files (``{figure}``). ``input`` is the
-    input the provenance names; ``plots`` what only the figures take (``figures(result)`` reads it).
-    ``stem`` names the results files (default: the section's name); ``documents`` are more files,
-    ``{key: (file name, text)}``, listed after the figures. ``refs`` are the numbers' paper references by
-    key (default: the section's); ``rows_in_data=False`` leaves the summary rows out of ``data`` (a document
-    without them). ``done`` may also be a function of the written files (several closing lines).
-    ``parts`` are results of their own, each written as ``<part.stem>.json`` with its tables (before this
-    one's files; a part's ``data`` that holds a ``"summary"`` place gets the part's rows there, in place,
-    so a ``data`` of this result holding it sees them); their tables join the section's. ``files`` are files
-    ``load`` wrote already (dmat's sparsified ``.dmat``), listed after this result's figures."""
+    """What ``compute`` returns. ``numbers`` are the summary rows' values by key, in the summary's order; ``truth`` the
+    sample generator's values by the same keys (absent: none); ``units`` a unit by the key's last dotted part;
+    ``kinds`` a row's bundle kind by key where its input came from another bundle than the run's (several traces
+    on one command line). ``data`` is ``<section>.json`` without what the driver adds (``summary`` goes last, or
+    where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
+    ``notes[table]`` appended to the Markdown (a table may be given as a function that builds it: it is built
+    after the lines are printed, so a section whose numbers need no pandas prints before pandas is imported).
+    ``lines`` are printed first (the artifact's result); ``done`` is the closing line, formatted with the
+    written files (``{figure}``). ``input`` is the input the provenance names; ``plots`` what only the figures
+    take (``figures(result)`` reads it). ``stem`` names the results files (default: the section's name);
+    ``documents`` are more files, ``{key: (file name, text)}``, listed after the figures. ``refs`` are the
+    numbers' paper references by key (default: the section's); ``rows_in_data=False`` leaves the summary rows
+    out of ``data`` (a document without them). ``done`` may also be a function of the written files (several
+    closing lines). ``parts`` are results of their own, each written as ``<part.stem>.json`` with its tables
+    (before this one's files; a part's ``data`` that holds a ``"summary"`` place gets the part's rows there, in
+    place, so a ``data`` of this result holding it sees them); their tables join the section's.
+    ``files`` are files ``load`` wrote already (dmat's sparsified ``.dmat``), listed after this result's figures."""
 
     tables: Mapping[str, Any] = field(default_factory=dict)
     numbers: Mapping[str, Any] = field(default_factory=dict)
     truth: Mapping[str, Any] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=dict)
+    kinds: Mapping[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     lines: Sequence[str] = ()
     done: str | Callable[[Mapping[str, Path]], str] = ""
@@ -111,7 +115,8 @@ def number_rows(section: Section, bundle: Bundle, result: Result) -> list[dict[s
     from neutrino_ae.report.results.summary import summary_row
 
     return [summary_row(section.name, key, value, result.units.get(key.rsplit(".", 1)[-1]),
-                        result.refs.get(key, section.paper_ref), bundle.kind, result.truth.get(key))
+                        result.refs.get(key, section.paper_ref), result.kinds.get(key, bundle.kind),
+                        result.truth.get(key))
             for key, value in result.numbers.items()]
 
 
@@ -145,6 +150,7 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
     process to send the figures to (without it they are drawn here)."""
     from neutrino_ae.atomic import write_text
     from neutrino_ae.report.results import SectionResult
+    from neutrino_ae.report.results.columns import FrameMap
 
     out = Path(out)
     each = [*result.parts, result]  # a part's figures are figures(part), its files listed with its own
@@ -177,7 +183,7 @@ def finish(section: Section, source: Source, result: Result, out: str | Path,
         files.update(written[i])
     done = result.done(files) if callable(result.done) else result.done.format(**files)
     text = "\n".join([*result.lines, *([done] if done else [])])
-    return SectionResult(section.name, data, files, tables, rows, text)
+    return SectionResult(section.name, data, files, FrameMap(tables), rows, text)  # Columns read as DataFrames
 
 
 def _write(section: Section, source: Source, result: Result, out: Path, data: dict[str, Any],
@@ -198,7 +204,7 @@ def _write(section: Section, source: Source, result: Result, out: Path, data: di
 
 def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
     """The notebooks' entry: ``section`` on the run's bundle (its ``<section>/`` folder)."""
-    source = Source(bundle, (bundle.path(section.name),), out=Path(out))
+    source = Source(bundle, (bundle.path(section.name),), out=Path(out), notebook=True)
     return finish(section, source, compute(section, source), out)
 
 
@@ -238,7 +244,8 @@ def build_parser(section: Section, default: Path | None = None, prog: str | None
                  flags: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.ArgumentParser:
     """``[inputs] [flags] [--out DIR] [--json]``: ``Section.command`` says what the inputs are; ``default``: the
     inputs without any (the section's folder); ``flags``: a script's own options, ``{"--name": argparse
-    keywords}``."""
+    keywords}``. ``Section.command_inputs`` ending in ``...``: several inputs; ``Section.command_default``
+    False: no default, an input must be named."""
     default = default or section.folder or Path.cwd()
     parser = argparse.ArgumentParser(prog=prog, description=f"{section.paper_ref}: {section.title}.")
     many = section.command_inputs.endswith("...")
@@ -279,6 +286,9 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     paths = tuple(args.inputs) if isinstance(args.inputs, list) else (args.inputs,)
     given = {k: v for k, v in vars(args).items() if k not in ("inputs", "out", "json")}
     options = {**(options or {}), **given}
+    # The section's own modules are imported before the fork: the figure process inherits them, and the command
+    # does not import them while the figure process imports matplotlib (on a loaded machine, both wait for a CPU).
+    section.entry("load"), section.entry("compute")
     with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
         source = source_of(paths, options, args.out)
         result = compute(section, source)

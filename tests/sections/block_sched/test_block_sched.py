@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from block_sched import cli
-from block_sched import pipeline as bs
-from neutrino_ae.formats.bintrace import TraceHeader
+from block_sched.analysis import analyze_records, artifact_metric, slot_reuse_metric
+from block_sched.block_sched import SECTION_INDEX
+from block_sched.inputs import first_warp_records
+from neutrino_ae.formats.bintrace import TraceHeader, open_trace
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import BLOCK_SCHED
 from neutrino_ae.report.command.script import run_main
+from neutrino_ae.report.section import driver, registry
+
+cli_main = partial(driver.main, registry.get("block_sched"), flags=SECTION_INDEX)  # block_sched/block_sched.py
 
 BASE = 10**12  # realistic clock64 magnitude; the metric must only use differences
 
@@ -51,9 +56,9 @@ SUBTLE_LINE = "No.block:8 Running:89 Scheduling:83(cycle)"
 
 def test_artifact_line_first_entry_and_index_order(tmp_path):
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(4, 2, 1))
-    trace = bs.open_trace(path)
-    rec = bs.first_warp_records(trace)
-    res = bs.analyze_records("t", path, rec)
+    trace = open_trace(path)
+    rec = first_warp_records(trace)
+    res = analyze_records("t", path, rec)
     assert res.line == SUBTLE_LINE
     per = res.per_sm.set_index("smid")
     assert list(per.index) == [3, 17, 90]
@@ -65,8 +70,8 @@ def test_artifact_line_first_entry_and_index_order(tmp_path):
 
 def test_slot_reuse_estimator_by_hand(tmp_path):
     path = _write(tmp_path / "t.bin", SUBTLE)
-    rec = bs.first_warp_records(bs.open_trace(path))
-    reuse = bs.slot_reuse_metric(rec.lstart, rec.elapse, rec.smid).set_index("smid")
+    rec = first_warp_records(open_trace(path))
+    reuse = slot_reuse_metric(rec.lstart, rec.elapse, rec.smid).set_index("smid")
     # SM 3: starts 100,100,120,200; ends 110,150,150,220; peak 2 -> (120-110) + (200-150) = 60
     # SM 17: starts 0,150,300; ends 100,190,310; peak 1 -> (150-100) + (300-190) = 160
     assert reuse.loc[3, "peak_resident"] == 2 and reuse.loc[3, "slot_reuse_cycles"] == 60
@@ -76,7 +81,7 @@ def test_slot_reuse_estimator_by_hand(tmp_path):
 
 def test_end_equal_to_start_counts_as_finished():
     # b0 [0,10), b1 starts at 10 -> pop with gap 0; b2 starts 25, first entry b1 ends 15 -> gap 10.
-    df = bs.artifact_metric(np.array([0, 10, 25]), np.array([10, 5, 1]), np.array([0, 0, 0]))
+    df = artifact_metric(np.array([0, 10, 25]), np.array([10, 5, 1]), np.array([0, 0, 0]))
     assert df["scheduling_cycles"].tolist() == [10]
     assert df["running_cycles"].tolist() == [16]
 
@@ -85,7 +90,7 @@ def test_list_grows_when_nothing_finishes():
     # Four resident blocks start together; b4 starts after b0 ends; b5 checks b1 (still running) -> nothing.
     lstart = np.array([0, 0, 0, 0, 60, 61])
     elapse = np.array([50, 100, 100, 100, 10, 10])
-    df = bs.artifact_metric(lstart, elapse, np.zeros(6, np.int64))
+    df = artifact_metric(lstart, elapse, np.zeros(6, np.int64))
     assert df["scheduling_cycles"].tolist() == [10]  # only 60 - 50
 
 
@@ -93,7 +98,7 @@ def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys):
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
     other = _write(tmp_path / "persist.bin", [(0, 100, 4), (100, 50, 4)], block_size=128)
     out = tmp_path / "out"
-    assert cli.main([str(path), str(other), "--out", str(out)]) == 0
+    assert cli_main([str(path), str(other), "--out", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == SUBTLE_LINE
     # Second trace: one SM, running 150, b1 starts exactly when b0 ends -> scheduling 0.
@@ -109,13 +114,13 @@ def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys):
 def test_cli_bad_inputs_one_line_errors(tmp_path, capsys):
     short = tmp_path / "short.bin"
     short.write_bytes(b"\x01\x00\x00\x00" * 3)
-    assert run_main(cli.main, [str(short), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli_main, [str(short), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "short.bin" in err[0] and "truncated" in err[0]
 
     pkl = tmp_path / "tmp.pkl"
     pkl.write_bytes(b"not read")
-    assert run_main(cli.main, [str(pkl), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli_main, [str(pkl), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert "tmp.pkl" in err and "arbitrary code" in err
 
@@ -125,18 +130,18 @@ def test_wrong_probe_trace_refused(tmp_path, capsys):
 
     path = tmp_path / "dmat.bin"
     write_trace(path, TraceHeader((2, 1, 1), (4, 1, 1)), [("thread", np.zeros((2, 4, 2), dtype=DMAT))])
-    assert run_main(cli.main, [str(path), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(cli_main, [str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "dmat.bin" in err[0] and "wrong probe" in err[0]
 
 
 def _timeline(path, max_blocks):
-    from block_sched.estimates import estimate
-    from block_sched.figure_inputs import timeline_job
+    from block_sched.analysis import timeline_spec
     from block_sched.figures import timeline_figure
 
-    job = timeline_job(estimate([path])[0], False, None, max_blocks=max_blocks)
-    return timeline_figure(dict(job.arrays), dict(job.params))
+    shown = timeline_spec(analyze_records("t", path, first_warp_records(open_trace(path))), False,
+                          max_blocks=max_blocks)
+    return timeline_figure(dict(shown.arrays), dict(shown.params))
 
 
 def test_timeline_draws_a_bounded_number_of_blocks_and_says_so(tmp_path):

@@ -1,5 +1,5 @@
 """Sec. 4.5's comparison figure labels each running bar with the number the artifact's line prints:
-the mean truncated to an integer, as ``block_sched/fast.py: line_of`` does (issue 37 item 8: the bar
+the mean truncated to an integer, as ``block_sched/estimates.py: line_of`` does (issue 37 item 8: the bar
 said 75,265 where the line said 75264)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 
-from block_sched.fast import line_of  # noqa: E402
+from block_sched.estimates import line_of  # noqa: E402
 from block_sched.figures import compare_figure  # noqa: E402
 
 

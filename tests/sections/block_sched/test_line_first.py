@@ -8,12 +8,13 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from block_sched import fast
+from block_sched import estimates
 from neutrino_ae.formats.bintrace import TraceHeader
 from neutrino_ae.formats.bintrace_write import write_trace
 from neutrino_ae.formats.records import BLOCK_SCHED
@@ -105,7 +106,7 @@ def test_numpy_fifo_matches_the_plain_rule(skewed):
     smid = np.where(rng.random(n) < 0.9, 7, rng.integers(0, 40, n)) if skewed else rng.integers(0, 40, n) * 3 + 1
     lstart = np.sort(rng.integers(0, 10**7, n)) + rng.integers(-5000, 5000, n)  # not in index order everywhere
     elapse = rng.integers(0, 20000, n)
-    got = fast.fifo_per_sm(lstart, elapse, smid)
+    got = estimates.fifo_per_sm(lstart, elapse, smid)
     ids, run, sched = _plain_rule(lstart, elapse, smid)
     assert got.smid.tolist() == ids
     assert got.running_cycles.tolist() == run
@@ -114,8 +115,10 @@ def test_numpy_fifo_matches_the_plain_rule(skewed):
 
 
 def test_a_figure_drawn_in_the_forked_process_that_fails_is_one_error_line(tmp_path, capsys, monkeypatch):
-    from block_sched import cli, figures
+    from block_sched import figures
+    from block_sched.block_sched import SECTION_INDEX
     from neutrino_ae.report.command.script import run_main
+    from neutrino_ae.report.section import driver, registry
 
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
 
@@ -123,7 +126,8 @@ def test_a_figure_drawn_in_the_forked_process_that_fails_is_one_error_line(tmp_p
         raise ValueError("no room for the timeline")
 
     monkeypatch.setattr(figures, "timeline_figure", broken)
-    assert run_main(cli.main, [str(path), "--out", str(tmp_path / "out")]) == 2
+    main = partial(driver.main, registry.get("block_sched"), flags=SECTION_INDEX)  # block_sched/block_sched.py
+    assert run_main(main, [str(path), "--out", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [SUBTLE_LINE]
     assert captured.err.strip() == "error: drawing a figure failed: block_sched_timeline: no room for the timeline"

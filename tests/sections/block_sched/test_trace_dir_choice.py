@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 
-from block_sched import pipeline as bs
+from block_sched.inputs import find_bundle_traces
+from neutrino_ae.bundle.context import bundle_of
+from neutrino_ae.report.section import driver, registry
 
 
 def test_newest_raw_and_variant_collections_are_read_and_named(tiny_bundle, tmp_path):
@@ -19,8 +21,8 @@ def test_newest_raw_and_variant_collections_are_read_and_named(tiny_bundle, tmp_
     feb = shutil.copytree(memset_jan, base / "variants" / "memset" / "Feb01_000000_5")
     persistent = next((base / "variants" / "persistent").iterdir())
 
-    assert bs.find_bundle_traces(root) == [aug, feb, persistent]  # one raw collection: the newest
-    res = bs.analyze(root, tmp_path / "out")
+    assert find_bundle_traces(root) == [aug, feb, persistent]  # one raw collection: the newest
+    res = driver.analyze(registry.get("block_sched"), bundle_of(root), tmp_path / "out")
     expected = ["block_sched/Aug_23_06_27_37_268336", "block_sched/variants/memset/Feb01_000000_5",
                 f"block_sched/variants/persistent/{persistent.name}"]
     assert res.data["trace_dirs"] == expected
