@@ -34,7 +34,7 @@ def checkout(tmp_path_factory) -> Path:
         if (REPO / rel).is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / rel, dest / rel)
-    shutil.copytree(TOY, dest / "toy", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(TOY, dest / "toy", ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     return dest
 
 
