@@ -161,11 +161,15 @@ class DynamicNotebook:
     def summary(self) -> None:
         """Collect, analyse and show what no cell has (a section folder added since the notebook was built,
         under its heading), then write summary.json and the verdict (``nb.summary_path``); no repr in the cell."""
-        for name in self.selected:
-            if name not in self.shown:
-                sec = registry.get(name)
-                markdown(f"## {sec.title} ({sec.paper_ref})\n\n{sec.dynamic_prose.strip()}")
-                self.section(name)
+        for name in registry.names():  # stands in for the cells of a section the notebook has none for
+            if name in self.shown:
+                continue
+            if name not in self.selected:
+                self.run(name)  # says it is not selected, as its cell would
+                continue
+            sec = registry.get(name)
+            markdown(f"## {sec.title} ({sec.paper_ref})\n\n{sec.dynamic_prose.strip()}")
+            self.section(name)
         rows = summary_rows(self.results, bundle_kind="dynamic")
         gpu = [f"{g.name} (sm_{g.compute_cap.replace('.', '')}, {g.sm_count} SMs)" for g in self.env_report.gpus]
         path = write_summary(self.out_root / "summary.json", rows, notebook="dynamic", bundle_kind="dynamic",

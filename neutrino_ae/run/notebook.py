@@ -202,12 +202,16 @@ class StaticNotebook:
         """Run and show what no cell has (under its heading), then write summary.json / summary.md (linked,
         not shown: every number is there) and show the verdict. Returns nothing, so the cell shows no
         repr; the file is ``nb.summary_path``."""
-        for name in self.selected:
-            if name not in self.shown:
-                sec = registry.get(name)
-                markdown(f"## {sec.title}\n\n* Paper: **{sec.paper_ref}**\n\n{sec.static_prose.strip()}")
-                ran = name in self.results or name in self.failed
-                self._show(name, self.results.get(name) if ran else self.run(name))
+        for name in registry.names():  # stands in for the cells of a section the notebook has none for
+            if name in self.shown:
+                continue
+            if name not in self.selected:
+                self.run(name)  # says it is skipped, as its cell would
+                continue
+            sec = registry.get(name)
+            markdown(f"## {sec.title}\n\n* Paper: **{sec.paper_ref}**\n\n{sec.static_prose.strip()}")
+            ran = name in self.results or name in self.failed
+            self._show(name, self.results.get(name) if ran else self.run(name))
         if self.disk_full:  # no summary of a run the disk cut short: the previous one stays
             raise NotebookDiskFull(str(next(iter(self.disk_full.values()))))
         try:
