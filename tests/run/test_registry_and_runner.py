@@ -79,13 +79,16 @@ def test_missing_bundle_root_is_one_clear_error(tmp_path):
 # its own sample model (parameters by scale, recorded in bundle.json) and its own collector. Nothing
 # outside the folder (and this test) is edited: the package, the notebooks' builders, the sample
 # generator and collection find it through the registry.
+# Its order puts it after every other folder (a real one added beside the paper's, too): each
+# section's sample data comes from the i-th child of the seed (sample/generate.py, section_seeds), so a
+# folder added last leaves every other section's data as it was, which a test below checks.
 
 TOY_INIT = '''
 """Fig. 97: a seventh section."""
 from neutrino_ae.report.claims import Claim
 from neutrino_ae.report.section import Section
 
-SECTION = Section(name="seventh", title="Seventh result", paper_ref="Fig. 97", order=70, runtime="instant",
+SECTION = Section(name="seventh", title="Seventh result", paper_ref="Fig. 97", order=1000, runtime="instant",
                   inputs=("seventh/in.txt",), analyze="analysis:analyze", sample="sample:build",
                   collect="collect:collect",
                   static_prose="It doubles a number.", dynamic_prose="It collects one number.",
