@@ -52,9 +52,10 @@ def wheel(source, tmp_path_factory) -> Path:
 def test_the_wheel_holds_only_neutrino_ae(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"neutrino_ae", f"{wheel.name.split('-py3')[0]}.dist-info"}
-    for name in registry.names():  # every section folder, as data of the package
-        assert f"neutrino_ae/_sections/{name}/__init__.py" in names
-        assert f"neutrino_ae/_sections/{name}/claims.py" in names
+    for section in registry.sections():  # every module of every section folder, as data of the package
+        for module in sorted(section.folder.glob("*.py")):
+            assert f"neutrino_ae/_sections/{section.name}/{module.name}" in names
+    assert "neutrino_ae/_sections/max_mem/claims.py" in names
     assert {"neutrino_ae/_notebooks/static.ipynb", "neutrino_ae/_notebooks/dynamic.ipynb"} <= set(names)
     assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", "tools/"))]
 

@@ -13,6 +13,7 @@ Each section's heading text comes from its folder (``SECTION.dynamic_prose``).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import nbformat
 from notebook_builder import KERNEL_CHECK, builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
@@ -36,10 +37,9 @@ INTRO = md("""
     *not run*, and the last section still tours a real trace directory.
 """)
 
-PARAMETERS = code(f"""
+PARAMETERS = code("""
     # Parameters (papermill: -p <name> <value>)
-    # any subset, in any order (they run in the order above)
-    sections = {list(registry.names())!r}
+    sections = "all"  # every registered section, or any subset in any order (they run in the order above)
     output_dir = "results/dynamic/"  # figures, tables, results JSON, summary.json
     trace_root = "traces/dynamic/"  # collected traces, laid out like the paper's bundle
     neutrino = "neutrino"  # name or path of the Neutrino CLI
@@ -47,7 +47,7 @@ PARAMETERS = code(f"""
     collect = True  # False: only analyse traces already under trace_root
     bundle = ""  # "sample", "paper" or a folder: analyse that bundle instead of collecting (said so in the verdict)
     timeout = 3600  # seconds allowed per collection command
-    collect_args = {{}}  # extra CLI arguments per section, e.g. {{"max_mem": ["--models", "llama1b-bs32"]}}
+    collect_args = {}  # extra CLI arguments per section, e.g. {"max_mem": ["--models", "llama1b-bs32"]}
     strict = False  # True: a failed collection or analysis stops the notebook instead of being reported
     workloads = "auto"  # "paper": the artifact's PyTorch/Triton scripts; "ptx": the same kernels as PTX
     # through the driver API (what Neutrino can probe on PyTorch >= 2.x SASS-only wheels and Triton >= 3.3);
@@ -99,15 +99,16 @@ SUMMARY = code("""
 """)
 
 
-def cells() -> list[nbformat.NotebookNode]:
-    """One heading + one code cell per section of the registry, between the set-up and the summary."""
+def cells(names: Sequence[str] | None = None) -> list[nbformat.NotebookNode]:
+    """One heading + one code cell per section of the registry (or of ``names``), between the set-up and the
+    summary. A section without cells is still collected (``sections = "all"``) and shown by the summary cell."""
     v4 = nbformat.v4
     hidden = {"jupyter": {"source_hidden": True}, "tags": ["remove-input"]}  # plumbing: outputs only
     out = [v4.new_markdown_cell(INTRO, id="intro"),
            v4.new_code_cell(KERNEL_CHECK, id="kernel-check", metadata=hidden),
            v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
            v4.new_markdown_cell(ENV_MD, id="env-md"), v4.new_code_cell(ENV, id="env", metadata=hidden)]
-    sections = registry.sections()
+    sections = registry.sections() if names is None else [registry.get(n) for n in names]
     for i, s in enumerate(sections, start=1):
         cid = s.name.replace("_", "-")
         heading = f"## {i}. {s.title} ({s.paper_ref})"
@@ -120,9 +121,9 @@ def cells() -> list[nbformat.NotebookNode]:
     return out
 
 
-def build() -> str:
-    """The notebook as the exact text that is committed."""
-    return notebook_text(cells())
+def build(names: Sequence[str] | None = None) -> str:
+    """The notebook as the exact text that is committed (``names``: the sections given cells, default all)."""
+    return notebook_text(cells(names))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,7 @@ adding a section folder adds its cells here.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
@@ -58,7 +59,7 @@ PARAMETERS = code(f"""
     trace_root = ""  # where the bundle lives; empty: traces/sample/ for the sample bundle, else traces/paper/
     bundle_url = "{fetch.PAPER_BUNDLE_URL}"  # the paper's trace.zip
     bundle_sha256 = ""  # expected sha256 of trace.zip; "" trusts the first download and records its digest
-    sections = {list(registry.names())!r}  # any subset
+    sections = "all"  # every registered section, or any subset: ["dmat", "max_mem"]
     output_dir = "results/static/"  # figures, tables, results JSON, summary, verdict (as neutrino-ae run)
     sample_scale = "small"  # sample bundle size: "small" or "paper"
     seed = 0  # sample bundle seed
@@ -89,8 +90,8 @@ SETUP = code("""
                         workers=workers)
 """)
 
-SUMMARY_MD = md(f"""
-    ## {len(registry.sections()) + 1}. Verdict
+SUMMARY_MD = md("""
+    ## {n}. Verdict
 
     Every number is saved in `summary.json` / `summary.md` (on the sample bundle with the value
     the execution model injected beside it). Below: each claim of the paper with what is expected
@@ -102,9 +103,11 @@ SUMMARY = code("""
 """)
 
 
-def cells() -> list[nbformat.NotebookNode]:
+def cells(names: Sequence[str] | None = None) -> list[nbformat.NotebookNode]:
     """The notebook's cells, in order, with stable ids: one heading + one code cell per section of
-    the registry (plus one cell per figure a section lists in ``notebook_figures``)."""
+    the registry (or of ``names``), plus one cell per figure a section lists in ``notebook_figures``. A
+    section without cells is still run (``sections = "all"``) and shown by the summary cell."""
+    sections = registry.sections() if names is None else [registry.get(n) for n in names]
     v4 = nbformat.v4
     out = [
         v4.new_markdown_cell(INTRO, id="intro"),
@@ -115,7 +118,7 @@ def cells() -> list[nbformat.NotebookNode]:
         v4.new_markdown_cell(SETUP_MD, id="setup-md"),
         v4.new_code_cell(SETUP, id="setup"),
     ]
-    for i, s in enumerate(registry.sections(), start=1):
+    for i, s in enumerate(sections, start=1):
         cid = s.name.replace("_", "-")
         out.append(v4.new_markdown_cell(_header(i, s.name) + "\n\n" + s.static_prose.strip(), id=f"{cid}-md"))
         out.append(v4.new_code_cell(f'nb.section("{s.name}")', id=cid))
@@ -125,15 +128,15 @@ def cells() -> list[nbformat.NotebookNode]:
             out.append(v4.new_code_cell(f'from neutrino_ae.run.timelines import show_timelines\n\n'
                                         f'show_timelines(nb, "{s.name}")', id=f"{cid}-perfetto"))
     out += [
-        v4.new_markdown_cell(SUMMARY_MD, id="summary-md"),
+        v4.new_markdown_cell(SUMMARY_MD.format(n=len(sections) + 1), id="summary-md"),
         v4.new_code_cell(SUMMARY, id="summary"),
     ]
     return out
 
 
-def build() -> str:
-    """The notebook as the exact text that is committed."""
-    return notebook_text(cells())
+def build(names: Sequence[str] | None = None) -> str:
+    """The notebook as the exact text that is committed (``names``: the sections given cells, default all)."""
+    return notebook_text(cells(names))
 
 
 def main(argv: list[str] | None = None) -> int:

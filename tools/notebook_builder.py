@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import nbformat
@@ -56,25 +57,46 @@ def notebook_text(cells: list[nbformat.NotebookNode]) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def builder_main(description: str, notebook: Path, build: Callable[[], str], argv: list[str] | None = None) -> int:
-    """``python tools/build_<name>_notebook.py [--check] [--out PATH]``."""
+def celled_sections(text: str) -> list[str]:
+    """The sections a committed notebook gives cells of their own (``nb.section("...")``), in its order."""
+    try:
+        cells = nbformat.reads(text, as_version=4).cells
+    except Exception:  # noqa: BLE001 - not a notebook (or none): it holds no section cell, and --check says stale
+        return []
+    cell = re.compile(r'nb\.section\("(\w+)"\)')
+    return [m.group(1) for c in cells if c.cell_type == "code" and (m := cell.fullmatch(c.source))]
+
+
+def builder_main(description: str, notebook: Path, build: Callable[[Sequence[str] | None], str],
+                 argv: list[str] | None = None) -> int:
+    """``python tools/build_<name>_notebook.py [--check] [--out PATH]``.
+
+    ``build(names)`` writes a heading and cells for each section in ``names`` (None: every registered one).
+    ``--check`` compares the committed notebook with the build for the sections it has cells for: a section
+    folder added since is no error (its ``sections = "all"`` default runs it and the summary cell shows it),
+    only named, so that adding a section needs no edit outside its folder."""
+    from neutrino_ae.report.section import registry
+
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--check", action="store_true",
                         help=f"exit 1 if {notebook.name} differs from the builder's output")
     parser.add_argument("--out", type=Path, default=notebook,
                         help=f"where to write the notebook (default: {notebook.name})")
     args = parser.parse_args(argv)
-    text = build()
     if args.check:
         current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-        if current != text:
+        celled = celled_sections(current)
+        if not all(name in registry.names() for name in celled) or current != build(celled):
             print(f"error: {args.out} is out of date; run: python tools/build_{notebook.stem}_notebook.py",
                   file=sys.stderr)
             return 1
-        print(f"{args.out} is up to date")
+        uncelled = [name for name in registry.names() if name not in celled]
+        extra = (f" (no cells of their own, shown by its summary cell: {', '.join(uncelled)}; run the builder "
+                 "to give them theirs)") if uncelled else ""
+        print(f"{args.out} is up to date{extra}")
         return 0
     from neutrino_ae.atomic import write_text
 
-    write_text(args.out, text)
+    write_text(args.out, build(None))
     print(f"wrote {args.out}")
     return 0

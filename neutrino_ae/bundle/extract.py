@@ -8,8 +8,8 @@ beside the destination (named for :mod:`~neutrino_ae.bundle.leftovers`) and only
 place. Free space is checked against the archive's total uncompressed size first.
 
 If the archive wraps everything in a single top-level folder (``trace/block_sched/...``) that
-folder is stripped, unless its name is itself a section folder (an archive holding only
-``dmat/`` keeps it).
+folder is stripped, unless its name is itself one of the paper archive's folders (an archive holding
+only ``dmat/`` keeps it).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from neutrino_ae.bundle.disk import CHUNK, check_disk, human
 from neutrino_ae.bundle.leftovers import clean_stale_temp, staging_prefix
 from neutrino_ae.errors import BundleError
 
-# Top-level folders of the paper's trace.zip (see docs/DESIGN.md, "Sample bundle layout").
-SECTION_DIRS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
+# Top-level folders of the paper's trace.zip (see docs/DESIGN.md, "Sample bundle layout"): a fact of that
+# published archive, which only ever holds these six, not the list of sections (that is the registry's).
+PAPER_ZIP_DIRS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
 # Zip bomb bounds (see ExtractLimits). Real trace data compresses a few times, a deflate bomb
 # about 1000 times; 200 leaves room for very repetitive traces.
 MAX_EXTRACT_BYTES = 64 << 30
@@ -207,7 +208,7 @@ def _plan(zf: zipfile.ZipFile, archive: Path,
     if strip_single_root and len(tops) == 1:
         (top,) = tops
         only_under = all(len(parts) > 1 or info.is_dir() for info, parts in planned)
-        if only_under and top not in SECTION_DIRS:
+        if only_under and top not in PAPER_ZIP_DIRS:
             planned = [(info, parts[1:]) for info, parts in planned if len(parts) > 1]
             if not planned:
                 raise BundleError(archive, f"the archive holds only the empty folder {top!r}")

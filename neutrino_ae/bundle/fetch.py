@@ -32,7 +32,7 @@ from typing import Any
 from neutrino_ae.bundle.download import download, download_with_digest, normalise_digest
 from neutrino_ae.bundle.download.limits import DOWNLOAD_DEADLINE_S, MAX_ATTEMPTS, MAX_DOWNLOAD_BYTES
 from neutrino_ae.bundle.download.transport import note
-from neutrino_ae.bundle.extract import SECTION_DIRS, ExtractLimits, extract_zip, validate_zip
+from neutrino_ae.bundle.extract import PAPER_ZIP_DIRS, ExtractLimits, extract_zip, validate_zip
 from neutrino_ae.bundle.leftovers import clean_stale_temp, staging_prefix
 from neutrino_ae.bundle.manifest import (
     MANIFEST,
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "ARCHIVE_NAME", "DOWNLOAD_DEADLINE_S", "DOWNLOAD_DIR", "MAX_ATTEMPTS", "MAX_DOWNLOAD_BYTES",
-    "PAPER_BUNDLE_URL", "SAMPLE_HINT", "SECTION_DIRS", "ExtractLimits", "clean_stale_temp", "download",
+    "PAPER_BUNDLE_URL", "SAMPLE_HINT", "PAPER_ZIP_DIRS", "ExtractLimits", "clean_stale_temp", "download",
     "LOCAL_COPY_HINT", "download_with_digest", "ensure_bundle", "ensure_sample_bundle", "extract_zip",
     "fetch_paper_bundle", "has_paper_layout", "is_zip_choice", "record_hand_extracted", "staging_prefix",
     "use_paper_zip", "validate_zip",
@@ -74,7 +74,8 @@ LOCAL_COPY_HINT = (
 BUNDLE_WORDS = ("auto", "paper", "sample")
 
 # Data files that only an extracted trace.zip has; the repo's code folders share the section
-# names, so bare folders prove nothing.
+# names, so bare folders prove nothing. Facts of the published archive, not the list of sections: a
+# section added later is never in it, and the registry (a layer above) is not needed to recognise it.
 _PAPER_MARKERS = ("block_sched/*/result/*.bin", "dmat/*.dmat", "exposed_latency/*.csv",
                   "warp_sched/*/result/*.bin", "max_mem/*/*/*/stdout.log", "kernel_overhead/*/*/*/*")
 

@@ -267,7 +267,8 @@ def find_bundle_root(path: str | os.PathLike[str]) -> Path | None:
 
 
 #: Only the sample generator writes a trace of the memset variant (no kernel of ours runs there,
-#: so neither the paper's bundle nor dynamic.ipynb has one): a bundle holding it is a sample.
+#: so neither the paper's bundle nor dynamic.ipynb has one): a bundle holding it is a sample. One folder of
+#: one section's sample part is evidence enough; it names no list of sections, and a new one changes nothing.
 SAMPLE_LAYOUT_MARKER = Path("block_sched") / "variants" / "memset"
 
 

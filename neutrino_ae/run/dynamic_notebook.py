@@ -87,6 +87,7 @@ class DynamicNotebook:
         self.earlier: list[str] = []  # sections analysed from traces this run did not collect
         self.kind = DYNAMIC  # the bundle kind of what was analysed (trace_root's, once a section ran)
         self.results: dict[str, SectionResult] = {}
+        self.shown: set[str] = set()  # the sections a cell has shown (the summary shows the others)
         self.problems: list[str] = []
         self.summary_path: Path | None = None
         self.ctx = CollectContext(neutrino=neutrino, repeats=int(repeats), timeout=float(timeout),
@@ -143,6 +144,7 @@ class DynamicNotebook:
 
     def section(self, name: str) -> None:
         """Collect and analyse a section, then show it as static.ipynb does (``nb.results[name]``)."""
+        self.shown.add(name)
         res = self.run(name)
         sec = registry.get(name)
         if res is not None and self.ctx.workloads == "ptx" and sec.ptx_workloads:
@@ -156,7 +158,17 @@ class DynamicNotebook:
         tour(self.trace_root)
 
     def summary(self) -> None:
-        """Write summary.json and the verdict (``nb.summary_path``); no repr in the cell."""
+        """Collect, analyse and show what no cell has (a section folder added since the notebook was built,
+        under its heading), then write summary.json and the verdict (``nb.summary_path``); no repr in the cell."""
+        for name in registry.names():  # stands in for the cells of a section the notebook has none for
+            if name in self.shown:
+                continue
+            if name not in self.selected:
+                self.run(name)  # says it is not selected, as its cell would
+                continue
+            sec = registry.get(name)
+            markdown(f"## {sec.title} ({sec.paper_ref})\n\n{sec.dynamic_prose.strip()}")
+            self.section(name)
         rows = summary_rows(self.results, bundle_kind="dynamic")
         gpu = [f"{g.name} (sm_{g.compute_cap.replace('.', '')}, {g.sm_count} SMs)" for g in self.env_report.gpus]
         path = write_summary(self.out_root / "summary.json", rows, notebook="dynamic", bundle_kind="dynamic",

@@ -5,6 +5,10 @@
     nb.figure("dmat", "fig1.png")                                   # a section's figures, one cell each
     nb.summary()                                                    # summary.json / summary.md, verdict.json
 
+The committed notebook's section cells are presentation, not the list of sections: its ``sections = "all"``
+runs every registered one, and the summary shows a section that no cell showed (a folder added since the
+notebook was built) under its own heading.
+
 dynamic.ipynb has the same shape with ``neutrino_ae.run.dynamic_notebook.DynamicNotebook`` (collect,
 then analyse); both show results with ``run/display.py`` and write the verdict with ``run/verdict.py``.
 """
@@ -111,6 +115,7 @@ class StaticNotebook:
         self.failed: dict[str, str] = {}
         self.disk_full: dict[str, DiskFull] = {}  # sections that failed because the disk was full
         self.summary_path: Path | None = None
+        self.shown: set[str] = set()  # the sections a cell has shown (the summary shows the others)
         self._print_header()
         self._ahead = Ahead(self.selected, self.bundle, self.out_root, self.force, workers)
 
@@ -175,7 +180,10 @@ class StaticNotebook:
         """Run a section and show it once, in the paper's form (``Section.notebook_show`` and
         ``notebook_text``); a section with its own figure cells shows only its text here. Returns
         nothing, so the cell shows no repr; the result is in ``nb.results[name]``."""
-        res = self.run(name)
+        self._show(name, self.run(name))
+
+    def _show(self, name: str, res: SectionResult | None) -> None:
+        self.shown.add(name)
         sec = registry.get(name)
         figures = () if sec.notebook_figures else sec.notebook_show
         show(res, figures=figures, text=sec.notebook_text, caption=f"{sec.paper_ref}, {sec.title}")
@@ -190,12 +198,19 @@ class StaticNotebook:
                  caption=caption)
 
     def summary(self) -> None:
-        """Run what has not run yet, then write summary.json / summary.md (linked, not shown: every
-        number is there) and show the verdict. Returns nothing, so the cell shows no repr; the
-        file is ``nb.summary_path``."""
-        for name in self.selected:
-            if name not in self.results and name not in self.failed:
-                self.run(name)
+        """Run and show what no cell has (under its heading), then write summary.json / summary.md (linked,
+        not shown: every number is there) and show the verdict. Returns nothing, so the cell shows no
+        repr; the file is ``nb.summary_path``."""
+        for name in registry.names():  # stands in for the cells of a section the notebook has none for
+            if name in self.shown:
+                continue
+            if name not in self.selected:
+                self.run(name)  # says it is skipped, as its cell would
+                continue
+            sec = registry.get(name)
+            markdown(f"## {sec.title}\n\n* Paper: **{sec.paper_ref}**\n\n{sec.static_prose.strip()}")
+            ran = name in self.results or name in self.failed
+            self._show(name, self.results.get(name) if ran else self.run(name))
         if self.disk_full:  # no summary of a run the disk cut short: the previous one stays
             raise NotebookDiskFull(str(next(iter(self.disk_full.values()))))
         try:

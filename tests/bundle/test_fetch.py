@@ -413,7 +413,7 @@ def test_auto_reuses_hand_extracted_layout(tmp_path: Path) -> None:
 
 
 def test_code_folders_are_not_a_paper_layout(tmp_path: Path) -> None:
-    for d in fetch.SECTION_DIRS:
+    for d in fetch.PAPER_ZIP_DIRS:
         (tmp_path / d).mkdir()
         (tmp_path / d / "analysis.py").write_text("")
     assert not fetch.has_paper_layout(tmp_path)

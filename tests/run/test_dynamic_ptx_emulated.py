@@ -13,12 +13,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from neutrino_ae.report.section import registry
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "real_neutrino"))
 
 import emulated  # noqa: E402
 from real_neutrino_build import shared_install  # noqa: E402
 
+#: The paper's sections, whose GPU command lines the emulator answers (a folder added later collects too).
 SECTIONS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
 
 
@@ -39,7 +42,7 @@ def test_every_section_collects_with_the_gpu_command_lines(run):
         assert (base / "traces" / name).is_dir(), name
     manifest = json.loads((base / "traces" / "bundle.json").read_text())
     assert manifest["emulated"] is True
-    assert {s: v["workloads"] for s, v in manifest["sections"].items()} == dict.fromkeys(SECTIONS, "ptx")
+    assert {s: v["workloads"] for s, v in manifest["sections"].items()} == dict.fromkeys(registry.names(), "ptx")
     # the workloads the collectors ran are the ptx family's scripts, as the device script runs them
     logs = "".join(p.read_text(errors="replace") for p in (base / "traces").rglob("*.stderr.log"))
     event_cmds = "".join(p.read_text(errors="replace") for p in (base / "traces").rglob("event.log"))

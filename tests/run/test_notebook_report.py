@@ -56,20 +56,23 @@ def _figures(nb) -> list[tuple[str, dict]]:
     return [(cid, o) for cid, o in _outputs(nb) if "image/png" in o.get("data", {})]
 
 
-def _declared_figures() -> list[str]:
-    """The figures the sections declare for the notebook (``notebook_figures``, else the PNGs of ``notebook_show``)."""
+def _declared_figures(out: Path) -> list[str]:
+    """The figures the sections declare for the notebook (``notebook_figures``, else the PNGs of ``notebook_show``;
+    a section that names none shows every PNG it wrote under ``out``)."""
     names = []
     for sec in registry.sections():
         if sec.notebook_figures:
             names += [key for key, _ in sec.notebook_figures]
+        elif sec.notebook_show is None:
+            names += [p.name for p in sorted((out / sec.name).glob("*.png"))]
         else:
-            names += [n for n in (sec.notebook_show or ()) if n.endswith(".png")]
+            names += [n for n in sec.notebook_show if n.endswith(".png")]
     return names
 
 
 def test_every_declared_figure_is_an_image_output_with_alt_text_and_its_display_width(run):
     figures = _figures(run["nb"])
-    declared = _declared_figures()
+    declared = _declared_figures(run["out"])
     # The figures the text refers to are among them (the tail zoom, block_sched's per-SM and timeline figures).
     assert {"fig13d-sub.png", "block_sched_per_sm.png", "block_sched_timeline.png"} <= set(declared)
     shown = [Path(o["data"]["text/plain"].removeprefix("[figure] ")).name for _, o in figures]
@@ -104,7 +107,7 @@ def test_the_html_report_embeds_every_figure_with_its_alt_text(run):
     parser.feed(run["html"])
     embedded = [i for i in parser.images if re.match(r"data:image/(png|svg\+xml);base64,", i.get("src", ""))]
     alts = [o["metadata"]["image/png"]["alt"] for _, o in _figures(run["nb"])]
-    assert len(embedded) == len(_declared_figures()) == len(alts)
+    assert len(embedded) == len(_declared_figures(run["out"])) == len(alts)
     assert [i.get("alt") for i in embedded] == alts
     assert all(int(i["width"]) <= NOTEBOOK_WIDTH_PX for i in embedded)
     assert "HTML: " in run["report"].stdout and "every figure embedded" in run["report"].stdout
@@ -200,7 +203,7 @@ def printed(run, tmp_path_factory) -> dict:
     pdf = run["out"] / "static.pdf"
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True,
                           timeout=120).stdout
-    return {"proc": proc, "pdf": pdf, "shot": shot, "text": text}
+    return {"proc": proc, "pdf": pdf, "shot": shot, "text": text, "out": run["out"]}
 
 
 def test_with_chromium_a_pdf_and_the_render_check_at_1400_px(run, printed):
@@ -211,7 +214,7 @@ def test_with_chromium_a_pdf_and_the_render_check_at_1400_px(run, printed):
                       r"(\d+) claims", proc.stdout)
     assert found, proc.stdout
     num = lambda i: float(found.group(i).replace(",", ""))  # noqa: E731
-    assert int(found.group(3)) == len(_declared_figures())
+    assert int(found.group(3)) == len(_declared_figures(printed["out"]))
     assert num(5) <= NOTEBOOK_WIDTH_PX and num(6) >= 9.0
     # The verdict table fits its column at 1400 px (it was 1,661 px wide in a 1,290 px one), every claim a row.
     claims = json.loads((run["out"] / "verdict.json").read_text())["claims"]

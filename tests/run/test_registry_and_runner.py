@@ -1,5 +1,5 @@
 """The section registry (discovery, order, names) and the section runner (input checks, caching),
-with the six real sections and a toy seventh section folder made by the test."""
+with the six real sections and a seventh section folder made by the test."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from neutrino_ae.report.results.summary import SUMMARY_COLUMNS, format_number, s
 from neutrino_ae.report.section import NotebookStop, driver, registry
 from neutrino_ae.run import runner
 
+#: The paper's sections, by name: they must be there, first and in the paper's order; any folder added
+#: later (tests/report/test_seventh_section.py adds one) follows them.
 SIX = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
 
 
@@ -35,7 +37,9 @@ def test_registry_finds_the_six_folders_in_the_papers_order():
         # On the driver (neutrino_ae/report/section/driver.py) a section names load, compute and figures; the
         # others their own analyze.
         own = ("load", "compute", "figures") if s.compute else ("analyze",)
-        for entry in (*own, "collect", "sample"):
+        # A collector and a sample part are optional for a section (docs/DESIGN.md); the paper's have both.
+        assert s.name not in SIX or (s.collect and s.sample), s.name
+        for entry in (*own, *(e for e in ("collect", "sample") if getattr(s, e))):
             assert callable(s.entry(entry)), (s.name, entry)
         assert callable(driver.analyzer(s)) and callable(driver.command(s))
 
@@ -69,22 +73,25 @@ def test_missing_bundle_root_is_one_clear_error(tmp_path):
         runner.run_section("dmat", tmp_path / "nope", tmp_path / "out")
 
 
-# --------------------------------------------------------------------------------------------- a toy section
+# --------------------------------------------------------------------------------------------- a seventh section
 # A seventh section, as a new contributor would add it: one folder with __init__.py, an analysis,
 # its own sample model (parameters by scale, recorded in bundle.json) and its own collector. Nothing
 # outside the folder (and this test) is edited: the package, the notebooks' builders, the sample
 # generator and collection find it through the registry.
+# Its order puts it after every other folder (a real one added beside the paper's, too): each
+# section's sample data comes from the i-th child of the seed (sample/generate.py, section_seeds), so a
+# folder added last leaves every other section's data as it was, which a test below checks.
 
 TOY_INIT = '''
-"""Fig. 99: a toy section."""
+"""Fig. 97: a seventh section."""
 from neutrino_ae.report.claims import Claim
 from neutrino_ae.report.section import Section
 
-SECTION = Section(name="toy", title="Toy result", paper_ref="Fig. 99", order=70, runtime="instant",
-                  inputs=("toy/in.txt",), analyze="analysis:analyze", sample="sample:build",
+SECTION = Section(name="seventh", title="Seventh result", paper_ref="Fig. 97", order=1000, runtime="instant",
+                  inputs=("seventh/in.txt",), analyze="analysis:analyze", sample="sample:build",
                   collect="collect:collect",
-                  static_prose="The toy section doubles a number.", dynamic_prose="The toy collects one number.",
-                  claims=(Claim("toy-positive", "the doubled number is positive", "Fig. 99",
+                  static_prose="It doubles a number.", dynamic_prose="It collects one number.",
+                  claims=(Claim("seventh-positive", "the doubled number is positive", "Fig. 97",
                                 left="double", op=">", right=0),))
 '''
 
@@ -103,22 +110,22 @@ CALLS = []
 def analyze(bundle, out):
     root = bundle.root
     CALLS.append(Path(out))
-    value = float((Path(root) / "toy" / "in.txt").read_text())
+    value = float((Path(root) / "seventh" / "in.txt").read_text())
     # An input nobody declared, read through the formats layer: the runner must still watch it.
-    read_text_input(Path(root) / "toy" / "extra" / "notes.txt", "notes", 1000)
+    read_text_input(Path(root) / "seventh" / "extra" / "notes.txt", "notes", 1000)
     fig = Path(out) / "toy_plot.png"
-    fig.write_bytes(b"\\x89PNG toy")
+    fig.write_bytes(b"\\x89PNG seventh")
     table = pd.DataFrame({"x": [1, 2], "y": [value, value * 2]})
     files = {"toy_plot.png": fig}
-    files.update(write_results(out, "toy", {"value": value}, input_path=Path(root) / "toy" / "in.txt",
+    files.update(write_results(out, "seventh", {"value": value}, input_path=Path(root) / "seventh" / "in.txt",
                                tables={"toy_table": table}))
     summary = [{"key": "double", "paper_ref": "", "value": 2 * value, "unit": "cycles", "ground_truth": 7.0}]
-    return SectionResult("toy", {"value": value}, files, {"toy_table": table}, summary, f"value={value}")
+    return SectionResult("seventh", {"value": value}, files, {"toy_table": table}, summary, f"value={value}")
 
 '''
 
 TOY_SAMPLE = '''
-"""The toy's part of the sample bundle, from its own model: parameters by scale, its own random stream."""
+"""The seventh's part of the sample bundle, from its own model: parameters by scale, its own random stream."""
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -136,32 +143,32 @@ PARAMS = {"tiny": ToyParams(3.5, 2), "small": ToyParams(3.5, 20), "paper": ToyPa
 
 def build(root, ctx):
     params = PARAMS[ctx.scale]
-    ctx.model["toy"] = asdict(params)
-    write_text(Path(root) / "toy" / "in.txt", str(params.value))
-    write_text(Path(root) / "toy" / "extra" / "notes.txt", "".join(map(str, ctx.rng.integers(0, 10, params.notes))))
+    ctx.model["seventh"] = asdict(params)
+    write_text(Path(root) / "seventh" / "in.txt", str(params.value))
+    write_text(Path(root) / "seventh" / "extra" / "notes.txt", "".join(map(str, ctx.rng.integers(0, 10, params.notes))))
     return {"double": 2 * params.value}
 '''
 
 TOY_COLLECT = '''
-"""How dynamic.ipynb collects the toy: its 'workload' run with the collection's Python."""
+"""How dynamic.ipynb collects the seventh: its 'workload' run with the collection's Python."""
 import subprocess
 
 from neutrino_ae.workloads.neutrino import staged
 
 
 def collect(root, ctx):
-    with staged(root / "toy") as out:
+    with staged(root / "seventh") as out:
         value = subprocess.run([ctx.python, "-c", "print(2.25)"], capture_output=True, text=True, check=True)
         (out / "in.txt").write_text(value.stdout.strip())
         (out / "extra").mkdir()
         (out / "extra" / "notes.txt").write_text("collected")
-    ctx.log("  toy: collected")
+    ctx.log("  seventh: collected")
 '''
 
 
 @pytest.fixture
-def toy(tmp_path, monkeypatch):
-    folder = tmp_path / "sections" / "toy"
+def seventh(tmp_path, monkeypatch):
+    folder = tmp_path / "sections" / "seventh"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text(textwrap.dedent(TOY_INIT))
     (folder / "analysis.py").write_text(textwrap.dedent(TOY_ANALYSIS))
@@ -169,92 +176,92 @@ def toy(tmp_path, monkeypatch):
     (folder / "collect.py").write_text(textwrap.dedent(TOY_COLLECT))
     monkeypatch.setenv(registry.EXTRA_ROOTS_ENV, str(tmp_path / "sections"))
     root = tmp_path / "bundle"
-    (root / "toy" / "extra").mkdir(parents=True)
-    (root / "toy" / "in.txt").write_text("3.5")
-    (root / "toy" / "extra" / "notes.txt").write_text("v1")
+    (root / "seventh" / "extra").mkdir(parents=True)
+    (root / "seventh" / "in.txt").write_text("3.5")
+    (root / "seventh" / "extra" / "notes.txt").write_text("v1")
     bundle.write_manifest(root, bundle.SAMPLE, ground_truth={})
     yield root
     import sys
 
-    for name in [m for m in sys.modules if m == "toy" or m.startswith("toy.")]:
+    for name in [m for m in sys.modules if m == "seventh" or m.startswith("seventh.")]:
         del sys.modules[name]
 
 
 def _calls() -> list[Path]:
-    return registry.get("toy").entry("analyze").__globals__["CALLS"]
+    return registry.get("seventh").entry("analyze").__globals__["CALLS"]
 
 
-def test_a_new_folder_is_a_section_without_editing_anything_else(toy):
-    assert registry.names() == (*SIX, "toy")
-    s = registry.get("toy")
-    assert s.paper_ref == "Fig. 99" and s.folder.name == "toy"
+def test_a_new_folder_is_a_section_without_editing_anything_else(seventh):
+    assert registry.names()[:len(SIX)] == SIX and "seventh" in registry.names()[len(SIX):]
+    s = registry.get("seventh")
+    assert s.paper_ref == "Fig. 97" and s.folder.name == "seventh"
     for entry in ("analyze", "collect", "sample"):
-        assert s.entry(entry).__module__.startswith("toy."), entry
+        assert s.entry(entry).__module__.startswith("seventh."), entry
 
 
-def test_second_run_reuses_the_cached_result(toy, tmp_path):
+def test_second_run_reuses_the_cached_result(seventh, tmp_path):
     out = tmp_path / "results"
-    first = runner.run_section("toy", toy, out)
-    assert first.data["cached"] is False and _calls() == [out / "toy"]
-    assert (out / "toy" / runner.RECORD).is_file()
-    again = runner.run_section("toy", toy, out)
+    first = runner.run_section("seventh", seventh, out)
+    assert first.data["cached"] is False and _calls() == [out / "seventh"]
+    assert (out / "seventh" / runner.RECORD).is_file()
+    again = runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 1, "a current cached result must not be recomputed"
     assert again.data["cached"] is True and again.data["value"] == 3.5 and again.data["bundle_kind"] == "sample"
     assert again.text == "value=3.5" and again.summary == first.summary
-    assert again.figures == [out / "toy" / "toy_plot.png"]
+    assert again.figures == [out / "seventh" / "toy_plot.png"]
     pd.testing.assert_frame_equal(again.tables["toy_table"], first.tables["toy_table"], check_dtype=False)
-    runner.run_section("toy", toy, out, force=True)
+    runner.run_section("seventh", seventh, out, force=True)
     assert len(_calls()) == 2, "force recomputes"
 
 
-def test_changed_input_lost_output_or_edited_code_recomputes(toy, tmp_path):
-    undigested(toy)  # a digested bundle whose input changed is refused (tests/bundle/test_bundle_trust.py)
+def test_changed_input_lost_output_or_edited_code_recomputes(seventh, tmp_path):
+    undigested(seventh)  # a digested bundle whose input changed is refused (tests/bundle/test_bundle_trust.py)
     out = tmp_path / "results"
-    runner.run_section("toy", toy, out)
-    src = toy / "toy" / "in.txt"
+    runner.run_section("seventh", seventh, out)
+    src = seventh / "seventh" / "in.txt"
     st = src.stat()
     src.write_text("7.25")  # same size as before is not needed: size, mtime and inode are all compared
     os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with the old mtime
-    res = runner.run_section("toy", toy, out)
+    res = runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 2 and res.data["value"] == 7.25 and res.data["cached"] is False
 
-    (out / "toy" / "toy_plot.png").unlink()
-    runner.run_section("toy", toy, out)
+    (out / "seventh" / "toy_plot.png").unlink()
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 3, "a result whose files are gone is incomplete"
 
-    (out / "toy" / runner.RECORD).write_text("{not json")
-    runner.run_section("toy", toy, out)
+    (out / "seventh" / runner.RECORD).write_text("{not json")
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 4, "a damaged record is recomputed, not an error"
 
-    code = registry.get("toy").folder / "analysis.py"
+    code = registry.get("seventh").folder / "analysis.py"
     code.write_text(code.read_text() + "\n# edited\n")
-    runner.run_section("toy", toy, out)
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 5, "an edited section folder invalidates the cache"
 
-    notes = toy / "toy" / "extra" / "notes.txt"
+    notes = seventh / "seventh" / "extra" / "notes.txt"
     st = notes.stat()
     notes.write_text("v2")  # same size, mtime put back: only the inode or content check can see it
     os.utime(notes, ns=(st.st_atime_ns, st.st_mtime_ns))
-    runner.run_section("toy", toy, out)
-    runner.run_section("toy", toy, out)
+    runner.run_section("seventh", seventh, out)
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 6, "an undeclared file the analysis opened is part of the fingerprint"
 
-    (out / "toy" / "toy.json").unlink()
-    runner.run_section("toy", toy, out)
+    (out / "seventh" / "seventh.json").unlink()
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 7, "deleting one output file recomputes"
 
-    bundle.write_manifest(toy, bundle.SAMPLE, ground_truth={"toy": {"double": 8.0}})
-    runner.run_section("toy", toy, out)
+    bundle.write_manifest(seventh, bundle.SAMPLE, ground_truth={"seventh": {"double": 8.0}})
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 8, "a rewritten bundle.json (provenance, ground truth) recomputes"
 
 
-def test_package_version_or_package_code_change_recomputes(toy, tmp_path, monkeypatch):
+def test_package_version_or_package_code_change_recomputes(seventh, tmp_path, monkeypatch):
     import neutrino_ae
 
     out = tmp_path / "results"
-    runner.run_section("toy", toy, out)
+    runner.run_section("seventh", seventh, out)
     monkeypatch.setattr(neutrino_ae, "__version__", neutrino_ae.__version__ + ".post1")
-    runner.run_section("toy", toy, out)
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 2, "a new package version invalidates the cache"
 
     # A stand-in for the package's own folder, so that the test edits no real file: the runner
@@ -263,11 +270,11 @@ def test_package_version_or_package_code_change_recomputes(toy, tmp_path, monkey
     (pkg / "formats").mkdir(parents=True)
     (pkg / "formats" / "eventlog.py").write_text("X = 1\n")
     monkeypatch.setattr(runner, "PACKAGE_DIR", pkg)
-    runner.run_section("toy", toy, out)
-    runner.run_section("toy", toy, out)
+    runner.run_section("seventh", seventh, out)
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 3
     (pkg / "formats" / "eventlog.py").write_text("X = 2\n")
-    runner.run_section("toy", toy, out)
+    runner.run_section("seventh", seventh, out)
     assert len(_calls()) == 4, "edited package code (a reader the section uses) invalidates the cache"
     assert runner.PACKAGE_DIR.name == "pkg" and Path(neutrino_ae.__file__).resolve().parent.name == "neutrino_ae"
 
@@ -286,30 +293,30 @@ def test_a_real_section_watches_the_probe_toml_it_read(tmp_path):
     assert runner.run_section("block_sched", root, out).data["cached"] is False
 
 
-def test_failed_analysis_leaves_no_record(toy, tmp_path):
+def test_failed_analysis_leaves_no_record(seventh, tmp_path):
     out = tmp_path / "results"
-    runner.run_section("toy", toy, out)
-    (toy / "toy" / "in.txt").write_text("not a number")
-    reseal(toy)
+    runner.run_section("seventh", seventh, out)
+    (seventh / "seventh" / "in.txt").write_text("not a number")
+    reseal(seventh)
     with pytest.raises(ValueError):
-        runner.run_section("toy", toy, out, force=True)
-    assert not (out / "toy" / runner.RECORD).exists()
+        runner.run_section("seventh", seventh, out, force=True)
+    assert not (out / "seventh" / runner.RECORD).exists()
 
 
-def test_summary_rows_add_section_and_bundle_kind(toy, tmp_path):
-    res = runner.run_section("toy", toy, tmp_path / "results")
+def test_summary_rows_add_section_and_bundle_kind(seventh, tmp_path):
+    res = runner.run_section("seventh", seventh, tmp_path / "results")
     other = SectionResult("dmat", {"bundle_kind": "paper"}, summary=[
         {"key": "pages", "paper_ref": "Fig. 1", "value": 12, "unit": "pages", "ground_truth": None}])
-    rows = summary_rows({"toy": res, "dmat": other})
-    assert [r["section"] for r in rows] == ["dmat", "toy"]  # registry order
+    rows = summary_rows({"seventh": res, "dmat": other})
+    assert [r["section"] for r in rows] == ["dmat", "seventh"]  # registry order
     assert rows[0] == {"section": "dmat", "key": "pages", "paper_ref": "Fig. 1", "value": 12, "unit": "pages",
                        "bundle_kind": "paper", "ground_truth": None}
     assert rows[1]["bundle_kind"] == "sample" and rows[1]["ground_truth"] == 7.0
-    assert rows[1]["paper_ref"] == "Fig. 99", "a row without a paper reference gets its section's"
+    assert rows[1]["paper_ref"] == "Fig. 97", "a row without a paper reference gets its section's"
     assert {r["bundle_kind"] for r in summary_rows([res, other], bundle_kind="x")} == {"x"}
 
 
-def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(tiny_bundle, toy, tmp_path):
+def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(tiny_bundle, seventh, tmp_path):
     import subprocess
     import sys
 
@@ -321,24 +328,24 @@ def test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle(tiny_bundle,
         code = (f"import runpy, sys; sys.argv = [{str(script)!r}]; sys.path.insert(0, {str(script.parent)!r}); "
                 f"m = runpy.run_path({str(script)!r}, run_name='builder'); print(m['build']())")
         text = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
-        assert 'nb.section(\\"toy\\")' in text and "Toy result" in text, builder
-    # The sample bundle: the toy's part, its ground truth and its own model parameters in bundle.json.
+        assert 'nb.section(\\"seventh\\")' in text and "Seventh result" in text, builder
+    # The sample bundle: the seventh's part, its ground truth and its own model parameters in bundle.json.
     root = generate_bundle(tmp_path / "gen", scale="tiny", seed=0, progress=False)
     manifest = bundle.read_manifest(root)
-    assert manifest["ground_truth"]["toy"] == {"double": 7.0} and (root / "toy" / "in.txt").read_text() == "3.5"
-    assert manifest["model"]["toy"] == {"value": 3.5, "notes": 2}
-    assert len((root / "toy" / "extra" / "notes.txt").read_text()) == 2
-    # ... and the six sections' parts exactly as without the toy (tiny_bundle was generated before the
-    # toy folder existed): same files, same bytes, same ground truth and model parameters.
+    assert manifest["ground_truth"]["seventh"] == {"double": 7.0} and (root / "seventh" / "in.txt").read_text() == "3.5"
+    assert manifest["model"]["seventh"] == {"value": 3.5, "notes": 2}
+    assert len((root / "seventh" / "extra" / "notes.txt").read_text()) == 2
+    # ... and the six sections' parts exactly as without the seventh (tiny_bundle was generated before the
+    # seventh folder existed): same files, same bytes, same ground truth and model parameters.
     six = bundle.read_manifest(tiny_bundle)
-    assert {k: v for k, v in manifest["files"].items() if not k.startswith("toy/")} == six["files"]
-    assert {k for k in manifest["files"] if k.startswith("toy/")} == {"toy/in.txt", "toy/extra/notes.txt"}
-    assert {k: v for k, v in manifest["ground_truth"].items() if k != "toy"} == six["ground_truth"]
-    assert {k: v for k, v in manifest["model"].items() if k != "toy"} == six["model"]
-    assert runner.run_section("toy", root, tmp_path / "res").data["value"] == 3.5
+    assert {k: v for k, v in manifest["files"].items() if not k.startswith("seventh/")} == six["files"]
+    assert {k for k in manifest["files"] if k.startswith("seventh/")} == {"seventh/in.txt", "seventh/extra/notes.txt"}
+    assert {k: v for k, v in manifest["ground_truth"].items() if k != "seventh"} == six["ground_truth"]
+    assert {k: v for k, v in manifest["model"].items() if k != "seventh"} == six["model"]
+    assert runner.run_section("seventh", root, tmp_path / "res").data["value"] == 3.5
 
 
-def test_the_toy_section_is_collected_by_the_dynamic_notebook(toy, tmp_path, monkeypatch):
+def test_the_toy_section_is_collected_by_the_dynamic_notebook(seventh, tmp_path, monkeypatch):
     import json
 
     from neutrino_ae.run.dynamic_notebook import DynamicNotebook
@@ -351,19 +358,19 @@ def test_the_toy_section_is_collected_by_the_dynamic_notebook(toy, tmp_path, mon
     fake = registry.REPO_ROOT / "tests" / "fake_neutrino"
     monkeypatch.setenv("PATH", os.pathsep.join([str(bindir), str(fake), os.environ["PATH"]]))
     traces, out = tmp_path / "traces", tmp_path / "dyn"
-    nb = DynamicNotebook(sections="toy", output_dir=str(out), trace_root=str(traces))
+    nb = DynamicNotebook(sections="seventh", output_dir=str(out), trace_root=str(traces))
     assert nb.blocker is None
-    nb.section("toy")
+    nb.section("seventh")
     nb.summary()
-    assert (traces / "toy" / "in.txt").read_text() == "2.25"
-    assert "toy" in bundle.read_manifest(traces)["sections"], "collection records the section in bundle.json"
-    assert nb.results["toy"].data["value"] == 2.25 and nb.results["toy"].data["bundle_kind"] == "dynamic"
+    assert (traces / "seventh" / "in.txt").read_text() == "2.25"
+    assert "seventh" in bundle.read_manifest(traces)["sections"], "collection records the section in bundle.json"
+    assert nb.results["seventh"].data["value"] == 2.25 and nb.results["seventh"].data["bundle_kind"] == "dynamic"
     summary = json.loads((out / "summary.json").read_text())
     assert [(r["section"], r["key"], r["value"], r["bundle_kind"]) for r in summary["results"]] == [
-        ("toy", "double", 4.5, "dynamic")]
+        ("seventh", "double", 4.5, "dynamic")]
 
 
-def test_the_toy_section_is_in_the_summary_and_the_verdict_of_a_notebook_run(toy, tmp_path):
+def test_the_toy_section_is_in_the_summary_and_the_verdict_of_a_notebook_run(seventh, tmp_path):
     import json
 
     from neutrino_ae.run import lock
@@ -371,21 +378,21 @@ def test_the_toy_section_is_in_the_summary_and_the_verdict_of_a_notebook_run(toy
 
     out = tmp_path / "nb"
     try:
-        nb = StaticNotebook(bundle="auto", trace_root=str(toy), output_dir=str(out))
-        assert "toy" in nb.selected
-        nb.section("toy")
+        nb = StaticNotebook(bundle="auto", trace_root=str(seventh), output_dir=str(out))
+        assert "seventh" in nb.selected
+        nb.section("seventh")
         nb.summary()
     except NotebookStop:
-        pass  # the six real sections have no input in the toy bundle: they fail, the toy does not
+        pass  # the six real sections have no input in the seventh bundle: they fail, the seventh does not
     finally:
         lock.release_output_lock(out)
     summary = json.loads((out / "summary.json").read_text())
-    assert [r for r in summary["results"] if r["section"] == "toy"] == [
-        {"section": "toy", "key": "double", "paper_ref": "Fig. 99", "value": 7.0, "unit": "cycles",
+    assert [r for r in summary["results"] if r["section"] == "seventh"] == [
+        {"section": "seventh", "key": "double", "paper_ref": "Fig. 97", "value": 7.0, "unit": "cycles",
          "bundle_kind": "sample", "ground_truth": 7.0}]
     verdict = json.loads((out / "verdict.json").read_text())
-    toy_claims = [c for c in verdict["claims"] if c["section"] == "toy"]
-    assert [(c["claim"], c["status"], c["obtained"]) for c in toy_claims] == [("toy-positive", "PASS", "7")]
+    toy_claims = [c for c in verdict["claims"] if c["section"] == "seventh"]
+    assert [(c["claim"], c["status"], c["obtained"]) for c in toy_claims] == [("seventh-positive", "PASS", "7")]
 
 
 def test_notebook_stop_renders_as_one_line():

@@ -60,6 +60,8 @@ if not __package__:  # run as a file, the checkout's package would not import (n
 #: Packing takes the reserve each step leaves (``--budget`` 470 keeps 10 s more in hand).
 #: Every step's cap is also cut to what is left of the budget, less a reserve for packing, so a slow step
 #: cannot eat the session; each section is packed as soon as it ends.
+#: Not the list of sections (that is the registry's): a time plan; a section added later runs here once it
+#: is given its caps, a decision about the GPU budget, not discovery.
 PLAN: dict[str, tuple[list[str], int, int]] = {
     "block_sched": ([], 35, 40),
     "warp_sched": (["--iters", "20000"], 25, 30),

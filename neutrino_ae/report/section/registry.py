@@ -7,8 +7,10 @@ copies shipped in ``neutrino_ae/_sections/``; or in a folder named by ``$NEUTRIN
 nothing edits ``sys.path``; the result is ordered by ``Section.order``.
 
 >>> from neutrino_ae.report.section import registry
->>> registry.names()                                   # the paper's (and the notebooks') order
+>>> registry.names()       # by Section.order: the paper's (and the notebooks'); a folder added later follows
 ('block_sched', 'dmat', 'kernel_overhead', 'max_mem', 'exposed_latency', 'warp_sched')
+
+Everything that needs the list of sections reads it here (docs/DESIGN.md, "Adding a section").
 """
 
 from __future__ import annotations
