@@ -70,10 +70,10 @@ def main(argv: list[str] | None = None) -> int:
 
         prebuild(SOURCES)  # nvcc runs here, not inside the profiled processes
 
-    from neutrino_ae.workloads.neutrino import collect_into
+    from neutrino_ae.workloads.neutrino import CollectRuns
 
     only = {s for s in args.only.split(",") if s}
-    ok = failed = 0
+    runs = CollectRuns("kernel_overhead", args.neutrino, args.timeout)
     for (group, kernel), (cmd, kw) in commands(sys.executable, args.family).items():
         if only and kernel not in only:
             continue
@@ -82,15 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for probe in [p for p in args.probes.split(",") if p]:
             nargs = ["--benchmark", "-p", probe, "--filter", FILTERED_KERNEL, *(["-k", kw] if kw else []), *cmd]
-            res = collect_into(args.out / group / kernel / Path(probe).stem, nargs, f"{group}/{kernel}/{probe}",
-                               args.neutrino, args.timeout, dest_name="trace")
-            if res is None:
-                failed += 1
-                continue
-            print(f"{group}/{kernel}/{probe}: {res.seconds:.1f}s")
-            ok += 1
-    print(f"kernel_overhead: {ok} run(s) collected, {failed} failed")
-    return 0 if ok else 1
+            runs.run(args.out / group / kernel / Path(probe).stem, nargs, f"{group}/{kernel}/{probe}", "trace")
+    return runs.close()
 
 
 #: The SECTION.collect entry: this script run as a subprocess into ``<trace_root>/kernel_overhead/``.

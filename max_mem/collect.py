@@ -22,7 +22,7 @@ from pathlib import Path
 
 from neutrino_ae.report.command.script import run_main
 from neutrino_ae.workloads.gpu import cuda_torch
-from neutrino_ae.workloads.neutrino import script_collector
+from neutrino_ae.workloads.neutrino import CollectResult, script_collector
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "dmat")
 MODELS = ("resnet-bs32", "sd-bs1", "mamba-bs32", "llama1b-bs32", "llama3b-bs32", "llama8b-bs32",
@@ -109,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
 
         prebuild([LAYERS_CU])  # nvcc runs here, not inside the profiled process (ptx_workload.SOURCES)
 
-    from neutrino_ae.workloads.neutrino import collect_into
+    from neutrino_ae.workloads.neutrino import CollectRuns
 
-    ok = failed = 0
+    runs = CollectRuns("max_mem", args.neutrino, args.timeout)
     for model in [m for m in args.models.split(",") if m]:
         subs = submodules(model, args.compiled, sys.executable, args.family)
         if isinstance(subs, str):
@@ -119,16 +119,14 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for probe in [p for p in args.probes.split(",") if p]:
             for sub, cmd in subs.items():
-                res = collect_into(args.out / model / Path(probe).stem / sub, ["-p", probe, "--memusage", *cmd],
-                                   f"{model}/{probe}/{sub}", args.neutrino, args.timeout)
-                if res is None:
-                    failed += 1
-                    continue
-                print(f"{model}/{probe}/{sub}: {len(res.trace_dirs)} trace dir(s), {res.seconds:.1f}s")
-                ok += 1
-    print(f"max_mem: {ok} run(s) collected, {failed} failed")
-    return 0 if ok else 1
+                runs.run(args.out / model / Path(probe).stem / sub, ["-p", probe, "--memusage", *cmd],
+                         f"{model}/{probe}/{sub}", said=_said)
+    return runs.close()
 
+
+
+def _said(res: CollectResult) -> str:
+    return f"{len(res.trace_dirs)} trace dir(s), {res.seconds:.1f}s"
 
 #: The SECTION.collect entry: this script run as a subprocess into ``<trace_root>/max_mem/``.
 collect = script_collector("max_mem", __file__)

@@ -186,6 +186,30 @@ def collect_into(dest: str | os.PathLike[str], args: Sequence[str], label: str, 
     return res
 
 
+
+class CollectRuns:
+    """A collection script's runs (:func:`collect_into` each), counted: each collected run is said in one
+    line (``<label>: <said(result)>``), a failed one by :func:`collect_into`; :meth:`close` says how many of
+    each and gives the script's exit code (1 when none was collected)."""
+
+    def __init__(self, section: str, neutrino: str = "neutrino", timeout: float | None = None) -> None:
+        self.section, self.neutrino, self.timeout = section, neutrino, timeout
+        self.ok = self.failed = 0
+
+    def run(self, dest: str | os.PathLike[str], args: Sequence[str], label: str, dest_name: str | None = None,
+            said: Callable[[CollectResult], str] = lambda res: f"{res.seconds:.1f}s") -> CollectResult | None:
+        res = collect_into(dest, args, label, self.neutrino, self.timeout, dest_name)
+        if res is None:
+            self.failed += 1
+        else:
+            self.ok += 1
+            print(f"{label}: {said(res)}")
+        return res
+
+    def close(self) -> int:
+        print(f"{self.section}: {self.ok} run(s) collected, {self.failed} failed")
+        return 0 if self.ok else 1
+
 @contextlib.contextmanager
 def staged(final: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield an empty staging folder that replaces ``final`` only if the block succeeds. A failed

@@ -14,6 +14,7 @@ from neutrino_ae.run import runner
 from neutrino_ae.workloads.neutrino import (
     CollectContext,
     CollectError,
+    CollectRuns,
     collect_into,
     run_neutrino,
     script_collector,
@@ -74,6 +75,20 @@ def test_collect_into_says_a_failed_run_in_one_line_and_goes_on(fake_path, tmp_p
     assert collect_into(tmp_path / "cell", ["-p", "block_sched", "true"], "attn/block_sched") is None
     (line,) = capsys.readouterr().out.splitlines()
     assert line.startswith("failed attn/block_sched: `neutrino -p block_sched true` exited 1") and "injected" in line
+
+
+def test_collect_runs_counts_and_says_each_run_and_the_total(fake_path, tmp_path, monkeypatch, capsys):
+    runs = CollectRuns("toy")
+    assert runs.run(tmp_path / "a", ["-p", "block_sched", "true"], "a/block_sched") is not None
+    monkeypatch.setenv("FAKE_NEUTRINO_FAIL", "1")
+    assert runs.run(tmp_path / "b", ["-p", "block_sched", "true"], "b/block_sched", said=lambda r: "unused") is None
+    assert runs.close() == 0  # one run collected: the script succeeds
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("a/block_sched: ") and out[0].endswith("s")
+    assert out[1].startswith("failed b/block_sched: ") and out[2] == "toy: 1 run(s) collected, 1 failed"
+    nothing = CollectRuns("toy")
+    nothing.run(tmp_path / "c", ["-p", "block_sched", "true"], "c/block_sched")
+    assert nothing.close() == 1  # none collected: the script fails
 
 
 def test_failure_has_stderr_tail(fake_path, tmp_path, monkeypatch):
