@@ -6,11 +6,11 @@ Run as a file (``python block_sched/block_sched.py <trace>``), such a script has
 script therefore imports only this module and names the function to run; the folder is imported as
 its package by path (the registry's rule) and nothing edits ``sys.path``::
 
-    # block_sched/block_sched.py
-    from neutrino_ae.report.command.script import run_folder_script
+    # max_mem/max_mem.py: the section driver's run_script calls run_folder_script(__file__, ":SECTION", ...)
+    from neutrino_ae.report.section.driver import run_script
 
     if __name__ == "__main__":
-        raise SystemExit(run_folder_script(__file__, "cli:main"))
+        raise SystemExit(run_script(__file__))
 """
 
 from __future__ import annotations

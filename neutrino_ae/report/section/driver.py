@@ -23,7 +23,6 @@ line's (:func:`run_script` runs it for the folder's script; :func:`command` is a
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -225,11 +224,8 @@ def analyzer(section: Section) -> Callable[..., SectionResult]:
 
 
 def command(section: Section) -> Callable[[Sequence[str] | None], int]:
-    """``main(argv)`` of ``section``'s command line: the driver's for a section with ``compute``, else its
-    ``cli`` module's."""
-    if section.compute:
-        return partial(main, section)
-    return importlib.import_module(f"{section.package or section.name}.cli").main
+    """``main(argv)`` of ``section``'s command line."""
+    return partial(main, section)
 
 
 def analyze_paths(section: Section, paths: Sequence[str | Path], out: str | Path,
