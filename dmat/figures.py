@@ -9,7 +9,7 @@ The plot: clock on x (cycles since the thread's kernel entry, the probe's own cl
 (distinct 64 KiB pages, ascending), one colour family per tensor, darker = denser. Density levels are
 quantiles of the non-empty cells *of that tensor* (25/50/75/90 %), so a lightly used tensor still shows
 its pattern. Cells are binned arrays (fixed ``--xbins`` clock bins and at most ``--ybins`` page rows,
-:class:`dmat.analysis.DmatBinner`): drawing time depends on the number of (clock, page) pairs, not on the
+:class:`dmat.binning.DmatBinner`): drawing time depends on the number of (clock, page) pairs, not on the
 number of distinct clocks. There is no clock cut-off.
 """
 
@@ -19,7 +19,8 @@ import numpy as np
 
 from neutrino_ae.report.figures.style import MAX_WIDTH_IN, mark_synthetic, new_figure, style_context
 
-from .analysis import OTHER, UNNAMED, DmatPlotData
+from .analysis import OTHER, UNNAMED
+from .binning import DmatPlotData
 
 #: Colour family per tensor (light -> dark); "other"/"unnamed" always grey.
 FAMILIES = ["Blues", "Oranges", "Greens", "Purples", "Reds", "YlOrBr", "PuRd", "BuGn", "GnBu", "OrRd"]

@@ -47,16 +47,14 @@ from neutrino_ae.report.command.paths import missing_reason
 
 from . import FIGURES, SECTION
 from .analysis import (
-    DEFAULT_XBINS,
-    DEFAULT_YBINS,
     UNNAMED,
     BinnedFigure,
-    DmatBinner,
     TensorRange,
     attribute_pages,
     ranges_from_tensor_trace,
     tensor_ranges,
 )
+from .binning import DEFAULT_XBINS, DEFAULT_YBINS, DmatBinner
 from .memory import MemoryGuard, out_of_memory
 
 if TYPE_CHECKING:

@@ -167,7 +167,7 @@ def test_an_unreadable_event_log_leaves_no_dmat_behind(tmp_path):
 
 
 def test_page_index_by_table_and_by_search_agree_with_a_dictionary():
-    from dmat.analysis import page_index
+    from dmat.binning import page_index
 
     rng = np.random.default_rng(3)
     base = np.uint64(0x7F00_0000_0000)

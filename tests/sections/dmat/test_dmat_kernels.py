@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dmat.analysis import ARTIFACT_CLOCK_CUTOFF, DmatBinner
+from dmat.binning import ARTIFACT_CLOCK_CUTOFF, DmatBinner
 from neutrino_ae.formats import dmat as dmat_fmt
 from neutrino_ae.formats.dmat import body_words, from_pairs
 
