@@ -104,15 +104,18 @@ def _fifo(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray, compiled: bo
     sms, gidx = accel.dense_ids(smid)
     return FifoPerSM(sms, *accel.artifact_fifo_kernel(lstart, elapse, gidx, sms.size))
 
+
 def artifact_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """:func:`artifact_metric` in numpy (the path without numba): :func:`.estimates.fifo_per_sm` as a table."""
     return _fifo_table(fifo_per_sm(lstart, elapse, smid))
+
 
 def _fifo_table(f: FifoPerSM) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame({"smid": f.smid, "blocks": f.blocks, "running_cycles": f.running_cycles,
                          "scheduling_cycles": f.scheduling_cycles})
+
 
 def slot_reuse_metric(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """Per SM: peak resident blocks C and the slot-reuse scheduling total ``sum start_(i) - end_(i-C)``.
@@ -133,14 +136,17 @@ def _slot_reuse(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray, compil
     (starts, ends), first, counts = accel.group_sorted(gidx, sms.size, lstart, end)
     return SlotReuse(sms, *accel.peak_and_reuse_kernel(starts, ends, first, counts))
 
+
 def slot_reuse_metric_numpy(lstart: np.ndarray, elapse: np.ndarray, smid: np.ndarray) -> pd.DataFrame:
     """:func:`slot_reuse_metric` in numpy (the path without numba): :func:`.estimates.slot_reuse_per_sm` as a table."""
     return _reuse_table(slot_reuse_per_sm(lstart, elapse, smid))
+
 
 def _reuse_table(r: SlotReuse) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame({"smid": r.smid, "peak_resident": r.peak_resident, "slot_reuse_cycles": r.slot_reuse_cycles})
+
 
 def artifact_line(grid_size: int, per_sm: pd.DataFrame | Columns) -> tuple[str, float, float]:
     """The artifact's line and the two means it truncates, from :func:`artifact_metric`'s table."""

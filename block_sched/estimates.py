@@ -36,7 +36,6 @@ class FifoPerSM:
     scheduling_cycles: np.ndarray
 
 
-
 def dense_sm(smid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct SM ids (ascending) and each record's index into them; O(n) for ids below 2**20."""
     if smid.size and smid.min() >= 0 and smid.max() < (1 << 20):

@@ -38,7 +38,6 @@ class BlockRecords:
     clock_origin: int  # the subtracted earliest lstart (raw clock64)
 
 
-
 def resolve_traces(path: str | os.PathLike[str]) -> list[tuple[Path, BinTrace]]:
     """A ``.bin`` trace, or every ``result/*.bin`` of a trace directory (time order, levels from probe.toml)."""
     p = Path(path)
@@ -85,7 +84,6 @@ def first_warp_records(trace: BinTrace, section: int = 0) -> BlockRecords:
     # Subtracting the earliest clock keeps exact integer arithmetic in int64.
     rel = (lstart - np.uint64(origin)).astype(np.int64)
     return BlockRecords(rel, elapse, smid, trace.header.grid_size, trace.header.block_size, origin)
-
 
 
 @dataclass
