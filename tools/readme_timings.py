@@ -36,7 +36,7 @@ RECORD = re.compile(r"<!-- record: (\{.*?\}) -->", re.S)
 #: make run's trace root and output folder are temporary, so it starts from nothing.
 RUN = ["-m", "neutrino_ae", "-q", "run", "static", "-p", "bundle", "sample"]
 TEST_LINT = ["-m", "ruff", "check", "."]
-TEST = ["-m", "pytest", "-q", "-n", "auto"]
+TEST = ["-m", "pytest", "-q", "-n", "auto", "--dist", "worksteal", "--hypothesis-profile", "ci"]
 #: The one test that checks this block: it cannot pass while the block is being measured.
 SELF_CHECK = "tests/run/test_readme.py::test_the_timings_are_generated_by_the_tool_not_typed"
 
