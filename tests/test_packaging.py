@@ -95,10 +95,12 @@ def test_an_install_without_a_checkout_runs_a_section(wheel, source, tmp_path):
 
 def test_an_editable_install_maps_only_neutrino_ae(source, tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    # A bare venv (no pip of its own: ensurepip would cost more than the install), installed into by this
+    # pip running the venv's interpreter (``pip --python``), as the venv's own pip would.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     py = venv / "bin" / "python"
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", "-e", str(source)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q", "-e",
+                           str(source)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     probe = ("import importlib.util as u; "
              "print(u.find_spec('neutrino_ae').origin); print([m for m in ('block_sched', 'dmat', 'warp_sched') "
