@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from shared_build import build_once
 
 from neutrino_ae.report.section import registry
 
@@ -26,11 +27,9 @@ def _pip(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return proc
 
 
-@pytest.fixture(scope="module")
-def source(tmp_path_factory) -> Path:
-    """The working tree as git sees it (tracked and new files, nothing ignored), copied: a build
+def _copy_tree(dest: Path) -> Path:
+    """The working tree as git sees it (tracked and new files, nothing ignored), copied to ``dest``: a build
     writes build/ and *.egg-info next to the sources."""
-    dest = tmp_path_factory.mktemp("src") / "neutrino-ae"
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
                            check=True).stdout.decode().split("\0")
     for rel in filter(None, files):
@@ -42,10 +41,19 @@ def source(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel(source, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    _pip("wheel", "--no-deps", "-q", "-w", str(out), str(source))
-    (found,) = out.glob("neutrino_ae-*.whl")
+def source(tmp_path_factory) -> Path:
+    """A copy of the working tree of this module's own (:func:`_copy_tree`)."""
+    return _copy_tree(tmp_path_factory.mktemp("src") / "neutrino-ae")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """``pip wheel`` of a copy of the working tree, built once per test run (the first xdist worker that asks
+    builds it, tests/shared_build.py); read only."""
+    def build(folder: Path) -> None:
+        _pip("wheel", "--no-deps", "-q", "-w", str(folder / "wheel"), str(_copy_tree(folder / "neutrino-ae")))
+
+    (found,) = (build_once(tmp_path_factory, "packaging-wheel", build) / "wheel").glob("neutrino_ae-*.whl")
     return found
 
 
@@ -95,10 +103,12 @@ def test_an_install_without_a_checkout_runs_a_section(wheel, source, tmp_path):
 
 def test_an_editable_install_maps_only_neutrino_ae(source, tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    # A bare venv (no pip of its own: ensurepip would cost more than the install), installed into by this
+    # pip running the venv's interpreter (``pip --python``), as the venv's own pip would.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     py = venv / "bin" / "python"
-    proc = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", "-e", str(source)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q", "-e",
+                           str(source)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     probe = ("import importlib.util as u; "
              "print(u.find_spec('neutrino_ae').origin); print([m for m in ('block_sched', 'dmat', 'warp_sched') "

@@ -1,6 +1,8 @@
 """Counts stay integers from the analysis to every results file, table and ``compare`` line, and
 ``compare`` compares and prints integers exactly (issue 23, item 10); ``compare`` never loads a
-summary too large for memory (item 6). Everything through the public command line."""
+summary too large for memory (item 6). Everything through the public command line: as a process where the
+process is what is checked (a real run's results compared, the memory limit), else its ``main(argv)`` in this
+process (:func:`_main`), the code ``python -m neutrino_ae`` runs."""
 
 from __future__ import annotations
 
@@ -23,6 +25,19 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 def _cli(*argv: str, preexec_fn=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "neutrino_ae", *argv], capture_output=True, text=True, cwd=REPO,
                           env=ENV, timeout=600, check=False, preexec_fn=preexec_fn)
+
+
+def _main(capsys, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``neutrino-ae <argv>`` as ``python -m neutrino_ae`` runs it (``neutrino_ae.cli.main``), in this process."""
+    from neutrino_ae.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse's --help and usage errors
+        code = exc.code if isinstance(exc.code, int) else 2
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["neutrino-ae", *argv], code, out.out, out.err)
 
 
 def _summary(path: Path, rows: list[tuple[str, str]]) -> Path:
@@ -96,40 +111,40 @@ def test_compare_of_two_runs_prints_integers(run_out, tmp_path):
 # -------------------------------------------------------------------------------------------- compare
 
 
-def test_compare_tells_integers_apart_exactly(tmp_path):
+def test_compare_tells_integers_apart_exactly(tmp_path, capsys):
     a = _summary(tmp_path / "a.json", [("big", str(2**53 + 1)), ("same", str(2**64))])
     b = _summary(tmp_path / "b.json", [("big", str(2**53)), ("same", str(2**64))])
-    proc = _cli("compare", str(a), str(b), "--rtol", "0", "--atol", "0")
+    proc = _main(capsys, "compare", str(a), str(b), "--rtol", "0", "--atol", "0")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("s/big"))
     assert line.split()[1:3] == [str(2**53 + 1), str(2**53)]
     assert "s/same" not in proc.stdout and "1 of 2 values moved" in proc.stdout
 
 
-def test_compare_prints_large_integers_whole(tmp_path):
+def test_compare_prints_large_integers_whole(tmp_path, capsys):
     a = _summary(tmp_path / "a.json", [("n", "123456789")])
     b = _summary(tmp_path / "b.json", [("n", "133456789")])
-    proc = _cli("compare", str(a), str(b))
+    proc = _main(capsys, "compare", str(a), str(b))
     assert proc.returncode == 0 and "none moved" in proc.stdout
-    proc = _cli("compare", str(a), str(b), "--rtol", "0.01")
+    proc = _main(capsys, "compare", str(a), str(b), "--rtol", "0.01")
     assert proc.returncode == 1
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("s/n"))
     assert line.split()[1:3] == ["123456789", "133456789"] and "e+" not in line
 
 
-def test_integer_tolerance_is_exact_at_the_edge(tmp_path):
+def test_integer_tolerance_is_exact_at_the_edge(tmp_path, capsys):
     """|b - a| <= atol + rtol * max(|a|, |b|) decided without rounding: 10**17 + 10 vs 10**17 with
     atol 10 is within; with atol 9 it moved (as floats both values are the same number)."""
     a = _summary(tmp_path / "a.json", [("n", str(10**17 + 10))])
     b = _summary(tmp_path / "b.json", [("n", str(10**17))])
-    assert _cli("compare", str(a), str(b), "--rtol", "0", "--atol", "10").returncode == 0
-    assert _cli("compare", str(a), str(b), "--rtol", "0", "--atol", "9").returncode == 1
+    assert _main(capsys, "compare", str(a), str(b), "--rtol", "0", "--atol", "10").returncode == 0
+    assert _main(capsys, "compare", str(a), str(b), "--rtol", "0", "--atol", "9").returncode == 1
 
 
-def test_integer_and_float_of_the_same_value_agree(tmp_path):
+def test_integer_and_float_of_the_same_value_agree(tmp_path, capsys):
     a = _summary(tmp_path / "a.json", [("n", "33"), ("x", "0.5")])
     b = _summary(tmp_path / "b.json", [("n", "33.0"), ("x", "0.5")])
-    proc = _cli("compare", str(a), str(b), "--rtol", "0", "--atol", "0")
+    proc = _main(capsys, "compare", str(a), str(b), "--rtol", "0", "--atol", "0")
     assert proc.returncode == 0, proc.stdout
 
 
@@ -165,6 +180,6 @@ def test_compare_of_a_summary_too_large_for_memory_is_one_line(tmp_path):
         assert "MiB" in lines[0]
 
 
-def test_compare_help_states_the_size_limit():
-    proc = _cli("compare", "--help")
+def test_compare_help_states_the_size_limit(capsys):
+    proc = _main(capsys, "compare", "--help")
     assert proc.returncode == 0 and "MiB" in proc.stdout

@@ -174,16 +174,23 @@ def _report(run: dict, *args: str, **env: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, env={**_env(), **env}, timeout=300)
 
 
-def test_without_a_pdf_converter_the_pdf_is_skipped_with_one_line_saying_how_to_get_one(run):
+def test_without_a_pdf_converter_the_pdf_is_skipped_with_one_line_saying_how_to_get_one(run, monkeypatch, capsys):
+    """The command's ``main`` in this process (as ``python -m neutrino_ae.run.report`` calls it, through
+    ``run_main``); the command as a process is run by the ``run`` fixture and the exit-2 test above."""
     import importlib.util
+
+    from neutrino_ae.report.command.script import run_main
+    from neutrino_ae.run import report
 
     if importlib.util.find_spec("playwright") is not None:
         pytest.skip("Playwright is installed here: webpdf is a converter")
-    proc = _report(run, NEUTRINO_AE_CHROMIUM="/nonexistent/chromium")
-    assert proc.returncode == 0, proc.stderr
-    assert "PDF: skipped, no converter: install Debian's chromium" in proc.stdout
-    always = _report(run, "--pdf", "always", NEUTRINO_AE_CHROMIUM="/nonexistent/chromium")
-    assert always.returncode == 2 and always.stderr.strip() == "error: --pdf always: no PDF converter"
+    monkeypatch.setenv("NEUTRINO_AE_CHROMIUM", "/nonexistent/chromium")
+    executed = str(run["out"] / "static.executed.ipynb")
+    assert run_main(report.main, [executed]) == 0
+    out = capsys.readouterr()
+    assert "PDF: skipped, no converter: install Debian's chromium" in out.out, out.err
+    assert run_main(report.main, [executed, "--pdf", "always"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --pdf always: no PDF converter"
 
 
 @pytest.fixture(scope="module")
