@@ -4,6 +4,7 @@ with the six real sections and a seventh section folder made by the test."""
 from __future__ import annotations
 
 import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -279,10 +280,8 @@ def test_package_version_or_package_code_change_recomputes(seventh, tmp_path, mo
     assert runner.PACKAGE_DIR.name == "pkg" and Path(neutrino_ae.__file__).resolve().parent.name == "neutrino_ae"
 
 
-def test_a_real_section_watches_the_probe_toml_it_read(tmp_path):
-    from neutrino_ae.sample.generate import generate_bundle
-
-    root = undigested(generate_bundle(tmp_path / "bundle", scale="tiny", progress=False))
+def test_a_real_section_watches_the_probe_toml_it_read(tiny_bundle, tmp_path):
+    root = undigested(Path(shutil.copytree(tiny_bundle, tmp_path / "bundle")))  # the tiny sample bundle, seed 0
     out = tmp_path / "results"
     assert runner.run_section("block_sched", root, out).data["cached"] is False
     assert runner.run_section("block_sched", root, out).data["cached"] is True
