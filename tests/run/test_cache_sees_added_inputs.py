@@ -84,3 +84,10 @@ def test_the_record_lists_what_was_read_and_stays_current_until_something_change
     assert runner.run_section("block_sched", root, out).data["cached"] is False
     assert runner.run_section("block_sched", root, out).data["cached"] is True
     # ... and so does a folder the reader would take as a variant: the test above, through the public command.
+    # ... and so does the probe.toml a trace reader took its levels from (moved here from
+    # tests/run/test_registry_and_runner.py, test_a_real_section_watches_the_probe_toml_it_read).
+    probe = next((root / "block_sched").glob("*/probe.toml"))
+    record_text = (out / "block_sched" / runner.RECORD).read_text()
+    assert str(probe.resolve()) in record_text, "the trace reader noted the probe.toml it took levels from"
+    probe.write_text(probe.read_text() + "\n# edited\n")
+    assert runner.run_section("block_sched", root, out).data["cached"] is False

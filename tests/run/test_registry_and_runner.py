@@ -4,7 +4,6 @@ with the six real sections and a seventh section folder made by the test."""
 from __future__ import annotations
 
 import os
-import shutil
 import textwrap
 from pathlib import Path
 
@@ -280,16 +279,8 @@ def test_package_version_or_package_code_change_recomputes(seventh, tmp_path, mo
     assert runner.PACKAGE_DIR.name == "pkg" and Path(neutrino_ae.__file__).resolve().parent.name == "neutrino_ae"
 
 
-def test_a_real_section_watches_the_probe_toml_it_read(tiny_bundle, tmp_path):
-    root = undigested(Path(shutil.copytree(tiny_bundle, tmp_path / "bundle")))  # the tiny sample bundle, seed 0
-    out = tmp_path / "results"
-    assert runner.run_section("block_sched", root, out).data["cached"] is False
-    assert runner.run_section("block_sched", root, out).data["cached"] is True
-    record = (out / "block_sched" / runner.RECORD).read_text()
-    probe = next((root / "block_sched").glob("*/probe.toml"))
-    assert str(probe.resolve()) in record, "the trace reader noted the probe.toml it took levels from"
-    probe.write_text(probe.read_text() + "\n# edited\n")
-    assert runner.run_section("block_sched", root, out).data["cached"] is False
+# A real section watches the probe.toml it read (the trace reader takes its levels from it): moved to
+# tests/run/test_cache_sees_added_inputs.py, whose block_sched run on the tiny bundle it shares.
 
 
 def test_failed_analysis_leaves_no_record(seventh, tmp_path):
