@@ -1,11 +1,11 @@
 """A failed run never replaces a good report (issue 37 item 3, issue 36 "stale after failure").
 
-The test run's one good run of every section (conftest ``sample_run``) is copied for each test (or read through
-the shared runs made from it, tests/run/conftest.py); each
-failed run is then made through ``neutrino-ae run`` in a subprocess and the good run's executed
-notebook, summary and verdict are compared byte for byte. The failed run's notebook goes beside them as
-``static.failed.ipynb`` and ``make report``'s converter refuses it. A partial run (``--sections kernel_overhead``)
-merges the summary as it merges the verdict, and only for sections whose results are still there.
+The test run's one good run of every section (conftest ``sample_run``) is copied for each test, or read
+through the runs made once from it (tests/run/conftest.py: ``typo_run``, ``partial_run``); each failed
+run is made through ``neutrino-ae run`` in a subprocess and the good run's executed notebook, summary
+and verdict are compared byte for byte. The failed run's notebook goes beside them as
+``static.failed.ipynb`` and ``make report``'s converter refuses it. A partial run (one section) merges
+the summary as it merges the verdict, and only for sections whose results are still there.
 """
 
 from __future__ import annotations
