@@ -60,6 +60,9 @@ def test_a_variant_added_in_an_accepted_layout_is_not_hidden_by_the_cache(tiny_b
     assert len(added) == len(traced) > 0, after
     data = json.loads((out / "block_sched" / "block_sched.json").read_text(encoding="utf-8"))
     assert any(d.endswith("block_sched/variants/extra") for d in data["trace_dirs"]), data["trace_dirs"]
+    # recomputed, not reused (moved here from the in-process sequence of the test below, whose last step it was)
+    log = (out / "run.log").read_text(encoding="utf-8")
+    assert "block_sched: computed in " in log and "block_sched: reused cached results" not in log, log
 
 
 def test_the_record_lists_what_was_read_and_stays_current_until_something_changes(tiny_bundle: Path,
@@ -80,8 +83,11 @@ def test_the_record_lists_what_was_read_and_stays_current_until_something_change
     (result_dir / "1.5.bin").unlink()
     assert runner.run_section("block_sched", root, out).data["cached"] is False
     assert runner.run_section("block_sched", root, out).data["cached"] is True
-    # ... and so does a folder the reader would take as a variant.
-    _add_variant_as_trace_dir(root)
-    res = runner.run_section("block_sched", root, out)
-    assert res.data["cached"] is False
-    assert any(d.endswith("block_sched/variants/extra") for d in res.data["trace_dirs"]), res.data["trace_dirs"]
+    # ... and so does a folder the reader would take as a variant: the test above, through the public command.
+    # ... and so does the probe.toml a trace reader took its levels from (moved here from
+    # tests/run/test_registry_and_runner.py, test_a_real_section_watches_the_probe_toml_it_read).
+    probe = next((root / "block_sched").glob("*/probe.toml"))
+    record_text = (out / "block_sched" / runner.RECORD).read_text()
+    assert str(probe.resolve()) in record_text, "the trace reader noted the probe.toml it took levels from"
+    probe.write_text(probe.read_text() + "\n# edited\n")
+    assert runner.run_section("block_sched", root, out).data["cached"] is False

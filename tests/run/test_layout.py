@@ -41,8 +41,11 @@ def _notebook(**kwargs) -> StaticNotebook:
         lock.release_output_lock(Path(kwargs.get("output_dir", STATIC_RESULTS)))
 
 
-def test_sample_then_paper_with_default_folders(paper_url, tmp_path, monkeypatch, capsys):
+def test_sample_then_paper_with_default_folders(paper_url, small_bundle, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # the repository root, as for `make run` and Jupyter
+    # The sample bundle `make run` made there before (the default one, scale small, seed 0: reused, not generated
+    # again; the test run's copy of it, conftest ``small_bundle``).
+    shutil.copytree(small_bundle, tmp_path / "traces" / "sample")
     sample = _notebook(bundle="sample", sections="exposed_latency")  # what `make run` does
     assert sample.bundle_root.resolve() == (tmp_path / "traces" / "sample").resolve()
     assert sample.out_root == Path("results/static/") and sample.kind == "sample"

@@ -49,7 +49,9 @@ def _papermill(notebook: str, tmp_path: Path, *args: str) -> tuple[subprocess.Co
     return proc, text
 
 
-@pytest.mark.parametrize("form", [["-p", "sections", '["dmat"]'], ["-y", "sections: [dmat]"]])
+# papermill's -p form (a string); its -y form (a real list) is tests/run/test_static_notebook.py's
+# test_single_section_from_a_fresh_trace_root, one run of the notebook for both.
+@pytest.mark.parametrize("form", [["-p", "sections", '["dmat"]']])
 def test_static_notebook_takes_a_papermill_list(form, tiny_bundle, tmp_path):
     traces = tmp_path / "traces"
     shutil.copytree(tiny_bundle, traces)

@@ -279,18 +279,8 @@ def test_package_version_or_package_code_change_recomputes(seventh, tmp_path, mo
     assert runner.PACKAGE_DIR.name == "pkg" and Path(neutrino_ae.__file__).resolve().parent.name == "neutrino_ae"
 
 
-def test_a_real_section_watches_the_probe_toml_it_read(tmp_path):
-    from neutrino_ae.sample.generate import generate_bundle
-
-    root = undigested(generate_bundle(tmp_path / "bundle", scale="tiny", progress=False))
-    out = tmp_path / "results"
-    assert runner.run_section("block_sched", root, out).data["cached"] is False
-    assert runner.run_section("block_sched", root, out).data["cached"] is True
-    record = (out / "block_sched" / runner.RECORD).read_text()
-    probe = next((root / "block_sched").glob("*/probe.toml"))
-    assert str(probe.resolve()) in record, "the trace reader noted the probe.toml it took levels from"
-    probe.write_text(probe.read_text() + "\n# edited\n")
-    assert runner.run_section("block_sched", root, out).data["cached"] is False
+# A real section watches the probe.toml it read (the trace reader takes its levels from it): moved to
+# tests/run/test_cache_sees_added_inputs.py, whose block_sched run on the tiny bundle it shares.
 
 
 def test_failed_analysis_leaves_no_record(seventh, tmp_path):

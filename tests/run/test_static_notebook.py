@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -126,12 +128,6 @@ def _text_outputs(executed: Path) -> str:
     nb = nbformat.read(executed, as_version=4)
     return "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                      for o in c.get("outputs", []) if o.output_type == "stream")
-
-
-@pytest.fixture(scope="session")
-def sample_bundle(small_bundle) -> Path:
-    """The small sample bundle (seed 0), shared by the whole test run (conftest); copy it to change it."""
-    return small_bundle
 
 
 @pytest.fixture
@@ -272,15 +268,27 @@ def _check_against_ground_truth(rows: list[dict], manifest: dict) -> None:
             assert r["value"] == pytest.approx(r["ground_truth"], rel=0.10, abs=1e-6), (r["section"], r["key"])
 
 
-def test_single_section_from_a_fresh_trace_root(sample_bundle, tmp_path, kernel_env):
+def test_single_section_from_a_fresh_trace_root(tiny_bundle, tmp_path):
+    """One section, from a fresh trace root, with ``sections`` as papermill's command line hands a YAML list
+    over (``-y 'sections: [dmat]'``, a real list; its ``-p`` string form: tests/run/test_papermill_parameters.py),
+    from an empty working directory."""
     fresh = tmp_path / "traces"
-    shutil.copytree(sample_bundle, fresh)
+    shutil.copytree(tiny_bundle, fresh)
     out = tmp_path / "results"
-    executed, error = _execute(tmp_path, bundle="auto", trace_root=str(fresh), output_dir=str(out), sections=["dmat"])
-    assert error is None, f"notebook failed: {error}"
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    executed = tmp_path / "executed.ipynb"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"}
+    proc = subprocess.run([sys.executable, "-m", "papermill", "--no-progress-bar", "-k", "python3", str(NOTEBOOK),
+                           str(executed), "--cwd", str(cwd), "-y", "sections: [dmat]", "-p", "bundle", "auto",
+                           "-p", "trace_root", str(fresh), "-p", "output_dir", str(out), "-p", "workers", "0"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, f"notebook failed: {proc.stderr[-2000:]}"
+    assert list(cwd.iterdir()) == [], "the notebook wrote into its working directory"
     assert _error_outputs(executed) == []
     log = _text_outputs(executed)
     assert "bundle: sample" in log and "WARNING: SYNTHETIC DATA" in log, "auto found the sample bundle and says so"
+    assert "sections: dmat" in log
     for name in registry.names():
         if name != "dmat":
             assert f"{name}: skipped (not in sections)" in log
@@ -289,18 +297,20 @@ def test_single_section_from_a_fresh_trace_root(sample_bundle, tmp_path, kernel_
     assert sorted(p.name for p in out.iterdir()) == [".neutrino-ae.lock", "dmat", "run.log", "summary.json",
                                                      "summary.md", "verdict.json"]
     assert {p.name for p in (out / "dmat").glob("*.png")} == {"fig1.png", "fig10a.png", "fig10b.png", "fig10c.png"}
+    assert not (out / "block_sched").exists()
 
 
-def test_a_section_with_missing_input_fails_alone(sample_bundle, tmp_path, kernel_env):
+def test_a_section_with_missing_input_fails_alone(tiny_bundle, tmp_path, kernel_env):
     # exposed_latency has lost a CSV, so its input check fails; kernel_overhead (cheap) still runs,
     # the summary is written, then the run stops naming the failed section.
     fresh = tmp_path / "traces"
-    shutil.copytree(sample_bundle, fresh, ignore=shutil.ignore_patterns("max_mem", "dmat", "warp_sched", "block_sched"))
+    shutil.copytree(tiny_bundle, fresh, ignore=shutil.ignore_patterns("max_mem", "dmat", "warp_sched", "block_sched"))
     (fresh / "exposed_latency" / "gmm.csv").unlink()
     reseal(fresh)  # the bundle as made without it (else the run refuses it: tests/bundle/test_bundle_trust.py)
     out = tmp_path / "results"
+    # workers=0: no worker processes to start (they compute sections ahead: tests/run/test_notebook_facade.py)
     executed, error = _execute(tmp_path, bundle="auto", trace_root=str(fresh), output_dir=str(out),
-                               sections=["exposed_latency", "kernel_overhead"])
+                               sections=["exposed_latency", "kernel_overhead"], workers=0)
     assert error is not None and error.ename == "NotebookStop"
     missing = fresh / "exposed_latency" / "gmm.csv"
     assert "1 section(s) failed" in error.evalue and f"exposed_latency: {missing}: missing" in error.evalue

@@ -13,9 +13,13 @@ import nbformat
 import pandas as pd
 import pytest
 from bundle_edit import reseal
+from shared_runs import PARTIAL_SECTION, static_in_process
 
+from neutrino_ae import cli
 from neutrino_ae.report.section import registry
+from neutrino_ae.run import papermill as papermill_run
 from neutrino_ae.sample.generate import generate_bundle
+from tests.reliability.faultkit import copy_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,7 +77,7 @@ def _table_rows(stdout: str) -> dict[str, str]:
     return {f"{heading.split(':')[0]}/{claim}": status for heading, claim, status in _table(stdout)}
 
 
-def test_a_claim_that_does_not_hold_fails_the_run(broken, tmp_path):
+def test_a_claim_that_does_not_hold_fails_the_run(broken, tmp_path, monkeypatch, capsys):
     proc = _run(broken, tmp_path / "out")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "verdict: DIFFERS" in proc.stdout and "DIFFERS exposed_latency/below-ncu" in proc.stdout
@@ -92,14 +96,24 @@ def test_a_claim_that_does_not_hold_fails_the_run(broken, tmp_path):
     assert top.cell_type == "markdown" and top.source.startswith("## Verdict: DIFFERS · SYNTHETIC sample data\n")
     assert "Claims that did not pass" in top.source and "below Nsight Compute" in top.source
 
-    shutil.rmtree(tmp_path / "out")
-    assert _run(broken, tmp_path / "out", "--report-only").returncode == 0
+    # --report-only reports it and exits 0. The command line reads the flag (``cli.main`` in this process,
+    # its own verdict step); the notebook is not run again: run_notebook stands for the run above (whose
+    # notebook does not read the flag) and returns the executed notebook it left.
+    capsys.readouterr()
+    monkeypatch.setattr(papermill_run, "run_notebook", lambda nb, out, *a, **k: Path(out) / "static.executed.ipynb")
+    argv = ["run", "static", "-p", "bundle", "auto", "-p", "trace_root", str(broken), "--sections", "exposed_latency",
+            "--output-dir", str(tmp_path / "out")]
+    assert cli.main([*argv, "--report-only"]) == 0
+    assert "verdict: DIFFERS" in capsys.readouterr().out
+    assert cli.main(argv) == 1  # the same verdict without the flag: as the real run above
 
 
-def test_no_dispatch_gap_fails_the_scheduling_cost_claims(no_dispatch_gap, tmp_path):
-    proc = _run(no_dispatch_gap, tmp_path / "out", sections="block_sched")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    rows = _table_rows(proc.stdout)
+def test_no_dispatch_gap_fails_the_scheduling_cost_claims(no_dispatch_gap, tmp_path, monkeypatch, capsys):
+    # A variation of the test above (a claim that does not hold: exit 1, the table), there through the public
+    # command: here the notebook's calls and the command line's verdict step in this process.
+    code, stdout = static_in_process(monkeypatch, capsys, no_dispatch_gap, tmp_path / "out", "block_sched")
+    assert code == 1, stdout
+    rows = _table_rows(stdout)
     assert set(rows) == {f"block_sched/{c.id}" for c in registry.get("block_sched").claims}
     assert rows["block_sched/visible-cost"] == "DIFFERS" and rows["block_sched/memset-fix"] == "DIFFERS"
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
@@ -134,56 +148,65 @@ def _table_runs(stdout: str) -> dict[str, str]:
             for heading, claim, _ in _table(stdout)}
 
 
-def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, tmp_path):
-    # The full run: the test session's run of every section on the sample bundle (conftest sample_run),
-    # its results and bundle copied here, where the partial runs below write.
-    root = Path(shutil.copytree(sample_run.traces, tmp_path / "traces"))
-    out = Path(shutil.copytree(sample_run.out, tmp_path / "out"))
+def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, typo_run, partial_run, tmp_path,
+                                                                  monkeypatch, capsys):
+    # The full run: the test session's run of every section on the sample bundle (conftest sample_run).
     full = sample_run.proc
     assert full.returncode == 0, full.stdout + full.stderr
-    first = _verdict(out)
+    first = _verdict(sample_run.out)
     assert (first["partial"], first["merged"], first["sections"]) == (False, False, list(registry.names()))
     digest = first["bundle"]["digest"]
     assert digest and all(c["run_id"] == first["run_id"] and c["bundle_digest"] == digest for c in first["claims"])
     assert set(_table_runs(full.stdout).values()) == {first["run_id"]} and digest in full.stdout
 
-    dmat = _run(root, out, sections="dmat")
-    assert dmat.returncode == 0, dmat.stdout + dmat.stderr
+    # A run of one section into a copy of its results, on the same bundle (tests/run/conftest.py partial_run,
+    # after a refused run, typo_run, that leaves the verdict as it was): PARTIAL_SECTION, the cheapest one.
+    one = PARTIAL_SECTION
+    assert typo_run.proc.returncode == 2 and _verdict(typo_run.out) == first
+    part, out = partial_run.proc, partial_run.out
+    assert part.returncode == 0, part.stdout + part.stderr
     merged = _verdict(out)
     assert merged["merged"] is True and merged["partial"] is False and merged["run_id"] != first["run_id"]
     ident = lambda doc: [(c["section"], c["claim"]) for c in doc["claims"]]  # noqa: E731
     assert ident(merged) == ident(first)
     for claim in merged["claims"]:
-        run = merged["run_id"] if claim["section"] == "dmat" else first["run_id"]
+        run = merged["run_id"] if claim["section"] == one else first["run_id"]
         assert (claim["run_id"], claim["bundle_digest"]) == (run, digest), claim
     assert set(merged["runs"]) == {first["run_id"], merged["run_id"]}
-    assert merged["runs"][merged["run_id"]]["sections"] == ["dmat"]
+    assert merged["runs"][merged["run_id"]]["sections"] == [one]
     assert merged["counts"] == first["counts"] and merged["overall"] == "PASS"
     assert set(merged["trace_dirs"]) == set(first["trace_dirs"])
-    printed = _table_runs(dmat.stdout)
+    printed = _table_runs(part.stdout)
     assert len(printed) == len(merged["claims"]), "the printed table is the whole merged verdict"
     assert {claim.split("/")[0]: run for claim, run in printed.items()} == {
-        s: merged["run_id"] if s == "dmat" else first["run_id"] for s in registry.names()}
-    assert "merged: this run's sections (dmat) replace theirs" in dmat.stdout
+        s: merged["run_id"] if s == one else first["run_id"] for s in registry.names()}
+    assert f"merged: this run's sections ({one}) replace theirs" in part.stdout
 
     # Another bundle (another digest): nothing of the earlier verdict is kept; the verdict says it is partial.
+    out = copy_run(partial_run.out, tmp_path / "out")
+    # (A variation of the partial run above, there through the public command: here the notebook's calls and
+    # the command line's verdict step in this process. tests/run/test_failed_run_keeps_report.py's
+    # partial run is a process.)
     other = generate_bundle(tmp_path / "other", scale="tiny", seed=1, progress=False)
-    alone = _run(other, out, sections="dmat")
-    assert alone.returncode == 0, alone.stdout + alone.stderr
+    code, stdout = static_in_process(monkeypatch, capsys, other, out, one)
+    assert code == 0, stdout
     partial = _verdict(out)
-    assert (partial["partial"], partial["merged"], partial["sections"]) == (True, False, ["dmat"])
-    assert partial["missing_sections"] == [s for s in registry.names() if s != "dmat"]
+    assert (partial["partial"], partial["merged"], partial["sections"]) == (True, False, [one])
+    assert partial["missing_sections"] == [s for s in registry.names() if s != one]
     assert partial["bundle"]["digest"] != digest and set(partial["runs"]) == {partial["run_id"]}
-    assert {c["section"] for c in partial["claims"]} == {"dmat"}
+    assert {c["section"] for c in partial["claims"]} == {one}
     assert all(c["run_id"] == partial["run_id"] for c in partial["claims"])
-    assert "partial: covers dmat; not judged: " in alone.stdout
+    assert f"partial: covers {one}; not judged: " in stdout
 
 
-def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path):
+def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path, monkeypatch, capsys):
     root = Path(shutil.copytree(tiny_bundle, tmp_path / "traces"))
     out, sections = tmp_path / "out", "exposed_latency,kernel_overhead"
-    good = _run(root, out, sections=sections)
-    assert good.returncode == 0, good.stdout + good.stderr
+    # The good run before: its verdict made in this process, by the notebook's own calls (the public command's
+    # good runs: the test session's sample_run). -p workers 0 below: no worker processes to start (they
+    # compute sections ahead: tests/run/test_notebook_facade.py).
+    code, stdout = static_in_process(monkeypatch, capsys, root, out, sections)
+    assert code == 0, stdout
     before = _verdict(out)
     good_bytes = (out / "verdict.json").read_bytes()
     assert before["overall"] == "PASS"
@@ -197,7 +220,7 @@ def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path
     df.loc[0, "original"] = "n/a"
     df.to_csv(csv, index=False)
     reseal(root)
-    failed = _run(root, out, sections=sections)
+    failed = _run(root, out, "-p", "workers", "0", sections=sections)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert (out / "verdict.json").read_bytes() == good_bytes
     after = json.loads((out / "verdict.failed.json").read_text())
@@ -213,7 +236,7 @@ def test_a_failed_run_leaves_no_verdict_that_looks_current(tiny_bundle, tmp_path
     # A run refused before any section ran (a file changed after the bundle was made): no verdict of its
     # own (the earlier failed run's is gone: it is not this run's), the good one still in place.
     (root / "kernel_overhead").joinpath("stray.txt").write_text("added by hand")
-    refused = _run(root, out, sections=sections)
+    refused = _run(root, out, "-p", "workers", "0", sections=sections)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "stray.txt: not listed in bundle.json" in refused.stderr
     assert not (out / "verdict.failed.json").exists() and not (out / "summary.failed.json").exists()
