@@ -55,6 +55,31 @@ def _execute(tmp_path: Path, path_dirs: list[str], sections: str, **params) -> t
     return nb, summary
 
 
+def _execute_in_process(tmp_path: Path, path_dirs: list[str], sections: str,
+                        capsys: pytest.CaptureFixture[str]) -> tuple[str, dict]:
+    """The notebook's code cells run in this process, in order, with ``_execute``'s parameters put in after
+    its parameters cell (as papermill's injected cell does) and its PATH: what the kernel would print and
+    the summary. ``_execute`` (papermill, a kernel) runs the notebook once per test run; a variation of its
+    parameters runs here."""
+    from neutrino_ae.run import lock
+
+    cells = [c for c in nbformat.read(NOTEBOOK, as_version=4).cells if c.cell_type == "code"]
+    params = {"sections": sections, "output_dir": str(tmp_path / "res"), "trace_root": str(tmp_path / "traces")}
+    namespace: dict = {"__name__": "__main__"}
+    capsys.readouterr()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", os.pathsep.join([*path_dirs, str(Path(sys.executable).parent), "/usr/bin", "/bin"]))
+        mp.chdir(REPO)
+        try:
+            for cell in cells:
+                exec(compile(cell.source, f"dynamic.ipynb:{cell.id}", "exec"), namespace)  # noqa: S102
+                if "parameters" in cell.metadata.get("tags", []):
+                    namespace.update(params)
+        finally:
+            lock.release_output_lock(tmp_path / "res")  # the kernel's lock, released when a kernel exits
+    return capsys.readouterr().out, json.loads((tmp_path / "res" / "summary.json").read_text())
+
+
 def _text(nb) -> str:
     parts = []
     for cell in nb.cells:
@@ -74,7 +99,7 @@ def gpu_bin(tmp_path):
     return str(bindir)
 
 
-def test_collects_with_fake_neutrino(tmp_path, gpu_bin, monkeypatch):
+def test_collects_with_fake_neutrino(tmp_path, gpu_bin, monkeypatch, capsys):
     monkeypatch.setenv("FAKE_NEUTRINO_PROBE_MEM", "123456")
     monkeypatch.setenv("FAKE_NEUTRINO_WORKLOAD_MEM", "7777777")
     monkeypatch.setenv("FAKE_NEUTRINO_LOG", str(tmp_path / "calls.jsonl"))
@@ -107,9 +132,8 @@ def test_collects_with_fake_neutrino(tmp_path, gpu_bin, monkeypatch):
     verdict = json.loads((tmp_path / "res" / "verdict.json").read_text())
     assert verdict["source"] == "traces collected on this GPU" and "by this run" in verdict["scope"]
 
-    # A second run without neutrino analyses the traces collected above.
-    nb2, summary2 = _execute(tmp_path, [gpu_bin], "max_mem")
-    text2 = _text(nb2)
+    # A second run without neutrino analyses the traces collected above (the notebook's cells, in-process).
+    text2, summary2 = _execute_in_process(tmp_path, [gpu_bin], "max_mem", capsys)
     assert "max_mem: skipped: the Neutrino CLI 'neutrino' is not on PATH" in text2
     assert "analysing earlier traces" in text2
     rows2 = {(r["section"], r["key"]): r["value"] for r in summary2["results"]}

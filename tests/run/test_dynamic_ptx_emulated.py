@@ -7,6 +7,7 @@ produce results, and each number must be what the emulator's fills and time mode
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(REPO / "tools" / "real_neutrino"))
 
 import emulated  # noqa: E402
 from real_neutrino_build import shared_install  # noqa: E402
+from workload_ptx_cache import shared_ptx_cache  # noqa: E402
 
 #: The paper's sections, whose GPU command lines the emulator answers (a folder added later collects too).
 SECTIONS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latency", "warp_sched")
@@ -29,6 +31,8 @@ SECTIONS = ("block_sched", "dmat", "kernel_overhead", "max_mem", "exposed_latenc
 def run(tmp_path_factory):
     install = shared_install(tmp_path_factory, "artifact")
     base = tmp_path_factory.mktemp("ptx-emulated")
+    # The workloads' PTX, compiled once this run (the workload tests use it too), as the run's own cache
+    shutil.copytree(shared_ptx_cache(tmp_path_factory), base / "work" / "ptx-cache")
     proc = emulated.run(base / "results", base / "traces", base / "work", quick=True, install=install)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = {(r["section"], r["key"]): r["value"]

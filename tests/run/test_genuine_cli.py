@@ -8,6 +8,7 @@ stdout (cli.stdout.log); our script must print the same line on the same trace, 
 from __future__ import annotations
 
 import json
+import runpy
 import shutil
 import subprocess
 import sys
@@ -19,24 +20,47 @@ REPO = Path(__file__).resolve().parents[2]
 GENUINE = REPO / "tests" / "data" / "genuine"
 
 
-def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=REPO, timeout=180,
-                          check=False)
+def _cli(*argv: str, in_process: pytest.CaptureFixture[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python <script> <args>`` in the checkout. Each script runs as a process once (its artifact-branch
+    case); its other cases (``in_process``: the test's capsys) run the script as ``__main__`` in this
+    process (``runpy``, its ``sys.argv`` and exit status as in the process), the output captured."""
+    if in_process is None:
+        return subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=REPO, timeout=180,
+                              check=False)
+    script, *args = argv
+    in_process.readouterr()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        mp.setattr(sys, "argv", [script, *args])
+        try:
+            runpy.run_path(str(REPO / script), run_name="__main__")
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    out, err = in_process.readouterr()
+    return subprocess.CompletedProcess([script, *args], code, out, err)
+
+
+def _once(branch: str, capsys: pytest.CaptureFixture[str], first: bool = True) -> pytest.CaptureFixture[str] | None:
+    """``_cli``'s ``in_process``: None (a process) for the artifact branch's (first) case, else capsys."""
+    return None if branch == "artifact" and first else capsys
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
 @pytest.mark.parametrize("case", ["block_sched", "block_sched-partial-warp"])
-def test_block_sched_prints_what_the_artifacts_own_hook_printed(tmp_path, branch, case):
+def test_block_sched_prints_what_the_artifacts_own_hook_printed(tmp_path, branch, case, capsys):
     oracle = (GENUINE / "artifact" / case / "cli.stdout.log").read_text().splitlines()[0]
     assert oracle.startswith("No.block:")
-    proc = _cli("block_sched/block_sched.py", str(GENUINE / branch / case), "--out", str(tmp_path))
+    proc = _cli("block_sched/block_sched.py", str(GENUINE / branch / case), "--out", str(tmp_path),
+                in_process=_once(branch, capsys, case == "block_sched"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == oracle
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
-def test_dmat_on_a_genuine_count_trace(tmp_path, branch):
-    proc = _cli("dmat/dmat.py", str(GENUINE / branch / "dmat"), "--out", str(tmp_path), "--json")
+def test_dmat_on_a_genuine_count_trace(tmp_path, branch, capsys):
+    proc = _cli("dmat/dmat.py", str(GENUINE / branch / "dmat"), "--out", str(tmp_path), "--json",
+                in_process=_once(branch, capsys))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     # the emulator's fill: 256 threads x 3 records on 3 pages; 64 threads left one slot unfilled
@@ -44,11 +68,12 @@ def test_dmat_on_a_genuine_count_trace(tmp_path, branch):
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
-def test_table2_on_a_genuine_benchmark_trace(tmp_path, branch):
+def test_table2_on_a_genuine_benchmark_trace(tmp_path, branch, capsys):
     cell = tmp_path / "tree" / "triton_op" / "attn" / "block_sched"
     shutil.copytree(GENUINE / branch / "block_sched-benchmark", cell / "trace")
     shutil.copy(GENUINE / branch / "block_sched-benchmark" / "cli.stdout.log", cell / "stdout.log")
-    proc = _cli("kernel_overhead/kernel_overhead.py", str(tmp_path / "tree"), "--out", str(tmp_path / "o"), "--json")
+    proc = _cli("kernel_overhead/kernel_overhead.py", str(tmp_path / "tree"), "--out", str(tmp_path / "o"), "--json",
+                in_process=_once(branch, capsys))
     assert proc.returncode == 0, proc.stderr
     (row,) = json.loads(proc.stdout)["cells"]
     log = (cell / "trace" / "event.log").read_text(errors="replace")
@@ -59,11 +84,12 @@ def test_table2_on_a_genuine_benchmark_trace(tmp_path, branch):
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
-def test_fig11_on_a_genuine_memusage_trace(tmp_path, branch):
+def test_fig11_on_a_genuine_memusage_trace(tmp_path, branch, capsys):
     sub = tmp_path / "tree" / "llama1b-bs32" / "dmat" / "layer"
     shutil.copytree(GENUINE / branch / "dmat-memusage", sub / "Nov23_000000_1")
     shutil.copy(GENUINE / branch / "dmat-memusage" / "cli.stdout.log", sub / "stdout.log")
-    proc = _cli("max_mem/max_mem.py", str(tmp_path / "tree"), "--out", str(tmp_path / "o"), "--json")
+    proc = _cli("max_mem/max_mem.py", str(tmp_path / "tree"), "--out", str(tmp_path / "o"), "--json",
+                in_process=_once(branch, capsys))
     assert proc.returncode == 0, proc.stderr
     rows = {r["key"]: r["value"] for r in json.loads(proc.stdout)["summary"]}
     assert rows["llama1b-bs32.dmat.probe_mem_max"] == 12288  # "[exec] probe-mem 12288 (bytes)"

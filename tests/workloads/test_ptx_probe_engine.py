@@ -14,7 +14,8 @@ main's gmem_bytes leaves a literal ``BYTES`` after every ``cp.async`` (ptxas: Un
 The workload kernels have no cp.async; ``copy_async`` (below) keeps the rule itself tested.
 
 The engine runs once per test run (all cases on a pool of 2 threads, each case a subprocess: the
-engine's Python start and 2-3 ptxas runs), shared by xdist workers; the tests read what it wrote.
+engine's Python start and 2-3 ptxas runs), shared by xdist workers; the tests read what it wrote. The
+pruned build, the same for every probe of a kernel, is assembled once per kernel (``PTXAS_ONCE``).
 Skips, saying why, only without the Neutrino tarballs, nvcc or ptxas.
 """
 
@@ -23,6 +24,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -116,11 +119,52 @@ def _entry_body(ptx: str, kernel: str) -> str:
     return ptx.split(f".entry {kernel}(", 1)[1].split(".entry ", 1)[0]
 
 
+# ``ptxas`` first on the engine's PATH: the real one, except that a pruned build (the kernel alone, without
+# the probe: the same PTX for every probe of a kernel, ~130 of the ~150 cases) is assembled once per
+# distinct command line (relative paths: the same for every probe of a kernel) and input, and its result
+# -- .bin, stdout, stderr, exit status -- given back to the later cases.
+PTXAS_ONCE = """#!/bin/sh
+real={real}
+memo={memo}
+out= inp= prev=
+for a in "$@"; do
+  [ "$prev" = -o ] && out=$a
+  case $a in *.ptx) inp=$a ;; esac
+  prev=$a
+done
+case $out in */pruned.bin) ;; *) exec "$real" "$@" ;; esac
+key=$( (for a in "$@"; do echo "$a"; done; cat "$inp") | sha1sum)
+d=$memo/${{key%% *}}
+if [ ! -f "$d/rc" ]; then
+  t=$(mktemp -d "$memo/.new-XXXXXX")
+  "$real" "$@" >"$t/out" 2>"$t/err"
+  echo $? >"$t/rc"
+  [ -f "$out" ] && cp "$out" "$t/bin"
+  mv -T "$t" "$d" 2>/dev/null || rm -rf "$t"
+else
+  [ -f "$d/bin" ] && cp "$d/bin" "$out"
+fi
+cat "$d/out"
+cat "$d/err" >&2
+exit "$(cat "$d/rc")"
+"""
+
+
+def _ptxas_once(bindir: Path) -> None:
+    real = shutil.which("ptxas")
+    memo = bindir.parent / "ptxas-memo"
+    memo.mkdir()
+    wrapper = bindir / "ptxas"
+    wrapper.write_text(PTXAS_ONCE.format(real=shlex.quote(real), memo=shlex.quote(str(memo))))
+    wrapper.chmod(0o755)
+
+
 def _run_all(folder: Path, workload_ptx: dict[str, str]) -> None:
     """Extract both branches, then run the engine on every case (2 at a time); each case's exit status
     and output go to ``<folder>/<case>.json``, its work folder to ``<folder>/<case>/``."""
     src = neutrino_source.source_dir()
     bindir = pe.stub_nvidia_smi(folder / "bin")
+    _ptxas_once(bindir)
     trees = {b: pe.extract(src, b, folder / f"src-{b}") for b in BRANCHES}
     envs = {b: pe.engine_env(trees[b], bindir) for b in BRANCHES}
     probes = {(b, p): pe.probe_text(trees[b], b, p, envs[b]) for b in BRANCHES for p in PROBES[b]}

@@ -37,6 +37,19 @@ REPO = HERE.parents[1]
 KERNELS_CU = REPO / "tools" / "genuine" / "kernels.cu"
 
 
+#: What the stub nvidia-smi runs first, as the real one does: dlopen libcuda.so.1 (under the hook, the hook
+#: driver) and cuInit(0).
+CUINIT_C = r"""#include <dlfcn.h>
+#include <stdio.h>
+int main(void) {
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!cuda) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+    int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+    return cu_init ? cu_init(0) : 1;
+}
+"""
+
+
 class Unavailable(RuntimeError):
     """What this machine lacks to run the real Neutrino (a test skips with this one line)."""
 
@@ -150,9 +163,11 @@ def build(branch: str, root: Path) -> Install:
     # Like the real nvidia-smi it loads libcuda.so.1 and calls cuInit: run by the probe engine, it
     # inherits the hook's LD_PRELOAD and LD_LIBRARY_PATH, so the hook driver opens a trace folder for it
     # and announces it on the CLI's stderr, as on a real GPU (tests/data/gpu/h200/MANIFEST.md).
+    # In C, not ``python -c``: a run calls it once per probed kernel, and a Python start costs ~0.1 s.
+    (bindir / "cuinit.c").write_text(CUINIT_C)
+    _cc("-O1", "-o", str(bindir / "cuinit"), str(bindir / "cuinit.c"), "-ldl")
     smi.write_text("#!/bin/sh\n"
-                   f"{sys.executable} -c 'import ctypes; ctypes.CDLL(\"libcuda.so.1\").cuInit(0)' "
-                   ">&2 || true\n"
+                   f"'{bindir / 'cuinit'}' >&2 || true\n"
                    'case "$*" in *query-gpu=compute_cap" "*) echo 8.0 ;;\n'
                    '  *) echo "NVIDIA A100-SXM4-40GB (emucuda), 8.0, 999.0" ;; esac\n')
     smi.chmod(0o755)
