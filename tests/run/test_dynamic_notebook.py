@@ -166,6 +166,9 @@ def no_gpu(tmp_path_factory):
                    "driver.\" >&2\nexit 9\n")
     smi.chmod(0o755)
     tag = uuid.uuid4().hex[:8]
+    # results/ is where a checkout's runs write (make run makes it); a fresh clone has none until then,
+    # and the command refuses a folder whose parent is missing
+    (REPO / "results").mkdir(exist_ok=True)
     out, traces = REPO / "results" / f".test-dyn-{tag}", REPO / "results" / f".test-dyn-traces-{tag}"
     env = {**os.environ, "PATH": os.pathsep.join([str(no_driver), str(Path(sys.executable).parent), "/usr/bin",
                                                    "/bin"])}
