@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from undrawn_analysis import leave_figures_undrawn
 
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader
@@ -121,7 +122,7 @@ def test_fig13a_cli(tmp_path, capsys):
     assert doc["sms"][0] == 4  # SM 4 hosted the most blocks
 
 
-def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
+def test_fig13cd_from_csv_and_npz(tmp_path, capsys, monkeypatch):
     df = pd.DataFrame({"lstart": S + 1000, "elapse": E - S, "smid": SM})
     csv = tmp_path / "tail.csv"
     df.to_csv(csv, index=False)
@@ -136,6 +137,7 @@ def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
     for stem in ("fig13c", "fig13d", "fig13d-sub"):
         assert (out / f"{stem}.png").is_file()
 
+    leave_figures_undrawn(monkeypatch)  # from here on the numbers and errors are read, not the figures
     npz = tmp_path / "tail.npz"
     np.savez(npz, lstart=S, elapse=E - S, smid=SM)
     res = driver.analyze_paths(SECTION, [npz], tmp_path / "out2",
@@ -205,7 +207,8 @@ def test_paper_bundle_layout_draws_13ab_and_reports_refused_pickle(tmp_path):
     assert {r["key"]: r["value"] for r in res.summary}["shared_vs_exclusive_makespan"] == 1.0
 
 
-def test_missing_tail_folder_is_reported_not_fatal(tmp_path):
+def test_missing_tail_folder_is_reported_not_fatal(tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # what is skipped is read, not the figures
     for name in ("exclusive_sched", "shared_sched"):
         (tmp_path / "warp_sched" / name / "result").mkdir(parents=True)
         _warp_trace(tmp_path / "warp_sched" / name / "result" / "1.0.bin")
