@@ -267,7 +267,8 @@ def test_several_max_memory_lines_the_first_is_used_as_in_the_artifact(fig11_cel
     ("undecodable", b"\xff\nmax memory: 10\n", {"Nov23_1": event_log_text([7])}, None),
 ])
 def test_where_the_artifact_raises_ours_reports(fig11_cell, run_artifact, tmp_path, capsys, what, stdout, traces,
-                                                problem):
+                                                problem, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     root = _one_sub(tmp_path, stdout, traces)
     proc = run_artifact(fig11_cell, tmp_path)
     assert proc.returncode != 0 and "Traceback" in proc.stderr, what

@@ -82,7 +82,8 @@ def test_sparsify_chunked_matches_counter(tmp_path):
     assert sorted(int(p) for p in back.pages) == sorted({p for _, p in _expected_counts()})
 
 
-def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys):
+def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     td, result = _trace_dir(tmp_path)
     out = tmp_path / "out"
     assert run_main(command(SECTION), [str(result), "--out", str(out)]) == 0

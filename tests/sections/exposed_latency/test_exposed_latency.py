@@ -155,7 +155,8 @@ def test_missing_ncu_measurement_is_not_an_error(tmp_path, monkeypatch):
     assert "n/a" in res.text
 
 
-def test_cli_error_exit_code_and_json(tmp_path, capsys):
+def test_cli_error_exit_code_and_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     bad = _write(tmp_path / "bad" / "conv.csv", HEADER.replace(",epilogue", "") + "x,1,1,1,0,1\n")
     assert run_main(main, [str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err

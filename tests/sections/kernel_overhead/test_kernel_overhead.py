@@ -174,7 +174,8 @@ def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
     assert "SYNTHETIC" in (tmp_path / "out" / "kernel_overhead.html").read_text()
 
 
-def test_cli_and_group_wrapper(tree, tmp_path, capsys):
+def test_cli_and_group_wrapper(tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     cutlass_op_main = partial(cli_main, options={"groups": ("cutlass_op",)})  # cutlass_op/overhead.py's
     assert run_main(cutlass_op_main, [str(tree / "cutlass_op"), "--out", str(tmp_path / "o")]) == 0
     text = capsys.readouterr().out

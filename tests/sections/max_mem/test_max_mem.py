@@ -133,7 +133,8 @@ def test_sample_bundle_truth_and_mark(tree, tmp_path):
     assert "1/1 workload peaks equal the injected value" in res.text
 
 
-def test_cli(tree, tmp_path, capsys):
+def test_cli(tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     assert run_main(cli_main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["figure"].endswith("max_mem.png") and len(doc["entries"]) == 3

@@ -112,7 +112,8 @@ def test_timeline_slots_from_trace(tmp_path):
     assert tab["start"].tolist() == [0, 0, 40, 45]
 
 
-def test_fig13a_cli(tmp_path, capsys):
+def test_fig13a_cli(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     out = tmp_path / "out"
     assert fig13a.main([str(_warp_trace(tmp_path / "w.bin")), "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
@@ -123,6 +124,7 @@ def test_fig13a_cli(tmp_path, capsys):
 
 
 def test_fig13cd_from_csv_and_npz(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     df = pd.DataFrame({"lstart": S + 1000, "elapse": E - S, "smid": SM})
     csv = tmp_path / "tail.csv"
     df.to_csv(csv, index=False)
