@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
+from undrawn_analysis import leave_figures_undrawn
 
 from block_sched.analysis import analyze_records
 from block_sched.inputs import first_warp_records, resolve_traces
@@ -104,7 +105,8 @@ def test_paper_sized_trace_uses_the_compiled_path_and_matches(artifact_tree: Pat
 
 @pytest.mark.parametrize("smids", [[0, 2], [5], [3, 7, 100]])
 def test_non_contiguous_sm_ids_crash_the_artifact_but_not_ours(smids: list[int], artifact_tree: Path,
-                                                               artifact_python: ScriptServer, tmp_path: Path) -> None:
+                                                               artifact_python: ScriptServer, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     n = 64
     smid = np.array(smids, np.uint32)[np.arange(n) % len(smids)]
     lstart = np.arange(n, dtype=np.uint64) * np.uint64(500)
@@ -116,7 +118,8 @@ def test_non_contiguous_sm_ids_crash_the_artifact_but_not_ours(smids: list[int],
     ok = block_sched_trace((n, 1, 1), (64, 1, 1), lstart, elapse, dense).trace.write(tmp_path / "dense.bin")
     expected = artifact_run(artifact_python, artifact_tree, ok).stdout.strip()
     assert our_line(path) == expected
-    # The output says why this line has no artifact counterpart.
+    # The output says why this line has no artifact counterpart (its text and results; figures left undrawn).
+    leave_figures_undrawn(monkeypatch)
     result = driver.analyze_paths(registry.get("block_sched"), [path], tmp_path / "out")
     assert result.text.splitlines()[0] == expected
     assert "IndexError" in result.data["traces"][0]["artifact_deviation"]
