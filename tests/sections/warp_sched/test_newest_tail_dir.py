@@ -46,10 +46,9 @@ def _bundle_with_august(tiny_bundle: Path, dest: Path, keep_january: bool = True
 def test_the_august_tail_collection_is_read_and_named(tiny_bundle, tmp_path, monkeypatch):
     both = _bundle_with_august(tiny_bundle, tmp_path / "both")
     alone = _bundle_with_august(tiny_bundle, tmp_path / "alone", keep_january=False)
-    with monkeypatch.context() as m:  # these two are read for their numbers and lines: figures left undrawn
-        leave_figures_undrawn(m)
-        jan_only = driver.analyze_paths(SECTION, [tiny_bundle], tmp_path / "out-jan")
-        aug_only = driver.analyze_paths(SECTION, [alone], tmp_path / "out-aug")
+    leave_figures_undrawn(monkeypatch)  # numbers, lines and results documents are read, not the figures
+    jan_only = driver.analyze_paths(SECTION, [tiny_bundle], tmp_path / "out-jan")
+    aug_only = driver.analyze_paths(SECTION, [alone], tmp_path / "out-aug")
     assert _tail_share(aug_only) != _tail_share(jan_only)  # the two collections really differ
 
     res = driver.analyze_paths(SECTION, [both], tmp_path / "out-both")
