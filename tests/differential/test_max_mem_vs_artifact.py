@@ -36,6 +36,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from undrawn_analysis import leave_figures_undrawn
 
 from max_mem.analysis import Entry
 from max_mem.inputs import discover, measure_entry
@@ -268,7 +269,7 @@ def test_several_max_memory_lines_the_first_is_used_as_in_the_artifact(fig11_cel
 ])
 def test_where_the_artifact_raises_ours_reports(fig11_cell, run_artifact, tmp_path, capsys, what, stdout, traces,
                                                 problem, monkeypatch):
-    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
+    leave_figures_undrawn(monkeypatch)  # what the command prints is read, not its figure
     root = _one_sub(tmp_path, stdout, traces)
     proc = run_artifact(fig11_cell, tmp_path)
     assert proc.returncode != 0 and "Traceback" in proc.stderr, what
