@@ -1,7 +1,8 @@
 """Fig. 11 beside the artifact's own loop: the ``BASE = "max_mem"`` cell of its ``static.ipynb``.
 
 The cell is read from the extracted tarball at test time (found by what it says, not by its index)
-and run as it is, with ``python -c``, in a temporary folder holding a ``max_mem/`` tree that this
+and run as it is, as ``python -c`` runs it (in one kept interpreter, script_server.py; two tests check
+it against a fresh one), in a temporary folder holding a ``max_mem/`` tree that this
 file writes with its own small writer (plain text, not the package's writers): several models,
 probes and sub-modules; stdout.log files with zero, one or several ``max memory:`` lines among
 other text; several trace folders per sub-module, each event.log with several launches and their
