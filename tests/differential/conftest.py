@@ -17,6 +17,8 @@ import pytest
 from neutrino_source import extract_tree, missing_reason
 from shared_build import build_once
 
+from .script_server import ScriptServer
+
 
 @pytest.fixture(scope="session")
 def artifact_tree(tmp_path_factory) -> Path:
@@ -39,3 +41,12 @@ def artifact_dmat(artifact_tree: Path, tmp_path_factory) -> Path:
     build_once(tmp_path_factory, "artifact-dmat", lambda _: subprocess.run(
         [cxx, str(src), "-o", str(exe), "-O3", "-std=c++17"], check=True, capture_output=True))
     return exe
+
+
+@pytest.fixture(scope="session")
+def artifact_python(artifact_tree: Path):
+    """Runs the artifact's Python scripts (``PYTHONPATH`` = its tree, as its notebook has it) in one
+    interpreter kept for the session: see script_server.py."""
+    server = ScriptServer({"PYTHONPATH": str(artifact_tree)})
+    yield server
+    server.close()

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from undrawn_analysis import leave_figures_undrawn
 
 from block_sched.analysis import analyze_records
 from block_sched.inputs import first_warp_records, resolve_traces
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report.section import driver, registry
 
+from .script_server import ScriptServer
 from .tracegen import BlockSchedCase, block_sched_cases, block_sched_trace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,12 @@ def artifact_line(tree: Path, trace: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, timeout=120)
 
 
+def artifact_run(server: ScriptServer, tree: Path, trace: Path) -> subprocess.CompletedProcess[str]:
+    """The same script on the same file, run in the session's one artifact interpreter (script_server.py):
+    the many hypothesis cases pay for the script, not for a Python start and a numpy import each."""
+    return server.run(tree / "neutrino" / "tools" / "block_sched.py", [str(trace)])
+
+
 def our_line(trace: Path) -> str:
     ((path, bt),) = resolve_traces(trace)
     return analyze_records("t", path, first_warp_records(bt)).line
@@ -43,9 +50,10 @@ def our_line(trace: Path) -> str:
 
 @given(case=block_sched_cases(artifact_readable=True))
 @EXAMPLES
-def test_same_line_as_the_artifact(case: BlockSchedCase, artifact_tree: Path, tmp_path_factory) -> None:
+def test_same_line_as_the_artifact(case: BlockSchedCase, artifact_tree: Path, artifact_python: ScriptServer,
+                                  tmp_path_factory) -> None:
     path = case.trace.write(tmp_path_factory.mktemp("bs") / "0.1.bin")
-    art = artifact_line(artifact_tree, path)
+    art = artifact_run(artifact_python, artifact_tree, path)
     assert art.returncode == 0, art.stderr
     assert our_line(path) == art.stdout.strip()
 
@@ -53,9 +61,9 @@ def test_same_line_as_the_artifact(case: BlockSchedCase, artifact_tree: Path, tm
 @given(case=block_sched_cases(artifact_readable=False))
 @EXAMPLES
 def test_where_the_artifact_crashes_ours_answers_or_says_why(case: BlockSchedCase, artifact_tree: Path,
-                                                           tmp_path_factory) -> None:
+                                                           artifact_python: ScriptServer, tmp_path_factory) -> None:
     path = case.trace.write(tmp_path_factory.mktemp("bs") / "0.1.bin")
-    art = artifact_line(artifact_tree, path)
+    art = artifact_run(artifact_python, artifact_tree, path)
     event(f"artifact {'answers' if art.returncode == 0 else 'crashes'}")
     if art.returncode == 0:
         assert our_line(path) == art.stdout.strip()
@@ -73,7 +81,7 @@ def test_where_the_artifact_crashes_ours_answers_or_says_why(case: BlockSchedCas
     dense = np.unique(case.smid, return_inverse=True)[1].astype(np.uint32)
     redo = block_sched_trace(case.trace.grid, case.trace.block, case.lstart, case.elapse, dense)
     dense_path = redo.trace.write(path.with_name("dense.bin"))
-    art_dense = artifact_line(artifact_tree, dense_path)
+    art_dense = artifact_run(artifact_python, artifact_tree, dense_path)
     if art_dense.returncode == 0:
         assert line == art_dense.stdout.strip()
 
@@ -97,35 +105,60 @@ def test_paper_sized_trace_uses_the_compiled_path_and_matches(artifact_tree: Pat
 
 @pytest.mark.parametrize("smids", [[0, 2], [5], [3, 7, 100]])
 def test_non_contiguous_sm_ids_crash_the_artifact_but_not_ours(smids: list[int], artifact_tree: Path,
-                                                               tmp_path: Path) -> None:
+                                                               artifact_python: ScriptServer, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     n = 64
     smid = np.array(smids, np.uint32)[np.arange(n) % len(smids)]
     lstart = np.arange(n, dtype=np.uint64) * np.uint64(500)
     elapse = np.full(n, 1000, np.uint32)
     path = block_sched_trace((n, 1, 1), (64, 1, 1), lstart, elapse, smid).trace.write(tmp_path / "0.5.bin")
-    art = artifact_line(artifact_tree, path)
+    art = artifact_run(artifact_python, artifact_tree, path)
     assert art.returncode != 0 and "IndexError" in art.stderr
     dense = np.unique(smid, return_inverse=True)[1].astype(np.uint32)
     ok = block_sched_trace((n, 1, 1), (64, 1, 1), lstart, elapse, dense).trace.write(tmp_path / "dense.bin")
-    expected = artifact_line(artifact_tree, ok).stdout.strip()
+    expected = artifact_run(artifact_python, artifact_tree, ok).stdout.strip()
     assert our_line(path) == expected
-    # The output says why this line has no artifact counterpart.
+    # The output says why this line has no artifact counterpart (its text and results; figures left undrawn).
+    leave_figures_undrawn(monkeypatch)
     result = driver.analyze_paths(registry.get("block_sched"), [path], tmp_path / "out")
     assert result.text.splitlines()[0] == expected
     assert "IndexError" in result.data["traces"][0]["artifact_deviation"]
     assert "IndexError" in result.text
 
 
-@given(block=st.sampled_from([1, 8, 31]))
-@settings(max_examples=3, deadline=None)
-def test_blocks_smaller_than_a_warp_one_line_error(block: int, tmp_path_factory) -> None:
+@pytest.mark.parametrize("block", [1, 8, 31])
+def test_blocks_smaller_than_a_warp_one_line_error(block: int, tmp_path: Path, capsys) -> None:
     """The artifact reads ``blockSize // 32 == 0`` warps and dies on ``block[0]``; the probe itself put every
-    block's record in one slot (floor stride), so there is nothing to read: ours says so in one line."""
+    block's record in one slot (floor stride), so there is nothing to read: ours says so in one line. The
+    command as a process for one size; the same command's ``main`` in this process for the others."""
     n = 16
     path = block_sched_trace((n, 1, 1), (block, 1, 1), np.arange(n, dtype=np.uint64), np.ones(n, np.uint32),
-                             np.zeros(n, np.uint32)).trace.write(tmp_path_factory.mktemp("small") / "0.1.bin")
-    cli = subprocess.run([sys.executable, str(REPO / "block_sched" / "block_sched.py"), str(path), "--out",
-                          str(path.parent / "out")], capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert cli.returncode == 2
-    assert "Traceback" not in cli.stderr
-    assert cli.stderr.strip().startswith("error: ") and str(path) in cli.stderr and len(cli.stderr.splitlines()) == 1
+                             np.zeros(n, np.uint32)).trace.write(tmp_path / "0.1.bin")
+    argv = [str(path), "--out", str(path.parent / "out")]
+    if block == 31:
+        cli = subprocess.run([sys.executable, str(REPO / "block_sched" / "block_sched.py"), *argv],
+                             capture_output=True, text=True, cwd=REPO, timeout=120)
+        code, stderr = cli.returncode, cli.stderr
+    else:
+        from block_sched.block_sched import SECTION_INDEX  # the script's body: run_script(__file__, flags=...)
+
+        code = driver.run_script(str(REPO / "block_sched" / "block_sched.py"), argv, flags=SECTION_INDEX)
+        stderr = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in stderr
+    assert stderr.strip().startswith("error: ") and str(path) in stderr and len(stderr.splitlines()) == 1
+
+
+def test_the_artifact_interpreter_answers_as_a_fresh_python(artifact_tree: Path, artifact_python: ScriptServer,
+                                                             tmp_path: Path) -> None:
+    """The tests above run the artifact's script in one kept interpreter: on a trace it reads and one it
+    crashes on (SM ids past n-1), that gives what ``python block_sched.py <trace>`` gives."""
+    n = 64
+    lstart = np.arange(n, dtype=np.uint64) * np.uint64(300)
+    elapse = np.full(n, 1000, np.uint32)
+    for smid, name in [(np.arange(n, dtype=np.uint32) % 4, "0.5.bin"), (np.full(n, 9, np.uint32), "0.6.bin")]:
+        path = block_sched_trace((n, 1, 1), (64, 1, 1), lstart, elapse, smid).trace.write(tmp_path / name)
+        fresh, kept = artifact_line(artifact_tree, path), artifact_run(artifact_python, artifact_tree, path)
+        assert (kept.returncode, kept.stdout) == (fresh.returncode, fresh.stdout)
+        assert kept.stderr.splitlines()[-1:] == fresh.stderr.splitlines()[-1:]  # the exception, or nothing
+        assert kept.stderr.startswith("Traceback") == fresh.stderr.startswith("Traceback")

@@ -1,7 +1,8 @@
 """Fig. 11 beside the artifact's own loop: the ``BASE = "max_mem"`` cell of its ``static.ipynb``.
 
 The cell is read from the extracted tarball at test time (found by what it says, not by its index)
-and run as it is, with ``python -c``, in a temporary folder holding a ``max_mem/`` tree that this
+and run as it is, as ``python -c`` runs it (in one kept interpreter, script_server.py; two tests check
+it against a fresh one), in a temporary folder holding a ``max_mem/`` tree that this
 file writes with its own small writer (plain text, not the package's writers): several models,
 probes and sub-modules; stdout.log files with zero, one or several ``max memory:`` lines among
 other text; several trace folders per sub-module, each event.log with several launches and their
@@ -36,11 +37,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from undrawn_analysis import leave_figures_undrawn
 
 from max_mem.analysis import Entry
 from max_mem.inputs import discover, measure_entry
 from neutrino_ae.report.command.script import run_main
 from neutrino_ae.report.section import driver, registry
+
+from .script_server import ScriptServer
 
 SECTION = registry.get("max_mem")
 cli_main = partial(driver.main, SECTION)
@@ -63,11 +67,29 @@ def fig11_cell(artifact_tree: Path) -> str:
     return found[0]
 
 
-def run_artifact(cell: str, cwd: Path) -> subprocess.CompletedProcess:
-    # PYTHONUTF8: its open(..., "r") decodes with the locale's encoding; UTF-8 as on the paper's machines.
-    env = {**os.environ, "PYTHONUTF8": "1"}
-    return subprocess.run([sys.executable, "-c", cell], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=60)
+# PYTHONUTF8: its open(..., "r") decodes with the locale's encoding; UTF-8 as on the paper's machines.
+ARTIFACT_ENV = {"PYTHONUTF8": "1"}
+
+
+def run_artifact_fresh(cell: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -c <cell>`` in ``cwd``: a fresh interpreter."""
+    return subprocess.run([sys.executable, "-c", cell], cwd=cwd, env={**os.environ, **ARTIFACT_ENV},
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def cell_python():
+    """One interpreter for this module's many runs of the cell (script_server.py): a case pays for the
+    loop, not for a Python start."""
+    server = ScriptServer(ARTIFACT_ENV)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def run_artifact(cell_python: ScriptServer):
+    """``run_artifact(cell, cwd)``: the cell as ``python -c <cell>`` runs it in ``cwd``, in the kept interpreter."""
+    return lambda cell, cwd: cell_python.run(code=cell, cwd=cwd, timeout=60)
 
 
 def artifact_numbers(proc: subprocess.CompletedProcess) -> dict[tuple[str, str], tuple[int, int]]:
@@ -168,7 +190,7 @@ def _bytes(text: str | bytes) -> bytes:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=TREE, damage=DAMAGE)
-def test_fig11_numbers_equal_the_artifacts_loop(fig11_cell, tree, damage):
+def test_fig11_numbers_equal_the_artifacts_loop(fig11_cell, run_artifact, tree, damage):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "max_mem"
         tree = _damage(tree, damage)
@@ -220,7 +242,7 @@ def _one_sub(tmp_path: Path, stdout: str | bytes | None, traces: dict) -> Path:
     return root
 
 
-def test_several_max_memory_lines_the_first_is_used_as_in_the_artifact(fig11_cell, tmp_path):
+def test_several_max_memory_lines_the_first_is_used_as_in_the_artifact(fig11_cell, run_artifact, tmp_path):
     """Issue 20 item 4: the artifact's loop breaks after the first ``max memory:`` line of a stdout.log."""
     root = _one_sub(tmp_path, "warmup\nmax memory: 1000\nstep\nmax memory: 5000\n", {"Nov23_1": event_log_text([7])})
     proc = run_artifact(fig11_cell, tmp_path)
@@ -246,7 +268,9 @@ def test_several_max_memory_lines_the_first_is_used_as_in_the_artifact(fig11_cel
     ("not a number", "max memory: n/a\n", {"Nov23_1": event_log_text([7])}, "'max memory: n/a' is not a byte count"),
     ("undecodable", b"\xff\nmax memory: 10\n", {"Nov23_1": event_log_text([7])}, None),
 ])
-def test_where_the_artifact_raises_ours_reports(fig11_cell, tmp_path, capsys, what, stdout, traces, problem):
+def test_where_the_artifact_raises_ours_reports(fig11_cell, run_artifact, tmp_path, capsys, what, stdout, traces,
+                                                problem, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # what the command prints is read, not its figure
     root = _one_sub(tmp_path, stdout, traces)
     proc = run_artifact(fig11_cell, tmp_path)
     assert proc.returncode != 0 and "Traceback" in proc.stderr, what
@@ -259,7 +283,7 @@ def test_where_the_artifact_raises_ours_reports(fig11_cell, tmp_path, capsys, wh
         assert "llama1b-bs32" in out
 
 
-def test_a_stray_file_makes_the_artifact_raise_and_ours_ignores_it(fig11_cell, tmp_path, capsys):
+def test_a_stray_file_makes_the_artifact_raise_and_ours_ignores_it(fig11_cell, run_artifact, tmp_path, capsys):
     root = _one_sub(tmp_path, "max memory: 10\n", {"Nov23_1": event_log_text([7])})
     (root / "llama1b-bs32" / "dmat" / "README").write_text("notes\n")
     proc = run_artifact(fig11_cell, tmp_path)
@@ -268,7 +292,7 @@ def test_a_stray_file_makes_the_artifact_raise_and_ours_ignores_it(fig11_cell, t
     assert (e.workload_max, e.probe_mem_max, e.problems) == (10, 7, [])
 
 
-def test_no_max_mem_folder_one_error_line(fig11_cell, tmp_path, capsys):
+def test_no_max_mem_folder_one_error_line(fig11_cell, run_artifact, tmp_path, capsys):
     proc = run_artifact(fig11_cell, tmp_path)
     assert proc.returncode != 0 and "FileNotFoundError" in proc.stderr
     assert run_main(cli_main, [str(tmp_path / "max_mem"), "--out", str(tmp_path / "out")]) == 2
@@ -277,7 +301,7 @@ def test_no_max_mem_folder_one_error_line(fig11_cell, tmp_path, capsys):
     assert err == f"error: {tmp_path / 'max_mem'}: no such folder (expected max_mem/<model>/<probe>/<sub>/)\n"
 
 
-def test_no_values_the_artifact_prints_zero_ours_none_and_why(fig11_cell, tmp_path):
+def test_no_values_the_artifact_prints_zero_ours_none_and_why(fig11_cell, run_artifact, tmp_path):
     root = _one_sub(tmp_path, "compiled\n", {"Nov23_1": event_log_text([])})
     proc = run_artifact(fig11_cell, tmp_path)
     assert artifact_numbers(proc) == {("llama1b-bs32", "dmat"): (0, 0)}
@@ -287,28 +311,34 @@ def test_no_values_the_artifact_prints_zero_ours_none_and_why(fig11_cell, tmp_pa
                           f"{root}/llama1b-bs32/dmat: no '[exec] probe-mem' line in any event.log"]
 
 
-def test_cut_last_lines_the_artifact_reads_the_cut_number_ours_leaves_it_out(fig11_cell, tmp_path):
+def test_cut_last_lines_the_artifact_reads_the_cut_number_ours_leaves_it_out(fig11_cell, run_artifact, tmp_path):
     log = event_log_text([100, 999999])
     root = _one_sub(tmp_path, "step\nmax memory: 23", {"Nov23_1": log[: log.rindex("probe-mem") + 13]})
     proc = run_artifact(fig11_cell, tmp_path)
     assert artifact_numbers(proc) == {("llama1b-bs32", "dmat"): (23, 999)}   # both numbers cut short
+    # the kept interpreter (cell_python) prints what a fresh ``python -c`` prints
+    fresh = run_artifact_fresh(fig11_cell, tmp_path)
+    assert (proc.returncode, proc.stdout) == (fresh.returncode, fresh.stdout)
     (e,) = ours(root).values()
     assert e.workload_max is None and e.probe_mem_max == 100
     assert any("has no newline (output cut short); excluded" in p for p in e.problems)
     assert any("ends mid-line (run killed?); launch 1 left out" in p for p in e.problems)
 
 
-def test_our_cli_on_a_generated_tree_prints_no_traceback(fig11_cell, tmp_path):
+def test_our_cli_on_a_generated_tree_prints_no_traceback(fig11_cell, run_artifact, tmp_path):
     """The whole command line (a fresh interpreter) on a damaged tree: a table and the named problems."""
     root = _one_sub(tmp_path, None, {"Nov23_1": None})
     proc = subprocess.run([sys.executable, "max_mem/max_mem.py", str(root), "--out", str(tmp_path / "out")],
                           cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     assert "stdout.log: missing" in proc.stdout and "event.log: missing" in proc.stdout
-    assert run_artifact(fig11_cell, tmp_path).returncode != 0
+    kept, fresh = run_artifact(fig11_cell, tmp_path), run_artifact_fresh(fig11_cell, tmp_path)
+    assert kept.returncode != 0 and fresh.returncode == kept.returncode
+    # the kept interpreter (cell_python) raises what a fresh ``python -c`` raises
+    assert kept.stderr.splitlines()[-1] == fresh.stderr.splitlines()[-1] and "Error" in kept.stderr.splitlines()[-1]
 
 
-def test_a_hidden_folder_the_artifact_walks_into_ours_skips(fig11_cell, tmp_path):
+def test_a_hidden_folder_the_artifact_walks_into_ours_skips(fig11_cell, run_artifact, tmp_path):
     """Jupyter leaves ``.ipynb_checkpoints`` in folders it opened: the artifact takes it for a sub-module."""
     root = _one_sub(tmp_path, "max memory: 10\n", {"Nov23_1": event_log_text([7])})
     (root / "llama1b-bs32" / "dmat" / ".ipynb_checkpoints").mkdir()
@@ -318,7 +348,7 @@ def test_a_hidden_folder_the_artifact_walks_into_ours_skips(fig11_cell, tmp_path
     assert (e.subs, e.workload_max, e.probe_mem_max, e.problems) == (["layer"], 10, 7, [])
 
 
-def test_a_probe_mem_line_outside_a_launch_the_artifact_counts_ours_not(fig11_cell, tmp_path):
+def test_a_probe_mem_line_outside_a_launch_the_artifact_counts_ours_not(fig11_cell, run_artifact, tmp_path):
     """cuda.c prints one ``[exec] probe-mem`` per launch, after its param and grid lines; we read it per
     launch (the event.log grouping rule, neutrino_ae/formats/eventlog/__init__.py), the artifact takes every
     line with the tag."""

@@ -94,7 +94,8 @@ def test_list_grows_when_nothing_finishes():
     assert df["scheduling_cycles"].tolist() == [10]  # only 60 - 50
 
 
-def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys):
+def test_cli_prints_line_first_and_writes_outputs(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
     other = _write(tmp_path / "persist.bin", [(0, 100, 4), (100, 50, 4)], block_size=128)
     out = tmp_path / "out"

@@ -76,9 +76,27 @@ def test_with_a_figure_process_the_command_imports_neither_matplotlib_nor_pandas
         assert (tmp_path / "out" / stem).stat().st_size > 10_000
 
 
-def test_json_mode_prints_only_the_document(tmp_path):
-    path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
-    proc = _run(["block_sched/block_sched.py", str(path), "--out", str(tmp_path / "out"), "--json"])
+@pytest.fixture(scope="module")
+def json_run(tmp_path_factory):
+    """``block_sched.py t.bin t.bin --out OUT --json`` with ``NEUTRINO_AE_NO_FORK`` = the key, run once per
+    key for this module: ``(out folder, process)``. Read by the JSON-mode test and the forked/unforked
+    files test (the same command line; ``NO_FORK=0`` is the default, a figure process)."""
+    runs = {}
+
+    def run(no_fork: str):
+        if no_fork not in runs:
+            tmp = tmp_path_factory.mktemp(f"json-nofork{no_fork}")
+            path = _write(tmp / "t.bin", SUBTLE, grid=(8, 1, 1))
+            runs[no_fork] = tmp / "out", _run(
+                ["block_sched/block_sched.py", str(path), str(path), "--out", str(tmp / "out"), "--json"],
+                env={**os.environ, "PYTHONPATH": str(REPO), "NEUTRINO_AE_NO_FORK": no_fork})
+        return runs[no_fork]
+
+    return run
+
+
+def test_json_mode_prints_only_the_document(json_run):
+    _, proc = json_run("0")  # the default: figures drawn by a figure process
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["traces"][0]["line"] == SUBTLE_LINE
 
@@ -134,11 +152,8 @@ def test_a_figure_drawn_in_the_forked_process_that_fails_is_one_error_line(tmp_p
 
 
 @pytest.mark.parametrize("no_fork", ["0", "1"])
-def test_same_files_with_and_without_the_forked_figure(tmp_path, monkeypatch, no_fork):
-    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", no_fork)
-    path = _write(tmp_path / "t.bin", SUBTLE, grid=(8, 1, 1))
-    proc = _run(["block_sched/block_sched.py", str(path), str(path), "--out", str(tmp_path / "out"), "--json"],
-                env={**os.environ, "PYTHONPATH": str(REPO), "NEUTRINO_AE_NO_FORK": no_fork})
+def test_same_files_with_and_without_the_forked_figure(json_run, no_fork):
+    _, proc = json_run(no_fork)
     assert proc.returncode == 0, proc.stderr
     files = json.loads(proc.stdout)["files"]
     assert list(files)[:4] == ["block_sched_per_sm.png", "block_sched_per_sm.svg", "block_sched_timeline.png",

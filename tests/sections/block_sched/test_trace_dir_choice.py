@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 
+from undrawn_analysis import leave_figures_undrawn
+
 from block_sched.inputs import find_bundle_traces
 from neutrino_ae.bundle.context import bundle_of
 from neutrino_ae.report.section import driver, registry
 
 
-def test_newest_raw_and_variant_collections_are_read_and_named(tiny_bundle, tmp_path):
+def test_newest_raw_and_variant_collections_are_read_and_named(tiny_bundle, tmp_path, monkeypatch):
     root = shutil.copytree(tiny_bundle, tmp_path / "bundle")
     base = root / "block_sched"
     (jan,) = [d for d in base.iterdir() if d.name.startswith("Jan_")]
@@ -22,6 +24,7 @@ def test_newest_raw_and_variant_collections_are_read_and_named(tiny_bundle, tmp_
     persistent = next((base / "variants" / "persistent").iterdir())
 
     assert find_bundle_traces(root) == [aug, feb, persistent]  # one raw collection: the newest
+    leave_figures_undrawn(monkeypatch)  # read for its trace dirs, text and JSON, not its figures
     res = driver.analyze(registry.get("block_sched"), bundle_of(root), tmp_path / "out")
     expected = ["block_sched/Aug_23_06_27_37_268336", "block_sched/variants/memset/Feb01_000000_5",
                 f"block_sched/variants/persistent/{persistent.name}"]

@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from undrawn_analysis import leave_figures_undrawn
 
 from dmat import SECTION, dmat_figure
 from dmat import analysis as dm
@@ -82,7 +83,8 @@ def test_sparsify_chunked_matches_counter(tmp_path):
     assert sorted(int(p) for p in back.pages) == sorted({p for _, p in _expected_counts()})
 
 
-def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys):
+def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     td, result = _trace_dir(tmp_path)
     out = tmp_path / "out"
     assert run_main(command(SECTION), [str(result), "--out", str(out)]) == 0
@@ -91,6 +93,7 @@ def test_bin_input_writes_dmat_and_names_tensors(tmp_path, capsys):
     assert last == str(out / f"{name}.png")
     assert _as_counter(read_dmat(out / f"{name}.dmat")) == _expected_counts()
 
+    leave_figures_undrawn(monkeypatch)  # the figure was drawn above; from here the tensor tables are read
     res = dmat_figure(result, tmp_path / "out2")
     got = dict(zip(res.tables[f"dmat_{name}_tensors"]["tensor"], res.tables[f"dmat_{name}_tensors"]["accesses"],
                    strict=True))
@@ -121,7 +124,8 @@ def test_tensor_ranges_inside_match_and_unknown():
                                                        ("param2", 0x9000_0000, None)]
 
 
-def test_no_clock_cutoff_in_plot_data(tmp_path):
+def test_no_clock_cutoff_in_plot_data(tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # the binned arrays are read (res.plot), not the figure
     _, result = _trace_dir(tmp_path)
     res = dmat_figure(result, tmp_path / "out", xbins=50)
     plot = res.plot
@@ -132,7 +136,7 @@ def test_no_clock_cutoff_in_plot_data(tmp_path):
     assert plot.hist[k, :, -1].sum() == 1
 
 
-def test_bare_dmat_finds_naming_in_raw_layout(tmp_path):
+def test_bare_dmat_finds_naming_in_raw_layout(tmp_path, monkeypatch):
     dmat_dir = tmp_path / "dmat"
     td, result = _trace_dir(dmat_dir / "raw" / "fig1")
     data = dmat_inputs.sparsify_trace(open_trace(result))
@@ -144,6 +148,7 @@ def test_bare_dmat_finds_naming_in_raw_layout(tmp_path):
 
     # Without naming files next to it: everything "unnamed".
     write_dmat(tmp_path / "lonely.dmat", data)
+    leave_figures_undrawn(monkeypatch)  # the tensor table is read, not the figure
     res = dmat_figure(tmp_path / "lonely.dmat", tmp_path / "out")
     assert res.tables["dmat_lonely_tensors"]["tensor"].tolist() == ["unnamed"]
 
@@ -206,6 +211,7 @@ def test_a_raw_trace_streamed_in_buckets_plots_as_its_dmat(tmp_path, monkeypatch
     in_memory = dmat_inputs.sparsify_trace(open_trace(result))
     assert read_dmat(tmp_path / "out" / "s.dmat").equals(in_memory)
     write_dmat(tmp_path / "whole" / "w.dmat", in_memory)
+    leave_figures_undrawn(monkeypatch)  # the binned arrays and numbers are compared, not a second figure
     whole = dmat_figure(tmp_path / "whole" / "w.dmat", tmp_path / "out2")
     assert np.array_equal(streamed.plot.hist, whole.plot.hist)
     assert streamed.data["clock_entries"] == whole.data["clock_entries"] == in_memory.clocks.size

@@ -6,6 +6,7 @@ import json
 from functools import partial
 
 import pytest
+from undrawn_analysis import leave_figures_undrawn
 
 from exposed_latency.analysis import ratios
 from exposed_latency.figures import draw_workload
@@ -104,7 +105,8 @@ def test_analyze_writes_figures_tables_and_lists_missing(tmp_path):
     assert "conv.csv" in res.text
 
 
-def test_sample_bundle_marks_synthetic_and_reports_truth(tmp_path):
+def test_sample_bundle_marks_synthetic_and_reports_truth(tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # provenance and truth are read, not the figures
     src = tmp_path / "b" / "exposed_latency"
     _write(src / "gemm.csv", GEMM)
     bundle.write_manifest(tmp_path / "b", "sample", ground_truth={
@@ -135,7 +137,7 @@ def test_bad_csv_rejected_with_one_clear_line(tmp_path, text, message):
     assert "\n" not in str(err.value)
 
 
-def test_missing_ncu_measurement_is_not_an_error(tmp_path):
+def test_missing_ncu_measurement_is_not_an_error(tmp_path, monkeypatch):
     # The dynamic collector leaves ncu empty when Nsight Compute is not installed.
     path = _write(tmp_path / "src" / "gemm.csv", GEMM.replace("2.0,50.0,2.5", "2.0,,2.5"))
     r = ratios(read_workload_csv(path)).set_index("probe")
@@ -144,14 +146,17 @@ def test_missing_ncu_measurement_is_not_an_error(tmp_path):
     fig = draw_workload("gemm", r.reset_index(), synthetic=False)
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert "n/a" in labels and "1.25x" in labels and "nanx" not in labels
-    res = analyze([path], tmp_path / "out")
+    with monkeypatch.context() as m:  # the figure was read above; here the numbers and text
+        leave_figures_undrawn(m)
+        res = analyze([path], tmp_path / "out")
     values = {s["key"]: s["value"] for s in res.summary}
     assert values["gemm.dmat.ncu_ratio"] == pytest.approx(2.0)
     assert values["gemm.block_sched.ncu_ratio"] is None  # not measured (summary_row: no NaN in a result row)
     assert "n/a" in res.text
 
 
-def test_cli_error_exit_code_and_json(tmp_path, capsys):
+def test_cli_error_exit_code_and_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     bad = _write(tmp_path / "bad" / "conv.csv", HEADER.replace(",epilogue", "") + "x,1,1,1,0,1\n")
     assert run_main(main, [str(bad), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err

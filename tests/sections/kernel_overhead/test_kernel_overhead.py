@@ -7,6 +7,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+from undrawn_analysis import leave_figures_undrawn
 
 from neutrino_ae.bundle import manifest as bundle
 from neutrino_ae.report.command.script import run_main
@@ -73,7 +74,8 @@ def tree(tmp_path):
     return root
 
 
-def test_table2_arithmetic(tree, tmp_path):
+def test_table2_arithmetic(tree, tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # cells, tables, text and documents are read, not the heatmap
     res = analyze(tree, tmp_path / "out")
     cells = {(c["group"], c["kernel"], c["probe"]): c for c in res.data["cells"]}
     gemm_bs = cells[("cutlass_op", "gemm", "block_sched")]
@@ -133,7 +135,8 @@ def test_outputs_written(tree, tmp_path):
     assert summary["cutlass_op.gemm.block_sched.extra_registers"] == 6
 
 
-def test_missing_event_log_and_trace_listed(tmp_path):
+def test_missing_event_log_and_trace_listed(tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # cells, tables, text and documents are read, not the heatmap
     root = tmp_path / "kernel_overhead"
     _run(root, "pytorch_op", "softmax", "block_sched", [1.5])
     trace = _run(root, "pytorch_op", "sum", "block_sched", [1.5])
@@ -148,7 +151,8 @@ def test_missing_event_log_and_trace_listed(tmp_path):
                                            "(expected trace/event.log)"]
 
 
-def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
+def test_ground_truth_reported_on_sample_bundle(tree, tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # cells, tables, text and documents are read, not the heatmap
     # the generator's rows are per compiled kernel; gemm/dmat holds two kernels, attn one
     rows = [
         {"suite": "cutlass_op", "test": "gemm", "kernel": "k0", "probe": "dmat", "model_slowdown": 3.0,
@@ -174,7 +178,8 @@ def test_ground_truth_reported_on_sample_bundle(tree, tmp_path):
     assert "SYNTHETIC" in (tmp_path / "out" / "kernel_overhead.html").read_text()
 
 
-def test_cli_and_group_wrapper(tree, tmp_path, capsys):
+def test_cli_and_group_wrapper(tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     cutlass_op_main = partial(cli_main, options={"groups": ("cutlass_op",)})  # cutlass_op/overhead.py's
     assert run_main(cutlass_op_main, [str(tree / "cutlass_op"), "--out", str(tmp_path / "o")]) == 0
     text = capsys.readouterr().out
@@ -187,7 +192,8 @@ def test_cli_and_group_wrapper(tree, tmp_path, capsys):
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'nope'}: no such folder")
 
 
-def test_a_cut_event_log_is_named_and_a_probed_build_with_fewer_registers_is_shown_signed(tmp_path):
+def test_a_cut_event_log_is_named_and_a_probed_build_with_fewer_registers_is_shown_signed(tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # cells, tables, text and documents are read, not the heatmap
     # Reliability item 3: a log cut mid-launch must not count that launch. Issue 20: ptxas allocates
     # each build on its own, so a probed build can use fewer registers than the pruned one; Table 2
     # shows the signed value (here 40 - 46 = -6), marked, and it is not an input problem.

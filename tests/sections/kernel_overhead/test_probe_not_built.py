@@ -9,8 +9,6 @@ under ``--benchmark -p gmem_bytes`` and ``-p block_sched``: main's gmem_bytes pr
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from neutrino_ae.formats.tracedir import engine_errors, no_result_reasons
@@ -27,12 +25,16 @@ def test_the_engines_ptxas_failure_is_read_as_such():
     assert engine_errors(TREE / "triton_op" / "gmm" / "block_sched" / "trace") == []
 
 
-def test_table2_marks_the_cell_not_built_in_every_output(tmp_path):
-    proc = subprocess.run([sys.executable, str(REPO / "kernel_overhead" / "kernel_overhead.py"), str(TREE), "--out",
-                           str(tmp_path)], capture_output=True, text=True, cwd=REPO)
-    assert proc.returncode == 0, proc.stderr
-    assert "gmem_bytes/trace: probe not built: the probe engine failed" in proc.stdout
-    assert "no 'ptxas info" not in proc.stdout  # not the register reader's guess
+def test_table2_marks_the_cell_not_built_in_every_output(tmp_path, capsys, monkeypatch):
+    """``python kernel_overhead/kernel_overhead.py <tree> --out <tmp>``: the script's body (``run_script``) in
+    this process; the command as a process is test_kernel_overhead_line_first.py's."""
+    from neutrino_ae.report.section.driver import run_script
+
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
+    assert run_script(str(REPO / "kernel_overhead" / "kernel_overhead.py"), [str(TREE), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "gmem_bytes/trace: probe not built: the probe engine failed" in out
+    assert "no 'ptxas info" not in out  # not the register reader's guess
     md = (tmp_path / "kernel_overhead.md").read_text()
     assert "| 1.5 | 14 |  |  | gmem_bytes: probe not built, the probe engine failed" in md
     html = (tmp_path / "kernel_overhead.html").read_text()

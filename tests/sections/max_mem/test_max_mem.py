@@ -6,6 +6,7 @@ import json
 from functools import partial
 
 import pytest
+from undrawn_analysis import leave_figures_undrawn
 
 from max_mem.analysis import human_bytes
 from max_mem.inputs import measure_entry, read_max_memory
@@ -59,7 +60,8 @@ def tree(tmp_path):
     return root
 
 
-def test_maxima_over_all_launches_traces_and_subs(tree, tmp_path):
+def test_maxima_over_all_launches_traces_and_subs(tree, tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # entries, summary, text and documents are read, not the figure
     res = analyze(tree, tmp_path / "out")
     e = {(x["model"], x["probe"]): x for x in res.data["entries"]}
     bs = e[("resnet-bs32", "block_sched")]
@@ -120,7 +122,8 @@ def test_human_bytes(n, text):
     assert human_bytes(n) == text
 
 
-def test_sample_bundle_truth_and_mark(tree, tmp_path):
+def test_sample_bundle_truth_and_mark(tree, tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # entries, summary, text and documents are read, not the figure
     bundle.write_manifest(tree.parent, "sample", ground_truth={"max_mem": {"resnet-bs32": {
         "block_sched": {"max_probe_mem": 700, "max_memory": 4000, "subs": {}}}}})  # the generator's keys
     res = analyze(tree, tmp_path / "out")
@@ -133,7 +136,8 @@ def test_sample_bundle_truth_and_mark(tree, tmp_path):
     assert "1/1 workload peaks equal the injected value" in res.text
 
 
-def test_cli(tree, tmp_path, capsys):
+def test_cli(tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     assert run_main(cli_main, [str(tree), "--out", str(tmp_path / "o"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["files"]["figure"].endswith("max_mem.png") and len(doc["entries"]) == 3

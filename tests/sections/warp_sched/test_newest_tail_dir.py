@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+from undrawn_analysis import leave_figures_undrawn
 
 from neutrino_ae.formats.records import WARP_SCHED
 from neutrino_ae.formats.tracedir import TraceDir
@@ -42,9 +43,10 @@ def _bundle_with_august(tiny_bundle: Path, dest: Path, keep_january: bool = True
     return root
 
 
-def test_the_august_tail_collection_is_read_and_named(tiny_bundle, tmp_path):
+def test_the_august_tail_collection_is_read_and_named(tiny_bundle, tmp_path, monkeypatch):
     both = _bundle_with_august(tiny_bundle, tmp_path / "both")
     alone = _bundle_with_august(tiny_bundle, tmp_path / "alone", keep_january=False)
+    leave_figures_undrawn(monkeypatch)  # numbers, lines and results documents are read, not the figures
     jan_only = driver.analyze_paths(SECTION, [tiny_bundle], tmp_path / "out-jan")
     aug_only = driver.analyze_paths(SECTION, [alone], tmp_path / "out-aug")
     assert _tail_share(aug_only) != _tail_share(jan_only)  # the two collections really differ

@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from undrawn_analysis import leave_figures_undrawn, undrawn
 
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.bintrace import TraceHeader
@@ -111,7 +112,8 @@ def test_timeline_slots_from_trace(tmp_path):
     assert tab["start"].tolist() == [0, 0, 40, 45]
 
 
-def test_fig13a_cli(tmp_path, capsys):
+def test_fig13a_cli(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     out = tmp_path / "out"
     assert fig13a.main([str(_warp_trace(tmp_path / "w.bin")), "--out", str(out)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
@@ -121,7 +123,8 @@ def test_fig13a_cli(tmp_path, capsys):
     assert doc["sms"][0] == 4  # SM 4 hosted the most blocks
 
 
-def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
+def test_fig13cd_from_csv_and_npz(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")  # drawn here, not in a fork that imports matplotlib anew
     df = pd.DataFrame({"lstart": S + 1000, "elapse": E - S, "smid": SM})
     csv = tmp_path / "tail.csv"
     df.to_csv(csv, index=False)
@@ -136,6 +139,7 @@ def test_fig13cd_from_csv_and_npz(tmp_path, capsys):
     for stem in ("fig13c", "fig13d", "fig13d-sub"):
         assert (out / f"{stem}.png").is_file()
 
+    leave_figures_undrawn(monkeypatch)  # from here on the numbers and errors are read, not the figures
     npz = tmp_path / "tail.npz"
     np.savez(npz, lstart=S, elapse=E - S, smid=SM)
     res = driver.analyze_paths(SECTION, [npz], tmp_path / "out2",
@@ -205,7 +209,8 @@ def test_paper_bundle_layout_draws_13ab_and_reports_refused_pickle(tmp_path):
     assert {r["key"]: r["value"] for r in res.summary}["shared_vs_exclusive_makespan"] == 1.0
 
 
-def test_missing_tail_folder_is_reported_not_fatal(tmp_path):
+def test_missing_tail_folder_is_reported_not_fatal(tmp_path, monkeypatch):
+    leave_figures_undrawn(monkeypatch)  # what is skipped is read, not the figures
     for name in ("exclusive_sched", "shared_sched"):
         (tmp_path / "warp_sched" / name / "result").mkdir(parents=True)
         _warp_trace(tmp_path / "warp_sched" / name / "result" / "1.0.bin")
@@ -258,6 +263,10 @@ def test_fig13a_and_13b_share_one_x_range(tiny_bundle, tmp_path, monkeypatch):
         return fig
 
     monkeypatch.setattr(figures, "timeline_figure", spy)
+    # Only the timelines are drawn (the spy reads them); Fig. 13c/d are left undrawn.
+    real_draw = driver.draw
+    monkeypatch.setattr(driver, "draw", lambda job: real_draw(job) if job.builder.endswith(":timeline_figure")
+                        else undrawn(job))
     driver.analyze_paths(SECTION, [tiny_bundle], tmp_path / "out")
     (lims_a, end_a), (lims_b, end_b) = drawn["Fig. 13a"], drawn["Fig. 13b"]
     assert len(lims_a) == 1 and lims_a == lims_b  # every panel of both figures: one range

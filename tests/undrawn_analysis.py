@@ -1,0 +1,29 @@
+"""A section's analysis as the driver computes it, its figures left undrawn.
+
+For tests that read a section's numbers, text lines or results documents and never its figures: the
+figures are most of the CPU of an analysis (about a CPU-second each). :func:`leave_figures_undrawn`
+replaces the driver's ``draw`` (what ``driver.finish`` calls for each figure drawn in this process)
+and the figure process's (what ``driver.main``'s figure process calls, forked or in-process) with one
+that draws nothing and names the figure's PNG (``<out>/<stem>.png``, not written), so
+``driver.analyze`` / ``analyze_paths`` / ``main`` run as they are otherwise. Use it through ``monkeypatch`` (or
+``monkeypatch.context()`` for part of a test) so it is undone after.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from neutrino_ae.report.figures import process
+from neutrino_ae.report.section import driver
+
+
+def undrawn(job) -> dict[str, Path]:
+    return {f"{job.stem}.png": Path(job.out) / f"{job.stem}.png"}
+
+
+def leave_figures_undrawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(driver, "draw", undrawn)
+    # the command line's figure process (driver.main) draws with the process module's own ``draw``
+    monkeypatch.setattr(process, "draw", undrawn)
