@@ -21,8 +21,6 @@ def run_cli(out: Path, trace_root: Path, *args: str, timeout: int = 300) -> subp
                           text=True, timeout=timeout)
 
 
-
-
 def static_in_process(monkeypatch, capsys, trace_root: Path, out: Path, sections: str,
                       report_only: bool = False) -> tuple[int, str]:
     """What ``neutrino-ae run static -p bundle auto -p trace_root <trace_root> --sections <sections>
