@@ -16,12 +16,19 @@ from pathlib import Path
 
 import pytest
 from faultkit import REPO, cli_env
+from figures_preloaded import preload_figures
 from paper_site import serve_folder
 from script_here import script_here
 
 from block_sched.block_sched import SECTION_INDEX
 
 BLOCK_SCHED = REPO / "block_sched" / "block_sched.py"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _figures_preloaded():
+    """The scripts run in this process fork their figure process from it: it finds matplotlib loaded."""
+    preload_figures()
 
 
 def _copy(bundle: Path, dest: Path) -> Path:

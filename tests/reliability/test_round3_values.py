@@ -16,11 +16,18 @@ from pathlib import Path
 import pytest
 from bundle_edit import reseal
 from faultkit import REPO, cli_env
+from figures_preloaded import preload_figures
 from script_here import script_here
 
 from neutrino_ae.report.claims import Claim, evaluate
 
 SCRIPT = REPO / "exposed_latency" / "exposed_latency.py"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _figures_preloaded():
+    """The scripts run in this process fork their figure process from it: it finds matplotlib loaded."""
+    preload_figures()
 
 
 def _cli(args: list, cwd: Path) -> subprocess.CompletedProcess[str]:
