@@ -53,10 +53,12 @@ def analyze(bundle, out):
 '''
 
 
+# Written first (order 1: before the paper's sections, which the generator writes in order), so a signal lands
+# mid-generation without the whole sample being written before it.
 SLOW_SAMPLE_INIT = '''
 from neutrino_ae.report.section import Section
 
-SECTION = Section(name="slow_sample", title="Slow sample toy", paper_ref="none", order=91, runtime="until stopped",
+SECTION = Section(name="slow_sample", title="Slow sample toy", paper_ref="none", order=1, runtime="until stopped",
                   inputs=(), analyze="writer:analyze", sample="writer:build")
 '''
 SLOW_SAMPLE_WRITER = '''
