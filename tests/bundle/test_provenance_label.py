@@ -4,6 +4,7 @@ recognised; data nobody can place is labelled unknown, with a warning in figures
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -14,12 +15,12 @@ from neutrino_ae.errors import BundleError
 from neutrino_ae.report.figures.style import UNKNOWN_PROVENANCE_LABEL, mark_synthetic, new_figure
 from neutrino_ae.report.results import write_results
 from neutrino_ae.run import runner
-from neutrino_ae.sample.generate import generate_bundle
 
 
 @pytest.fixture(scope="module")
-def bare_sample(tmp_path_factory):
-    root = generate_bundle(tmp_path_factory.mktemp("bare") / "bundle", scale="tiny", progress=False)
+def bare_sample(tiny_bundle, tmp_path_factory):
+    """The sample generator's tiny bundle (a copy of the session's) without its bundle.json."""
+    root = shutil.copytree(tiny_bundle, tmp_path_factory.mktemp("bare") / "bundle")
     (root / MANIFEST).unlink()
     return root
 

@@ -14,6 +14,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from figures_preloaded import preload_figures
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,12 @@ def report_tally():
     yield
     print(f"\nfuzz: {sum(TALLY.values())} cases: {TALLY['ok']} results, {TALLY['clean error']} clean errors, "
           f"{TALLY['crash']} crashes, {TALLY['hang']} hangs; a crash or a hang fails its test")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _figures_preloaded():
+    """Each command line's figure process is forked from this process: it finds matplotlib loaded."""
+    preload_figures()
 
 
 @pytest.fixture

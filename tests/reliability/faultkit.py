@@ -53,10 +53,12 @@ def analyze(bundle, out):
 '''
 
 
+# Written first (order 1: before the paper's sections, which the generator writes in order), so a signal lands
+# mid-generation without the whole sample being written before it.
 SLOW_SAMPLE_INIT = '''
 from neutrino_ae.report.section import Section
 
-SECTION = Section(name="slow_sample", title="Slow sample toy", paper_ref="none", order=91, runtime="until stopped",
+SECTION = Section(name="slow_sample", title="Slow sample toy", paper_ref="none", order=1, runtime="until stopped",
                   inputs=(), analyze="writer:analyze", sample="writer:build")
 '''
 SLOW_SAMPLE_WRITER = '''
@@ -122,54 +124,45 @@ def _stat(pid: int) -> tuple[int, str, int] | None:
 
 
 def descendants(pid: int) -> set[tuple[int, int]]:
-    """(pid, start time) of every live descendant of ``pid`` (psutil when installed, else /proc)."""
-    try:
-        import psutil
-    except ImportError:
-        psutil = None
-    if psutil is not None:
-        try:
-            kids = psutil.Process(pid).children(recursive=True)
-        except psutil.Error:
-            return set()
-        out = set()
-        for k in kids:
-            with contextlib.suppress(psutil.Error):
-                if k.status() != psutil.STATUS_ZOMBIE:
-                    out.add((k.pid, int(k.create_time() * 1000)))
+    """(pid, start time) of every live descendant of ``pid``, from /proc."""
+    return ProcessTree().descendants(pid)
+
+
+class ProcessTree:
+    """Who descends from whom, looked up again at each call from /proc, reading only what is new: the
+    parent and start time of a process never change while it lives (an orphan's new parent, init, takes
+    it out of the tree either way: its parent is gone), so a process is read once, when it first appears
+    (a zombie then is left out, as it is later), and forgotten once it has gone. A watcher that looks every
+    few milliseconds reads the few new processes, not every process of the machine each time."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[int, str, int] | None] = {}  # pid -> (parent, state, start); None: unreadable
+
+    def descendants(self, pid: int) -> set[tuple[int, int]]:
+        """(pid, start time) of every live descendant of ``pid`` now."""
+        now = {int(e) for e in os.listdir("/proc") if e.isdigit()}
+        for gone in self._known.keys() - now:
+            del self._known[gone]
+        for new in now - self._known.keys():
+            self._known[new] = _stat(new)
+        children: dict[int, list[tuple[int, int]]] = {}
+        for child, st in self._known.items():
+            if st is not None and st[1] != "Z":
+                children.setdefault(st[0], []).append((child, st[2]))
+        out, todo = set(), [pid]
+        while todo:
+            for child in children.get(todo.pop(), ()):
+                out.add(child)
+                todo.append(child[0])
         return out
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (st := _stat(int(entry))) and st[1] != "Z":
-            parents[int(entry)] = st
-    out, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        for child, (ppid, _, start) in parents.items():
-            if ppid == p:
-                out.add((child, start))
-                todo.append(child)
-    return out
 
 
 def alive(procs: set[tuple[int, int]]) -> list[int]:
     """Those of ``procs`` not yet ended: the same process (pid and start time) still there, other
     than as a zombie whose threads have all ended (a killed multi-threaded process shows its leader
     as a zombie while its other threads are still tearing down)."""
-    try:
-        import psutil
-    except ImportError:
-        psutil = None
-    left = []
-    for pid, start in procs:
-        if psutil is not None:
-            with contextlib.suppress(psutil.Error):
-                p = psutil.Process(pid)
-                if int(p.create_time() * 1000) == start and (p.status() != psutil.STATUS_ZOMBIE or _threads(pid) > 1):
-                    left.append(pid)
-        elif (st := _stat(pid)) and st[2] == start and (st[1] != "Z" or _threads(pid) > 1):
-            left.append(pid)
-    return left
+    return [pid for pid, start in procs
+            if (st := _stat(pid)) and st[2] == start and (st[1] != "Z" or _threads(pid) > 1)]
 
 
 def _threads(pid: int) -> int:
@@ -230,12 +223,13 @@ class Cli:
                                          env=env or cli_env(), stdout=so, stderr=se, stdin=subprocess.DEVNULL,
                                          start_new_session=True, preexec_fn=preexec)
         self._done = threading.Event()
+        self._tree = ProcessTree()
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._watcher.start()
 
     def _watch(self) -> None:
         while not self._done.is_set():
-            self.seen |= descendants(self.proc.pid)
+            self.seen |= self._tree.descendants(self.proc.pid)
             self._look_at_lock()
             if self.proc.poll() is not None:
                 break

@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,14 +51,32 @@ def sections(tmp_path_factory) -> Path:
     return make_slow_section(tmp_path_factory.mktemp("sections"))
 
 
+#: The memory bound of a tiny run: 1.5 GiB of address space (kernel, worker, numpy, matplotlib).
+RUN_AS_LIMIT = 1536 << 20
+
+
 @pytest.fixture(scope="module")
-def good_run(tiny_bundle, tmp_path_factory) -> Path:
-    """A finished run (one cheap section): the previous good results every fault must leave intact."""
+def good_run_under_a_limit(tiny_bundle, tmp_path_factory) -> tuple[Path, Cli, int, dict]:
+    """A finished run (one cheap section, computed from nothing), made under an address-space limit of
+    :data:`RUN_AS_LIMIT`: the previous good results every fault must leave intact, and the run that
+    test_a_run_under_an_address_space_limit_finishes judges. (its output folder, its Cli, its exit code, what
+    was seen as soon as it exited: ``alive``, ``lock_free``, ``leftovers``)."""
     work = tmp_path_factory.mktemp("good")
     out = work / "out"
     cli = Cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
-               "--sections", "kernel_overhead"], work, out)
-    assert cli.wait(120) == 0, cli.stderr()
+               "--sections", "kernel_overhead"], work, out, limits={resource.RLIMIT_AS: RUN_AS_LIMIT})
+    try:
+        rc = cli.wait(120)
+    finally:
+        cli.kill_leftovers()
+    seen = {"alive": alive(cli.seen), "lock_free": lock_is_free(out), "leftovers": leftovers(out)}
+    return out, cli, rc, seen
+
+
+@pytest.fixture(scope="module")
+def good_run(good_run_under_a_limit) -> Path:
+    out, cli, rc, _ = good_run_under_a_limit
+    assert rc == 0, cli.stderr()
     assert all((out / n).is_file() for n in TOP_LEVEL)
     return out
 
@@ -241,12 +260,11 @@ def test_a_full_disk_keeps_the_previous_results(tiny_bundle, sections, good_run,
             subprocess.run(["umount", "-l", str(fs)], capture_output=True, timeout=30)
 
 
-def test_a_file_size_limit_during_sample_generation_keeps_the_previous_bundle(tmp_path):
+def test_a_file_size_limit_during_sample_generation_keeps_the_previous_bundle(small_bundle, tmp_path):
     """RLIMIT_FSIZE (EFBIG) on `sample --force` over an existing bundle: exit 74 with one 'disk full'
     line naming the file, no staging left, the previous bundle as it was."""
     root = tmp_path / "traces" / "sample"
-    first = Cli(["sample", "--out", str(root)], tmp_path)
-    assert first.wait(120) == 0, first.stderr()
+    shutil.copytree(small_bundle, root)  # what `sample --out root` makes (scale small, seed 0)
     before = section_digests(root)
     cli = Cli(["sample", "--out", str(root), "--force"], tmp_path, limits={resource.RLIMIT_FSIZE: 256 << 10})
     rc = cli.wait(120)
@@ -263,18 +281,14 @@ def test_a_file_size_limit_during_sample_generation_keeps_the_previous_bundle(tm
 # --------------------------------------------------------------------------------------------- memory
 
 
-def test_a_run_under_an_address_space_limit_finishes(tiny_bundle, sections, previous):
-    """The memory bound of a tiny run: 1.5 GiB of address space (kernel, worker, numpy, matplotlib)."""
-    cli = _run(tiny_bundle, previous, sections, "-p", "force", "true", secs="kernel_overhead",
-               limits={resource.RLIMIT_AS: 1536 << 20})
-    try:
-        rc = cli.wait(120)
-    finally:
-        cli.kill_leftovers()
+def test_a_run_under_an_address_space_limit_finishes(good_run_under_a_limit):
+    """The memory bound of a tiny run: 1.5 GiB of address space (kernel, worker, numpy, matplotlib). The run is
+    the module's good run, made under that limit from an empty output folder (every result computed)."""
+    out, cli, rc, seen = good_run_under_a_limit
     assert rc == 0, cli.stderr()
     assert "Traceback" not in cli.stderr()
-    assert alive(cli.seen) == [] and lock_is_free(previous) and leftovers(previous) == []
-    assert json.loads((previous / "summary.json").read_text())["results"]
+    assert seen["alive"] == [] and seen["lock_free"] and seen["leftovers"] == []
+    assert json.loads((out / "summary.json").read_text())["results"]
 
 
 @pytest.mark.parametrize("mib", [200, 600, 1024])

@@ -1,7 +1,9 @@
 """Issue 36, the manifest trusted blindly: ``bundle.json`` is checked as a schema when it is read (kinds,
 types, sizes, depth; one ``error:`` line naming the file and the field, exit 2), the folder layout's own
 evidence of a sample wins over a manifest that says otherwise, and no file an analysis reads escapes the
-integrity check (hidden folders included). Everything through the public commands."""
+integrity check (hidden folders included). Everything through the public commands: block_sched's script as
+a process for one refused kind and for the accepted layouts, in this process (its own ``run_script`` call,
+tests/reliability/script_here.py) for the other refused manifests."""
 
 from __future__ import annotations
 
@@ -14,9 +16,19 @@ from pathlib import Path
 
 import pytest
 from faultkit import REPO, cli_env
+from figures_preloaded import preload_figures
 from paper_site import serve_folder
+from script_here import script_here
+
+from block_sched.block_sched import SECTION_INDEX
 
 BLOCK_SCHED = REPO / "block_sched" / "block_sched.py"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _figures_preloaded():
+    """The scripts run in this process fork their figure process from it: it finds matplotlib loaded."""
+    preload_figures()
 
 
 def _copy(bundle: Path, dest: Path) -> Path:
@@ -36,6 +48,10 @@ def _script(trace: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(BLOCK_SCHED), str(trace), "--out", str(out)], cwd=out.parent,
                           env=cli_env(), text=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=300,
                           check=False)
+
+
+def _script_here(trace: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return script_here(BLOCK_SCHED, [trace, "--out", out], flags=SECTION_INDEX)
 
 
 def _cli(args: list, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -59,7 +75,8 @@ def _one_error_line(proc: subprocess.CompletedProcess[str], code: int = 2) -> st
 def test_a_kind_that_is_none_of_the_kinds_is_refused_naming_the_field(tiny_bundle, tmp_path, kind):
     root = _copy(tiny_bundle, tmp_path / "traces")
     manifest = _edit(root, lambda doc: doc.update(kind=kind))
-    line = _one_error_line(_script(_trace(root), tmp_path / "out"))
+    run = _script if kind == "Sample" else _script_here  # the process once, its variations in this one
+    line = _one_error_line(run(_trace(root), tmp_path / "out"))
     assert line.startswith(f"error: {manifest}: field 'kind' ")
     assert "'paper', 'sample' or 'dynamic'" in line
     assert not (tmp_path / "out").exists()
@@ -92,7 +109,7 @@ def test_the_sample_layout_wins_over_a_manifest_that_says_paper(tiny_bundle, tmp
 def test_a_field_of_the_wrong_type_is_refused_naming_it(tiny_bundle, tmp_path, change, field):
     root = _copy(tiny_bundle, tmp_path / "traces")
     manifest = _edit(root, change)
-    line = _one_error_line(_script(_trace(root), tmp_path / "out"))
+    line = _one_error_line(_script_here(_trace(root), tmp_path / "out"))
     assert line.startswith(f"error: {manifest}: field {field} "), line
 
 
@@ -113,7 +130,7 @@ def test_a_hostile_number_or_nesting_is_one_error_line(tiny_bundle, tmp_path, ho
     manifest = root / "bundle.json"
     text = manifest.read_text().rstrip()
     manifest.write_text(text[:-1] + f', "extra": {hostile}}}')
-    line = _one_error_line(_script(_trace(root), tmp_path / "out"))
+    line = _one_error_line(_script_here(_trace(root), tmp_path / "out"))
     assert line.startswith(f"error: {manifest}: "), line
 
 
