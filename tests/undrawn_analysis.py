@@ -3,8 +3,8 @@
 For tests that read a section's numbers, text lines or results documents and never its figures: the
 figures are most of the CPU of an analysis (about a CPU-second each). :func:`leave_figures_undrawn`
 replaces the driver's ``draw`` (what ``driver.finish`` calls for each figure drawn in this process)
-and the figure process's (what ``driver.main``'s figure process calls, forked or in-process) with one
-that draws nothing and names the figure's PNG (``<out>/<stem>.png``, not written), so
+and the figure process's (what ``driver.main``'s figure process calls, here in-process: none is forked)
+with one that draws nothing and names the figure's PNG (``<out>/<stem>.png``, not written), so
 ``driver.analyze`` / ``analyze_paths`` / ``main`` run as they are otherwise. Use it through ``monkeypatch`` (or
 ``monkeypatch.context()`` for part of a test) so it is undone after.
 """
@@ -25,5 +25,8 @@ def undrawn(job) -> dict[str, Path]:
 
 def leave_figures_undrawn(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(driver, "draw", undrawn)
-    # the command line's figure process (driver.main) draws with the process module's own ``draw``
+    # the command line's figure process (driver.main) draws with the process module's own ``draw``, and
+    # in-process (no fork) it calls that ``draw`` as each figure is sent: no process started only to
+    # import matplotlib for figures that are not drawn
     monkeypatch.setattr(process, "draw", undrawn)
+    monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")

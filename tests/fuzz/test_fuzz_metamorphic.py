@@ -9,7 +9,7 @@ DMAT, the same ``.dmat`` bytes. The binary traces come from the independent writ
 the module runs in well under 30 s.
 
 The figures are not what this module compares, and drawing them was nearly all of its time: each command
-line here runs with a figure process that draws nothing (:class:`_NoFigures`), everything else as it is
+line here runs with its figures left undrawn (tests/undrawn_analysis.py), everything else as it is
 (arguments, inputs, numbers, results files, the ``--json`` document). Every section's figures are drawn by
 its command line elsewhere (the section tests, the whole ``run static`` of tests/conftest.py's ``sample_run``).
 """
@@ -27,10 +27,11 @@ import pytest
 from differential.tracegen import WARP, BlockSchedCase, DmatCase, Section, Trace, block_sched_cases, dmat_cases
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
+from undrawn_analysis import leave_figures_undrawn
 
 from neutrino_ae.formats.bintrace import open_trace
 from neutrino_ae.report.command.script import run_main
-from neutrino_ae.report.section import driver, registry
+from neutrino_ae.report.section import registry
 from neutrino_ae.report.section.driver import command
 from neutrino_ae.report.section.registry import section_module
 
@@ -45,33 +46,9 @@ NAMES = st.sampled_from(["Jan_23_06_27_37_268336", "Aug02_101112_4242", "my run"
 VARIANTS = st.sets(st.sampled_from(["rename", "shuffle", "empty_section"]), min_size=1)
 
 
-class _NoFigures:
-    """:class:`~neutrino_ae.report.figures.process.FigureProcess`'s calls, drawing nothing: each figure sent is
-    answered with the PNG file it would have been saved as (not written)."""
-
-    def __init__(self) -> None:
-        self.jobs: list = []
-
-    @classmethod
-    def start(cls, warm=()) -> _NoFigures:
-        return cls()
-
-    def send(self, jobs) -> None:
-        self.jobs += jobs
-
-    def join(self) -> dict[str, Path]:
-        return {f"{job.stem}.png": job.out / f"{job.stem}.png" for job in self.jobs}
-
-    def __enter__(self) -> _NoFigures:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
 @pytest.fixture(autouse=True)
 def _no_figures(monkeypatch) -> None:
-    monkeypatch.setattr(driver, "FigureProcess", _NoFigures)
+    leave_figures_undrawn(monkeypatch)
 
 
 def _run(section: str, args: list[str], out: Path, entry: str = "main", base: bool = False) -> dict:
