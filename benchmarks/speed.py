@@ -26,6 +26,10 @@ peak RSS at most the artifact's; the sample bundle in 20 s and 300 MB.
 artifact's ``dmat.py``, back to back per repeat, and the figure's own render time
 (:mod:`benchmarks.dmat_render`). Targets (issue 24 item 5): >= 30x the artifact (at 640 MB), and ours
 <= 2 x the floor + the render time. Ratios are medians of the per-repeat pairs.
+
+``--smoke`` (what tests/benchmarks/test_speed.py runs) checks that the table is produced, not the speed: per
+size one run of each command, memory-sampled and timed at once, and one import-floor run. Without it nothing
+changes: no timed run is sampled.
 """
 
 from __future__ import annotations
@@ -166,10 +170,15 @@ def run_block_sched(blocks: int, trace: Path, art_tree: Path, args: argparse.Nam
     art_cmd = [sys.executable, str(art_tree / "neutrino" / "tools" / "block_sched.py"), str(trace)]
     art_env = {**child_env(), "PYTHONPATH": str(art_tree)}
     ours, art = [], []
-    for _ in range(args.repeat):
+    if args.smoke:
+        # --smoke checks the table, not the speed: the one memory-sampled run of each is also its timed run.
+        ours.append(timed(ours_cmd, ours_env, cwd=root))
+        art.append(timed(art_cmd, art_env))
+    for _ in range(0 if args.smoke else args.repeat):
         ours.append(timed(ours_cmd, ours_env, cwd=root, sample_memory=False))
         art.append(timed(art_cmd, art_env, sample_memory=False))
-    memory = {"ours": timed(ours_cmd, ours_env, cwd=root)["peak_tree_pss_bytes"],
+    memory = {"ours": ours[0]["peak_tree_pss_bytes"], "artifact": art[0]["peak_tree_pss_bytes"]} if args.smoke \
+        else {"ours": timed(ours_cmd, ours_env, cwd=root)["peak_tree_pss_bytes"],
               "artifact": timed(art_cmd, art_env)["peak_tree_pss_bytes"]}
     if ours[0]["line"] != art[0]["line"]:
         raise RuntimeError(f"lines differ: ours {ours[0]['line']!r}, artifact {art[0]['line']!r}")
@@ -266,8 +275,8 @@ def _dmat_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def import_floor(repeat: int) -> dict[str, Any]:
-    runs = [timed([sys.executable, "-c", "import numpy"], child_env()) for _ in range(max(3, repeat))]
+def import_floor(repeat: int, smoke: bool = False) -> dict[str, Any]:
+    runs = [timed([sys.executable, "-c", "import numpy"], child_env()) for _ in range(1 if smoke else max(3, repeat))]
     return {"wall_s": min(r["wall_s"] for r in runs), "wall_s_median": _median(runs, "wall_s"),
             "cpu_s": _median(runs, "cpu_s")}
 
@@ -318,6 +327,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
+    ap.add_argument("--smoke", action="store_true",
+                    help="checks the table, not the speed (the tests' run): per size one run of each command, "
+                         "memory-sampled and timed at once (a real run never times a sampled run), and one "
+                         "import-floor run; --repeat then counts for DMAT only")
     ap.add_argument("--ours", type=Path, default=None,
                     help="another checkout whose block_sched command to time as 'ours' (a before/after comparison)")
     return ap
@@ -336,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tree = Path(prepared["tree"])
     load = os.getloadavg()[0]
     print(f"{os.cpu_count()} CPUs, load {load:.2f}; medians of {args.repeat} alternating runs")
-    floor = import_floor(args.repeat)
+    floor = import_floor(args.repeat, args.smoke)
     print(f"import floor (python -c 'import numpy'): {floor['wall_s']:.2f} s best, {floor['wall_s_median']:.2f} s "
           "median")
     if _sizes(args.blocks):
