@@ -26,6 +26,10 @@ peak RSS at most the artifact's; the sample bundle in 20 s and 300 MB.
 artifact's ``dmat.py``, back to back per repeat, and the figure's own render time
 (:mod:`benchmarks.dmat_render`). Targets (issue 24 item 5): >= 30x the artifact (at 640 MB), and ours
 <= 2 x the floor + the render time. Ratios are medians of the per-repeat pairs.
+
+``--smoke`` (what tests/benchmarks/test_speed.py runs) checks that the table is produced, not the speed: per
+size one run of each command, memory-sampled and timed at once, one import-floor run, and memory sampled every
+0.25 s instead of every 0.02 s. Without it nothing changes: no timed run is sampled.
 """
 
 from __future__ import annotations
@@ -60,12 +64,16 @@ SAMPLE_SECONDS, SAMPLE_MB = 20.0, 300.0
 DMAT_SPEEDUP = 30.0  # issue 24 item 5: at 640 MB (--dmat 640)
 LINE_PREFIX = b"No.block:"
 MEASURES = ("wall_s", "cpu_s", "peak_rss_bytes", "peak_tree_pss_bytes")
+#: Seconds between two samples of a tree's memory (:mod:`benchmarks.tree_memory`); ``--smoke`` samples less
+#: often, as each sample reads every process's smaps_rollup (most of the measuring process's own CPU).
+SAMPLE_INTERVAL_S = 0.02
+SMOKE_SAMPLE_INTERVAL_S = 0.25
 
 
 def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd: Path = REPO_ROOT,
-          sample_memory: bool = True) -> dict[str, Any]:
+          sample_memory: bool = True, interval: float = SAMPLE_INTERVAL_S) -> dict[str, Any]:
     """One whole-process run: seconds to the artifact line on stdout, to exit; CPU seconds; peak RSS; the
-    process tree's peak PSS where ``sample_memory`` (else None)."""
+    process tree's peak PSS where ``sample_memory`` (else None), sampled every ``interval`` seconds."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env,
                             start_new_session=True)
@@ -73,7 +81,7 @@ def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd
     assert proc.stdout is not None
     deadline = t0 + timeout_s
     no_sampling = contextlib.nullcontext(SimpleNamespace(peak_bytes=None))
-    with TreeMemory(proc.pid) if sample_memory else no_sampling as mem:  # until stdout closes: all have ended
+    with TreeMemory(proc.pid, interval) if sample_memory else no_sampling as mem:  # until stdout closes: all have ended
         for raw in proc.stdout:
             if line_s is None and raw.startswith(LINE_PREFIX):
                 line_s, line = time.perf_counter() - t0, raw.decode().strip()
@@ -92,6 +100,10 @@ def timed(cmd: Sequence[str], env: dict[str, str], timeout_s: float = 600.0, cwd
 def _sizes(blocks: str) -> list[str]:
     """``--blocks``: comma-separated sizes; empty (``--blocks ''``) times no block_sched trace."""
     return [b for b in blocks.split(",") if b.strip()]
+
+
+def _interval(args: argparse.Namespace) -> float:
+    return SMOKE_SAMPLE_INTERVAL_S if args.smoke else SAMPLE_INTERVAL_S
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float | None:
@@ -166,10 +178,15 @@ def run_block_sched(blocks: int, trace: Path, art_tree: Path, args: argparse.Nam
     art_cmd = [sys.executable, str(art_tree / "neutrino" / "tools" / "block_sched.py"), str(trace)]
     art_env = {**child_env(), "PYTHONPATH": str(art_tree)}
     ours, art = [], []
-    for _ in range(args.repeat):
+    if args.smoke:
+        # --smoke checks the table, not the speed: the one memory-sampled run of each is also its timed run.
+        ours.append(timed(ours_cmd, ours_env, cwd=root, interval=SMOKE_SAMPLE_INTERVAL_S))
+        art.append(timed(art_cmd, art_env, interval=SMOKE_SAMPLE_INTERVAL_S))
+    for _ in range(0 if args.smoke else args.repeat):
         ours.append(timed(ours_cmd, ours_env, cwd=root, sample_memory=False))
         art.append(timed(art_cmd, art_env, sample_memory=False))
-    memory = {"ours": timed(ours_cmd, ours_env, cwd=root)["peak_tree_pss_bytes"],
+    memory = {"ours": ours[0]["peak_tree_pss_bytes"], "artifact": art[0]["peak_tree_pss_bytes"]} if args.smoke \
+        else {"ours": timed(ours_cmd, ours_env, cwd=root)["peak_tree_pss_bytes"],
               "artifact": timed(art_cmd, art_env)["peak_tree_pss_bytes"]}
     if ours[0]["line"] != art[0]["line"]:
         raise RuntimeError(f"lines differ: ours {ours[0]['line']!r}, artifact {art[0]['line']!r}")
@@ -216,8 +233,9 @@ def run_dmat(prepared: dict[str, Any], tree: Path, args: argparse.Namespace, scr
     load_before = os.getloadavg()[0]
     for i in range(args.repeat):
         runs["ours"].append(timed([sys.executable, str(root / "dmat" / "dmat.py"), str(src), "--out",
-                                   str(scratch / f"dmat-ours-{i}")], env, cwd=root))
-        runs["floor"].append(timed([sys.executable, "-m", "benchmarks.dmat_floor", str(src)], child_env()))
+                                   str(scratch / f"dmat-ours-{i}")], env, cwd=root, interval=_interval(args)))
+        runs["floor"].append(timed([sys.executable, "-m", "benchmarks.dmat_floor", str(src)], child_env(),
+                                   interval=_interval(args)))
         if prepared["note"] is None:
             # dmat.py writes <trace>.dmat and .png beside the trace (reusing a .dmat it finds), and reads
             # ../event.log and ../tensor.trace: a fresh trace dir of links each run.
@@ -228,7 +246,7 @@ def run_dmat(prepared: dict[str, Any], tree: Path, args: argparse.Namespace, scr
             (tdir / "result" / src.name).symlink_to(src)
             runs["artifact"].append(timed([sys.executable, str(tree / "neutrino" / "tools" / "dmat.py"),
                                            str(tdir / "result" / src.name)], {**child_env(), "PYTHONPATH": str(tree)},
-                                          timeout_s=3600))
+                                          timeout_s=3600, interval=_interval(args)))
     row: dict[str, Any] = {"bytes": src.stat().st_size, "note": prepared["note"],
                            "load": [load_before, os.getloadavg()[0]], "runs": runs}
     for who, rs in runs.items():
@@ -266,8 +284,10 @@ def _dmat_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def import_floor(repeat: int) -> dict[str, Any]:
-    runs = [timed([sys.executable, "-c", "import numpy"], child_env()) for _ in range(max(3, repeat))]
+def import_floor(repeat: int, smoke: bool = False) -> dict[str, Any]:
+    interval = SMOKE_SAMPLE_INTERVAL_S if smoke else SAMPLE_INTERVAL_S
+    runs = [timed([sys.executable, "-c", "import numpy"], child_env(), interval=interval)
+            for _ in range(1 if smoke else max(3, repeat))]
     return {"wall_s": min(r["wall_s"] for r in runs), "wall_s_median": _median(runs, "wall_s"),
             "cpu_s": _median(runs, "cpu_s")}
 
@@ -318,6 +338,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
+    ap.add_argument("--smoke", action="store_true",
+                    help="checks the table, not the speed (the tests' run): per size one run of each command, "
+                         "memory-sampled and timed at once (a real run never times a sampled run), one "
+                         "import-floor run, memory sampled every 0.25 s (not 0.02 s); --repeat then counts "
+                         "for DMAT only")
     ap.add_argument("--ours", type=Path, default=None,
                     help="another checkout whose block_sched command to time as 'ours' (a before/after comparison)")
     return ap
@@ -336,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tree = Path(prepared["tree"])
     load = os.getloadavg()[0]
     print(f"{os.cpu_count()} CPUs, load {load:.2f}; medians of {args.repeat} alternating runs")
-    floor = import_floor(args.repeat)
+    floor = import_floor(args.repeat, args.smoke)
     print(f"import floor (python -c 'import numpy'): {floor['wall_s']:.2f} s best, {floor['wall_s_median']:.2f} s "
           "median")
     if _sizes(args.blocks):

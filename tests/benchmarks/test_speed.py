@@ -1,7 +1,8 @@
 """Issue 24's table (``python -m benchmarks.bench --speed``) keeps working: a tiny run beside the artifact's
 own block_sched.py and dmat.py produces every number, the same line on both sides, and the targets judged. No
-timing is asserted (the machine is shared and noisy). One run of the command (two block_sched sizes and the
-DMAT row) is read by the tests of this module."""
+timing is asserted (the machine is shared and noisy). One ``--smoke`` run of the command (two block_sched sizes
+and the DMAT row; per size one run of each command, memory-sampled and timed at once) is read by the tests of
+this module."""
 
 from __future__ import annotations
 
@@ -23,14 +24,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """``python -m benchmarks.bench --speed --blocks 512,2048 --dmat 1 --repeat 1``, once per test run (the
+    """``python -m benchmarks.bench --speed --smoke --blocks 512,2048 --dmat 1 --repeat 1``, once per test run (the
     first xdist worker that asks runs it, tests/shared_build.py): its JSON and the finished process."""
     if missing_reason() is not None:
         pytest.skip(str(missing_reason()))
 
     def build(tmp: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(REPO), "NEUTRINO_SRC": str(source_dir())}
-        argv = [sys.executable, "-m", "benchmarks.bench", "--speed", "--blocks", "512,2048", "--dmat", "1",
+        argv = [sys.executable, "-m", "benchmarks.bench", "--speed", "--smoke", "--blocks", "512,2048", "--dmat", "1",
                 "--repeat", "1", "--cache", str(tmp / "cache"), "--json", str(tmp / "speed.json")]
         proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
         (tmp / "proc.json").write_text(json.dumps({"argv": argv, "returncode": proc.returncode,
