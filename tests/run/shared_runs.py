@@ -27,13 +27,17 @@ def static_in_process(monkeypatch, capsys, trace_root: Path, out: Path, sections
     --output-dir <out>`` computes and prints, in this process: the notebook's own calls
     (``StaticNotebook(...)`` then ``nb.summary()``, which runs every selected section, ``-p workers 0``),
     then the command line's verdict table and exit status (``cli._verdict_status``). For the variations
-    of a behaviour whose path through the public command another test runs once. Returns (exit status,
-    what the verdict part printed)."""
+    of a behaviour whose path through the public command another test runs once. Its figures are left
+    blank (tests/run/blank_figures.py: no caller reads one). Returns (exit status, what the verdict part
+    printed)."""
+    from blank_figures import leave_figures_blank
+
     from neutrino_ae import cli
     from neutrino_ae.run import lock
     from neutrino_ae.run.notebook import StaticNotebook
 
     monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)  # the facade sets it
+    leave_figures_blank(monkeypatch)
     try:
         nb = StaticNotebook(bundle="auto", trace_root=str(trace_root), output_dir=str(out), sections=sections,
                             workers=0)

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from blank_figures import leave_figures_blank
+
 from neutrino_ae.run import runner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,11 +47,15 @@ def _add_variant_as_trace_dir(root: Path) -> None:
     shutil.copytree(memset, root / "block_sched" / "variants" / "extra")
 
 
-def test_a_variant_added_in_an_accepted_layout_is_not_hidden_by_the_cache(tiny_bundle: Path, tmp_path: Path) -> None:
+def test_a_variant_added_in_an_accepted_layout_is_not_hidden_by_the_cache(tiny_bundle: Path, tmp_path: Path,
+                                                                          monkeypatch) -> None:
     root = _bundle_without_digests(tiny_bundle, tmp_path)
     out = tmp_path / "results"
-    # the first run's analysis and cache record, as the command's notebook makes them (the function under it)
-    before = [row["key"] for row in runner.run_section("block_sched", root, out).summary]
+    # the first run's analysis and cache record, as the command's notebook makes them (the function under it;
+    # its figures left blank: none is read, and the public command's run below draws its own)
+    with monkeypatch.context() as m:
+        leave_figures_blank(m)
+        before = [row["key"] for row in runner.run_section("block_sched", root, out).summary]
     assert not any(k.startswith("extra.") for k in before)
     _add_variant_as_trace_dir(root)
     _run_static(root, out)
@@ -66,7 +72,9 @@ def test_a_variant_added_in_an_accepted_layout_is_not_hidden_by_the_cache(tiny_b
 
 
 def test_the_record_lists_what_was_read_and_stays_current_until_something_changes(tiny_bundle: Path,
-                                                                                   tmp_path: Path) -> None:
+                                                                                   tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    leave_figures_blank(monkeypatch)  # no figure is read; each one an empty file, which the record stamps
     root = _bundle_without_digests(tiny_bundle, tmp_path)
     out = tmp_path / "results"
     assert runner.run_section("block_sched", root, out).data["cached"] is False

@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from blank_figures import leave_figures_blank
 
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.run import lock
@@ -105,7 +106,8 @@ def test_stale_summary_is_removed_and_a_crashing_section_is_named(tiny, out, mon
     assert {r["section"] for r in doc["results"]} == {"dmat"}
 
 
-def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path, capsys, caplog, timeline_runs):
+def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path, capsys, caplog, timeline_runs,
+                                                                  monkeypatch):
     """workers=2 (the shared run of block_sched and warp_sched): the sections ran in two worker processes
     while the cells showed them; the log (not the notebook) reports them computed (not reused), and every
     summary value equals a one-at-a-time run's (workers=0, here)."""
@@ -128,6 +130,7 @@ def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path
                     for r in json.loads((timeline_runs.out / "summary.json").read_text())["results"]}
 
     caplog.set_level(logging.INFO, logger="neutrino_ae.run.notebook")
+    leave_figures_blank(monkeypatch)  # summary values only: the figures left blank
     out = tmp_path / "w0"
     nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out),
                         sections="block_sched,warp_sched", workers=0)

@@ -18,7 +18,6 @@ from shared_runs import PARTIAL_SECTION, static_in_process
 from neutrino_ae import cli
 from neutrino_ae.report.section import registry
 from neutrino_ae.run import papermill as papermill_run
-from neutrino_ae.sample.generate import generate_bundle
 from tests.reliability.faultkit import copy_run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -148,8 +147,8 @@ def _table_runs(stdout: str) -> dict[str, str]:
             for heading, claim, _ in _table(stdout)}
 
 
-def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, typo_run, partial_run, tmp_path,
-                                                                  monkeypatch, capsys):
+def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, typo_run, partial_run, tiny_bundle,
+                                                                  tmp_path, monkeypatch, capsys):
     # The full run: the test session's run of every section on the sample bundle (conftest sample_run).
     full = sample_run.proc
     assert full.returncode == 0, full.stdout + full.stderr
@@ -187,8 +186,8 @@ def test_a_partial_run_merges_into_the_verdict_of_the_same_bundle(sample_run, ty
     # (A variation of the partial run above, there through the public command: here the notebook's calls and
     # the command line's verdict step in this process. tests/run/test_failed_run_keeps_report.py's
     # partial run is a process.)
-    other = generate_bundle(tmp_path / "other", scale="tiny", seed=1, progress=False)
-    code, stdout = static_in_process(monkeypatch, capsys, other, out, one)
+    # the session's tiny bundle: another scale than sample_run's small one (only read: the run writes in out)
+    code, stdout = static_in_process(monkeypatch, capsys, tiny_bundle, out, one)
     assert code == 0, stdout
     partial = _verdict(out)
     assert (partial["partial"], partial["merged"], partial["sections"]) == (True, False, [one])
