@@ -7,6 +7,10 @@ and the figure process's (what ``driver.main``'s figure process calls, here in-p
 with one that draws nothing and names the figure's PNG (``<out>/<stem>.png``, not written), so
 ``driver.analyze`` / ``analyze_paths`` / ``main`` run as they are otherwise. Use it through ``monkeypatch`` (or
 ``monkeypatch.context()`` for part of a test) so it is undone after.
+
+:func:`leave_figures_blank` is the same with an empty file where each PNG goes: the results cache
+(``neutrino_ae.run.runner``) stamps every output file and reuses a result only while they are all there,
+so the tests of the cache, and of a run's summary or verdict made in-process, use that one.
 """
 
 from __future__ import annotations
@@ -30,3 +34,16 @@ def leave_figures_undrawn(monkeypatch: pytest.MonkeyPatch) -> None:
     # import matplotlib for figures that are not drawn
     monkeypatch.setattr(process, "draw", undrawn)
     monkeypatch.setenv("NEUTRINO_AE_NO_FORK", "1")
+
+
+def blank(job) -> dict[str, Path]:
+    files = undrawn(job)
+    for path in files.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    return files
+
+
+def leave_figures_blank(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(driver, "draw", blank)
+    monkeypatch.setattr(process, "draw", blank)  # the figure process's (forked: it inherits this)

@@ -28,9 +28,9 @@ def static_in_process(monkeypatch, capsys, trace_root: Path, out: Path, sections
     (``StaticNotebook(...)`` then ``nb.summary()``, which runs every selected section, ``-p workers 0``),
     then the command line's verdict table and exit status (``cli._verdict_status``). For the variations
     of a behaviour whose path through the public command another test runs once. Its figures are left
-    blank (tests/run/blank_figures.py: no caller reads one). Returns (exit status, what the verdict part
+    blank (tests/undrawn_analysis.py: no caller reads one). Returns (exit status, what the verdict part
     printed)."""
-    from blank_figures import leave_figures_blank
+    from undrawn_analysis import leave_figures_blank
 
     from neutrino_ae import cli
     from neutrino_ae.run import lock

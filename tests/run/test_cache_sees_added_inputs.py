@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from blank_figures import leave_figures_blank
+from undrawn_analysis import leave_figures_blank
 
 from neutrino_ae.run import runner
 

@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from blank_figures import leave_figures_blank
+from undrawn_analysis import leave_figures_blank
 
 from neutrino_ae.report.section import NotebookStop
 from neutrino_ae.run import lock
