@@ -56,6 +56,9 @@ def _check(proc: subprocess.CompletedProcess, what: str) -> None:
 def measure_run() -> dict[str, Any]:
     """`make run` from nothing (sample bundle generated, every section computed), then again (cached)."""
     with tempfile.TemporaryDirectory(prefix="readme-timings-") as tmp:
+        # make run writes to the checkout's traces/sample and results/ (made by the command as defaults); a
+        # named --trace-root must have its parent folder, as a user's would
+        (Path(tmp) / "traces").mkdir()
         where = ["--trace-root", str(Path(tmp) / "traces" / "sample"), "--output-dir", str(Path(tmp) / "results")]
         cold, proc = _timed([*RUN, *where], REPO)
         _check(proc, "make run's command")
