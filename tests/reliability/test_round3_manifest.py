@@ -2,8 +2,8 @@
 types, sizes, depth; one ``error:`` line naming the file and the field, exit 2), the folder layout's own
 evidence of a sample wins over a manifest that says otherwise, and no file an analysis reads escapes the
 integrity check (hidden folders included). Everything through the public commands: block_sched's script as
-a process for one refused kind and for the accepted layouts, in this process (its own ``run_script`` call,
-tests/reliability/script_here.py) for the other refused manifests."""
+a process for one refused kind and for the accepted layouts, in this process (the script file
+as ``__main__``, tests/script_here.py) for the other refused manifests."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from faultkit import REPO, cli_env
 from figures_preloaded import preload_figures
 from paper_site import serve_folder
 from script_here import script_here
-
-from block_sched.block_sched import SECTION_INDEX
 
 BLOCK_SCHED = REPO / "block_sched" / "block_sched.py"
 
@@ -51,7 +49,7 @@ def _script(trace: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _script_here(trace: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    return script_here(BLOCK_SCHED, [trace, "--out", out], flags=SECTION_INDEX)
+    return script_here(BLOCK_SCHED, [trace, "--out", out], cwd=out.parent)
 
 
 def _cli(args: list, cwd: Path) -> subprocess.CompletedProcess[str]:

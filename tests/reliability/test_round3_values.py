@@ -2,8 +2,8 @@
 judges fewer rows than the input has without saying which and why. Fig. 12 (exposed_latency) through the
 public commands: an empty ``ncu`` cell means "not measured" (the figure says n/a), so the claims that
 need it say that comparison was not made; a NUL byte in a probe name is refused in one line. The script runs
-as a process for the NUL byte; its other cases run it in this process (its own ``run_script`` call,
-tests/reliability/script_here.py)."""
+as a process for the NUL byte; its other cases run it in this process (the script file as ``__main__``,
+tests/script_here.py)."""
 
 from __future__ import annotations
 

@@ -8,59 +8,49 @@ stdout (cli.stdout.log); our script must print the same line on the same trace, 
 from __future__ import annotations
 
 import json
-import runpy
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from script_here import script_here
 
 REPO = Path(__file__).resolve().parents[2]
 GENUINE = REPO / "tests" / "data" / "genuine"
 
 
-def _cli(*argv: str, in_process: pytest.CaptureFixture[str] | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(*argv: str, in_process: bool = False) -> subprocess.CompletedProcess[str]:
     """``python <script> <args>`` in the checkout. Each script runs as a process once (its artifact-branch
-    case); its other cases (``in_process``: the test's capsys) run the script as ``__main__`` in this
-    process (``runpy``, its ``sys.argv`` and exit status as in the process), the output captured."""
-    if in_process is None:
+    case); its other cases (``in_process``) run the script as ``__main__`` in this process
+    (tests/script_here.py: its ``sys.argv`` and exit status as in the process, the output captured)."""
+    if not in_process:
         return subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=REPO, timeout=180,
                               check=False)
     script, *args = argv
-    in_process.readouterr()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)
-        mp.setattr(sys, "argv", [script, *args])
-        try:
-            runpy.run_path(str(REPO / script), run_name="__main__")
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    out, err = in_process.readouterr()
-    return subprocess.CompletedProcess([script, *args], code, out, err)
+    return script_here(REPO / script, args, cwd=REPO)
 
 
-def _once(branch: str, capsys: pytest.CaptureFixture[str], first: bool = True) -> pytest.CaptureFixture[str] | None:
-    """``_cli``'s ``in_process``: None (a process) for the artifact branch's (first) case, else capsys."""
-    return None if branch == "artifact" and first else capsys
+def _once(branch: str, first: bool = True) -> bool:
+    """``_cli``'s ``in_process``: False (a process) for the artifact branch's (first) case, else True."""
+    return not (branch == "artifact" and first)
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
 @pytest.mark.parametrize("case", ["block_sched", "block_sched-partial-warp"])
-def test_block_sched_prints_what_the_artifacts_own_hook_printed(tmp_path, branch, case, capsys):
+def test_block_sched_prints_what_the_artifacts_own_hook_printed(tmp_path, branch, case):
     oracle = (GENUINE / "artifact" / case / "cli.stdout.log").read_text().splitlines()[0]
     assert oracle.startswith("No.block:")
     proc = _cli("block_sched/block_sched.py", str(GENUINE / branch / case), "--out", str(tmp_path),
-                in_process=_once(branch, capsys, case == "block_sched"))
+                in_process=_once(branch, case == "block_sched"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == oracle
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
-def test_dmat_on_a_genuine_count_trace(tmp_path, branch, capsys):
+def test_dmat_on_a_genuine_count_trace(tmp_path, branch):
     proc = _cli("dmat/dmat.py", str(GENUINE / branch / "dmat"), "--out", str(tmp_path), "--json",
-                in_process=_once(branch, capsys))
+                in_process=_once(branch))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     # the emulator's fill: 256 threads x 3 records on 3 pages; 64 threads left one slot unfilled
@@ -68,12 +58,12 @@ def test_dmat_on_a_genuine_count_trace(tmp_path, branch, capsys):
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
-def test_table2_on_a_genuine_benchmark_trace(tmp_path, branch, capsys):
+def test_table2_on_a_genuine_benchmark_trace(tmp_path, branch):
     cell = tmp_path / "tree" / "triton_op" / "attn" / "block_sched"
     shutil.copytree(GENUINE / branch / "block_sched-benchmark", cell / "trace")
     shutil.copy(GENUINE / branch / "block_sched-benchmark" / "cli.stdout.log", cell / "stdout.log")
     proc = _cli("kernel_overhead/kernel_overhead.py", str(tmp_path / "tree"), "--out", str(tmp_path / "o"), "--json",
-                in_process=_once(branch, capsys))
+                in_process=_once(branch))
     assert proc.returncode == 0, proc.stderr
     (row,) = json.loads(proc.stdout)["cells"]
     log = (cell / "trace" / "event.log").read_text(errors="replace")
@@ -84,12 +74,12 @@ def test_table2_on_a_genuine_benchmark_trace(tmp_path, branch, capsys):
 
 
 @pytest.mark.parametrize("branch", ["artifact", "main"])
-def test_fig11_on_a_genuine_memusage_trace(tmp_path, branch, capsys):
+def test_fig11_on_a_genuine_memusage_trace(tmp_path, branch):
     sub = tmp_path / "tree" / "llama1b-bs32" / "dmat" / "layer"
     shutil.copytree(GENUINE / branch / "dmat-memusage", sub / "Nov23_000000_1")
     shutil.copy(GENUINE / branch / "dmat-memusage" / "cli.stdout.log", sub / "stdout.log")
     proc = _cli("max_mem/max_mem.py", str(tmp_path / "tree"), "--out", str(tmp_path / "o"), "--json",
-                in_process=_once(branch, capsys))
+                in_process=_once(branch))
     assert proc.returncode == 0, proc.stderr
     rows = {r["key"]: r["value"] for r in json.loads(proc.stdout)["summary"]}
     assert rows["llama1b-bs32.dmat.probe_mem_max"] == 12288  # "[exec] probe-mem 12288 (bytes)"

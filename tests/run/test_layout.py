@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-import runpy
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from paper_site import serve_paper_zip
+from script_here import script_here
 
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.cli import build_parser, default_output_dir
@@ -73,21 +72,8 @@ def test_default_folders_are_the_same_for_the_cli():
     assert default_output_dir("static") == REPO / "results" / "static"
 
 
-def _run_script(script: str, *args: str) -> int:
-    """Run a per-figure script by path in this process, as ``python <script> <args>`` would."""
-    argv = sys.argv
-    sys.argv = [str(REPO / script), *args]
-    try:
-        runpy.run_path(str(REPO / script), run_name="__main__")
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    finally:
-        sys.argv = argv
-    return 0
-
-
 def test_per_figure_scripts_write_under_results_cli_and_never_into_a_notebooks_folder(tiny_bundle, tmp_path,
-                                                                                      monkeypatch, capsys):
+                                                                                      monkeypatch):
     out = tmp_path / "nb"
     res = runner.run_section("max_mem", tiny_bundle, out)
     assert res.data["cached"] is False
@@ -98,14 +84,13 @@ def test_per_figure_scripts_write_under_results_cli_and_never_into_a_notebooks_f
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    assert _run_script("max_mem/max_mem.py", str(tiny_bundle / "max_mem")) == 0
+    assert script_here(REPO / "max_mem/max_mem.py", [tiny_bundle / "max_mem"]).returncode == 0
     assert (cwd / "results" / "cli" / "max_mem" / "max_mem.png").is_file()
     assert sorted(p.name for p in cwd.iterdir()) == ["results"]
 
     # Pointed at the notebook's section folder: refused with one line, nothing written.
-    capsys.readouterr()
-    assert _run_script("max_mem/max_mem.py", str(tiny_bundle / "max_mem"), "--out", str(out / "max_mem")) == 2
-    assert "holds a notebook's cached results" in capsys.readouterr().err
+    refused = script_here(REPO / "max_mem/max_mem.py", [tiny_bundle / "max_mem", "--out", out / "max_mem"])
+    assert refused.returncode == 2 and "holds a notebook's cached results" in refused.stderr
     assert {p: p.read_bytes() for p in (out / "max_mem").iterdir()} == before
     assert runner.run_section("max_mem", tiny_bundle, out).data["cached"] is True
 
@@ -134,15 +119,16 @@ def folder_scripts() -> list[str]:
     return found
 
 
-def test_every_per_figure_script_defaults_to_results_cli(monkeypatch, capsys):
+def test_every_per_figure_script_defaults_to_results_cli(monkeypatch):
     scripts = folder_scripts()
     assert set(PAPER_SCRIPTS) <= set(scripts)
     assert {s.split("/")[0] for s in scripts} == set(registry.names())  # every section has one
     monkeypatch.setenv("COLUMNS", "300")
     for script in scripts:
-        assert _run_script(script, "--help") == 0, script
+        proc = script_here(REPO / script, ["--help"])
+        assert proc.returncode == 0, script
         section = script.split("/")[0]
-        assert f"(default: results/cli/{section})" in " ".join(capsys.readouterr().out.split()), script
+        assert f"(default: results/cli/{section})" in " ".join(proc.stdout.split()), script
 
 
 def test_paper_into_the_samples_folder_names_no_option_that_does_not_exist(tiny_bundle, tmp_path, paper_url):

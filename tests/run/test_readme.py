@@ -7,13 +7,12 @@ from __future__ import annotations
 import glob
 import importlib.util
 import re
-import runpy
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from script_here import script_here
 
 from neutrino_ae.cli import build_parser
 from neutrino_ae.run.notebook import STATIC_RESULTS, default_trace_root
@@ -32,7 +31,7 @@ def _per_figure_commands() -> list[list[str]]:
     return commands
 
 
-def test_the_per_figure_commands_run_as_written(tiny_bundle, tmp_path, monkeypatch, capsys):
+def test_the_per_figure_commands_run_as_written(tiny_bundle, tmp_path, monkeypatch):
     """Each README command, from a folder where `make run` left the sample bundle in traces/sample/."""
     commands = _per_figure_commands()
     assert {c[0].split("/")[0] for c in commands} >= {"block_sched", "dmat", "kernel_overhead", "max_mem",
@@ -46,18 +45,9 @@ def test_the_per_figure_commands_run_as_written(tiny_bundle, tmp_path, monkeypat
             matches = sorted(glob.glob(arg)) if any(ch in arg for ch in "*?[") else [arg]
             assert matches, f"{arg} matches nothing in the sample bundle"
             argv += matches
-        old = sys.argv
-        sys.argv = [str(REPO / script), *argv]
-        try:
-            runpy.run_path(str(REPO / script), run_name="__main__")
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-        finally:
-            sys.argv = old
-        out = capsys.readouterr()
-        assert code == 0, (script, args, out.err)
-        assert "Traceback" not in out.err
+        proc = script_here(REPO / script, argv)
+        assert proc.returncode == 0, (script, args, proc.stderr)
+        assert "Traceback" not in proc.stderr
     # block_sched prints the artifact's kick-the-tires line
     assert re.search(r"No\.block:\d+ Running:\d+ Scheduling:\d+\(cycle\)", README)
 
