@@ -15,7 +15,7 @@ import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
-from shared_build import build_once
+from shared_build import build_once, load_process, save_process
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -70,16 +70,11 @@ def sample_run(small_bundle, tmp_path_factory) -> SimpleNamespace:
         env = {**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"}
         argv = [sys.executable, "-m", "neutrino_ae", "run", "static", "-p", "bundle", "sample",
                 "--trace-root", str(traces), "--output-dir", str(out)]
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=600, check=False)
-        (folder / "argv.json").write_text(json.dumps(argv))
-        (folder / "stdout.txt").write_text(proc.stdout)
-        (folder / "stderr.txt").write_text(proc.stderr)
-        (folder / "returncode.txt").write_text(str(proc.returncode))
+        save_process(folder / "proc.json", subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd,
+                                                          timeout=600, check=False))
 
     folder = build_once(tmp_path_factory, "sample-run", build)
-    proc = subprocess.CompletedProcess(json.loads((folder / "argv.json").read_text()),
-                                       int((folder / "returncode.txt").read_text()),
-                                       (folder / "stdout.txt").read_text(), (folder / "stderr.txt").read_text())
+    proc = load_process(folder / "proc.json")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return SimpleNamespace(dir=folder, traces=folder / "traces", out=folder / "results", cwd=folder / "cwd", proc=proc)
 
@@ -102,9 +97,8 @@ def timeline_runs(tiny_bundle, tmp_path_factory) -> SimpleNamespace:
         argv = [sys.executable, "-m", "neutrino_ae", "-q", "run", "static", "--sections", "block_sched,warp_sched",
                 "--trace-root", str(folder / "traces"), "--output-dir", str(folder / "results"), "--report-only",
                 *extra]
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
-        (folder / f"{name}.json").write_text(json.dumps({"argv": argv, "returncode": proc.returncode,
-                                                          "stdout": proc.stdout, "stderr": proc.stderr}))
+        save_process(folder / f"{name}.json", subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO,
+                                                             timeout=600, check=False))
 
     def build(folder: Path) -> None:
         shutil.copytree(tiny_bundle, folder / "traces")
@@ -117,12 +111,8 @@ def timeline_runs(tiny_bundle, tmp_path_factory) -> SimpleNamespace:
 
     folder = build_once(tmp_path_factory, "timeline-runs", build)
 
-    def proc(name: str) -> subprocess.CompletedProcess:
-        doc = json.loads((folder / f"{name}.json").read_text())
-        return subprocess.CompletedProcess(doc["argv"], doc["returncode"], doc["stdout"], doc["stderr"])
-
-    return SimpleNamespace(traces=folder / "traces", out=folder / "results", first=proc("first"),
-                           second=proc("second"), first_notebook=folder / "first.ipynb",
+    return SimpleNamespace(traces=folder / "traces", out=folder / "results", first=load_process(folder / "first.json"),
+                           second=load_process(folder / "second.json"), first_notebook=folder / "first.ipynb",
                            first_mtimes=json.loads((folder / "first-mtimes.json").read_text()))
 
 

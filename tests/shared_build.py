@@ -12,8 +12,10 @@ copies it first (``shutil.copytree``)."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,3 +42,15 @@ def build_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path
             build(folder)
             (folder / DONE).write_text("")
     return folder
+
+
+def save_process(path: Path, proc: subprocess.CompletedProcess[str]) -> None:
+    """A finished process (argv, return code, stdout, stderr) kept as ``path`` (JSON) in a built folder."""
+    path.write_text(json.dumps({"argv": [str(a) for a in proc.args], "returncode": proc.returncode,
+                                "stdout": proc.stdout, "stderr": proc.stderr}))
+
+
+def load_process(path: Path) -> subprocess.CompletedProcess[str]:
+    """What :func:`save_process` kept, as the finished process."""
+    doc = json.loads(path.read_text())
+    return subprocess.CompletedProcess(doc["argv"], doc["returncode"], doc["stdout"], doc["stderr"])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from neutrino_source import missing_reason, source_dir
-from shared_build import build_once
+from shared_build import build_once, load_process, save_process
 
 from benchmarks import speed
 
@@ -33,13 +33,11 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> dict:
         env = {**os.environ, "PYTHONPATH": str(REPO), "NEUTRINO_SRC": str(source_dir())}
         argv = [sys.executable, "-m", "benchmarks.bench", "--speed", "--smoke", "--blocks", "512,2048", "--dmat", "1",
                 "--repeat", "1", "--cache", str(tmp / "cache"), "--json", str(tmp / "speed.json")]
-        proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-        (tmp / "proc.json").write_text(json.dumps({"argv": argv, "returncode": proc.returncode,
-                                                    "stdout": proc.stdout, "stderr": proc.stderr}))
+        save_process(tmp / "proc.json", subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True,
+                                                       timeout=600))
 
     tmp = build_once(tmp_path_factory, "speed-table", build)
-    p = json.loads((tmp / "proc.json").read_text())
-    proc = subprocess.CompletedProcess(p["argv"], p["returncode"], p["stdout"], p["stderr"])
+    proc = load_process(tmp / "proc.json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     return {"proc": proc, "doc": json.loads((tmp / "speed.json").read_text())}
 

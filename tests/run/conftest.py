@@ -6,25 +6,14 @@ run of every section (tests/conftest.py ``sample_run``). Tests must not modify t
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from shared_build import build_once
+from shared_build import build_once, load_process, save_process
 from shared_runs import GOOD_SET, PARTIAL_SECTION, run_cli
 
 from tests.reliability.faultkit import copy_run, digests
-
-
-def _save(folder: Path, name: str, proc: subprocess.CompletedProcess[str]) -> None:
-    (folder / f"{name}.json").write_text(json.dumps({"argv": proc.args, "returncode": proc.returncode,
-                                                     "stdout": proc.stdout, "stderr": proc.stderr}))
-
-
-def _load(folder: Path, name: str) -> subprocess.CompletedProcess[str]:
-    doc = json.loads((folder / f"{name}.json").read_text())
-    return subprocess.CompletedProcess(doc["argv"], doc["returncode"], doc["stdout"], doc["stderr"])
 
 
 @pytest.fixture(scope="session")
@@ -39,10 +28,10 @@ def typo_run(sample_run, tmp_path_factory) -> SimpleNamespace:
     def build(folder: Path) -> None:
         out = copy_run(sample_run.out, folder / "out")
         (folder / "before.json").write_text(json.dumps(digests(out, GOOD_SET)))
-        _save(folder, "proc", run_cli(out, sample_run.traces, "--sections", "nope"))
+        save_process(folder / "proc.json", run_cli(out, sample_run.traces, "--sections", "nope"))
 
     folder = build_once(tmp_path_factory, "typo-run", build)
-    return SimpleNamespace(out=folder / "out", traces=sample_run.traces, proc=_load(folder, "proc"),
+    return SimpleNamespace(out=folder / "out", traces=sample_run.traces, proc=load_process(folder / "proc.json"),
                            before=json.loads((folder / "before.json").read_text()))
 
 
@@ -57,7 +46,7 @@ def partial_run(typo_run, tmp_path_factory) -> SimpleNamespace:
 
     def build(folder: Path) -> None:
         out = copy_run(typo_run.out, folder / "out")
-        _save(folder, "proc", run_cli(out, typo_run.traces, "--sections", PARTIAL_SECTION))
+        save_process(folder / "proc.json", run_cli(out, typo_run.traces, "--sections", PARTIAL_SECTION))
 
     folder = build_once(tmp_path_factory, "partial-run", build)
-    return SimpleNamespace(out=folder / "out", traces=typo_run.traces, proc=_load(folder, "proc"))
+    return SimpleNamespace(out=folder / "out", traces=typo_run.traces, proc=load_process(folder / "proc.json"))
