@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.report.figures.legibility import display_width_px
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run.lock import parent_hold
 
@@ -101,14 +102,13 @@ def alt_text(caption: str, titles: str) -> str:
 
 def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
     """One figure as a display output: ``image/png`` (plus ``image/svg+xml`` for a vector figure whose
-    SVG is small), shown :func:`style.display_width_px` wide, with alt text (the caption, then the
+    SVG is small), shown :func:`display_width_px` wide, with alt text (the caption, then the
     figure's own titles from its PNG) in each image's metadata; ``text/plain`` names the file."""
     import base64
     import io
 
     from PIL import Image
 
-    from neutrino_ae.report.figures import style  # matplotlib: not for the command line's verdict, which needs none
 
     path = Path(path)
     raw = path.read_bytes()
@@ -122,7 +122,7 @@ def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[s
     alt = alt_text(caption, titles) or path.name
     meta: dict[str, Any] = {"alt": alt}
     if width:
-        meta["width"] = style.display_width_px(width, dpi)
+        meta["width"] = display_width_px(width, dpi)
     data: dict[str, Any] = {"image/png": base64.b64encode(raw).decode("ascii"), "text/plain": f"[figure] {link(path)}"}
     metadata: dict[str, Any] = {"image/png": dict(meta)}
     svg = path.with_suffix(".svg")

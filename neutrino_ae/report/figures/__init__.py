@@ -1,2 +1,3 @@
-"""How results are drawn: one figure style (:mod:`.style`), the figure process a command forks to draw
-beside its numbers (:mod:`.process`) and block/warp timelines for Perfetto (:mod:`.perfetto`)."""
+"""How results are drawn: one figure style (:mod:`.style`) and its legibility rule (:mod:`.legibility`),
+the figure process a command forks to draw beside its numbers (:mod:`.process`) and block/warp
+timelines for Perfetto (:mod:`.perfetto`)."""

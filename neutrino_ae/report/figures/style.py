@@ -3,13 +3,7 @@
 Figures are built with ``matplotlib.figure.Figure`` (no pyplot global state, no GUI backend), so
 scripts, tests and notebook kernels behave the same; notebooks display the saved PNG.
 
-Legibility: the notebooks show a figure at :data:`DISPLAY_DPI` screen pixels per inch of figure (its
-100 % zoom; the PNG, saved at ``savefig.dpi``, is scaled down to that), at most :data:`DISPLAY_MAX_PX`
-wide. A text of ``s`` points is then ``s * DISPLAY_DPI / 72`` px on screen while the figure is at
-most ``DISPLAY_MAX_PX / DISPLAY_DPI`` inches wide (:data:`MAX_WIDTH_IN`): every text of a figure is
-at least :data:`MIN_FONT_PT` (:data:`MIN_TEXT_PX` px) and figures are at most that wide.
-:func:`display_width_px` and :func:`text_px` are the rule; ``tests/report/test_figure_legibility.py``
-holds every section's figures to it.
+Legibility (how big a figure and its texts are on screen) is :mod:`.legibility`'s rule, imported here.
 """
 
 from __future__ import annotations
@@ -27,6 +21,17 @@ from matplotlib.layout_engine import TightLayoutEngine
 from matplotlib.transforms import Bbox
 
 from neutrino_ae.atomic import atomic_path
+from neutrino_ae.report.figures.legibility import (  # noqa: F401 - the style's rule, used as style.<name> too
+    DISPLAY_DPI,
+    DISPLAY_MAX_PX,
+    MAX_WIDTH_IN,
+    MIN_FONT_PT,
+    MIN_TEXT_PX,
+    SAVEFIG_DPI,
+    SMALL_PT,
+    display_width_px,
+    text_px,
+)
 
 #: Colour cycle used by every section (colour-blind friendly, Okabe-Ito).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
@@ -48,36 +53,10 @@ RC = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "figure.dpi": 100,
-    "savefig.dpi": 150,
+    "savefig.dpi": SAVEFIG_DPI,
     "savefig.bbox": "tight",
     "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
 }
-
-#: Screen pixels per inch of figure where the notebook shows a figure (its 100 % zoom) and the widest it
-#: is shown (the notebook's display width); no text in a figure is smaller than MIN_TEXT_PX there.
-DISPLAY_DPI = 100
-DISPLAY_MAX_PX = 800
-MIN_TEXT_PX = 9.0
-#: The widest figure (inches) shown at DISPLAY_DPI, and the smallest font (points) a figure may use.
-MAX_WIDTH_IN = DISPLAY_MAX_PX / DISPLAY_DPI
-MIN_FONT_PT = 7.0
-#: The size for small texts in figures (bar values, notes, footers): the smallest allowed.
-SMALL_PT = MIN_FONT_PT
-assert MIN_FONT_PT * DISPLAY_DPI / 72 >= MIN_TEXT_PX
-
-
-def display_width_px(png_width_px: int, png_dpi: float | None = None) -> int:
-    """How wide the notebooks show a PNG ``png_width_px`` wide saved at ``png_dpi`` (default ``savefig.dpi``):
-    at :data:`DISPLAY_DPI` px per inch, at most :data:`DISPLAY_MAX_PX`."""
-    dpi = float(png_dpi or RC["savefig.dpi"])
-    return max(1, min(DISPLAY_MAX_PX, round(png_width_px * DISPLAY_DPI / dpi)))
-
-
-def text_px(fontsize_pt: float, png_width_px: int, png_dpi: float | None = None) -> float:
-    """Height on screen (px) of a ``fontsize_pt`` text in a PNG ``png_width_px`` wide at ``png_dpi``,
-    shown :func:`display_width_px` wide: ``fontsize_pt * dpi / 72 * (display width / PNG width)``."""
-    dpi = float(png_dpi or RC["savefig.dpi"])
-    return fontsize_pt * dpi / 72 * display_width_px(png_width_px, dpi) / png_width_px
 
 
 def figure_texts(fig: Figure) -> list:
