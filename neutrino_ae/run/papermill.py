@@ -245,9 +245,12 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
     if progress_bar is None:
         progress_bar = not log_output and sys.stderr.isatty()
     try:
+        # request_save_on_cell_execute=False: papermill writes the running notebook once, at the end (or at
+        # the failed cell), not at every cell's start and end: those ~50 writes of a notebook growing to
+        # every figure's PNG cost a run about a CPU-second, and nobody reads the hidden file before the end.
         papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(run_cwd),
                                    log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar,
-                                   extra_arguments=list(KERNEL_ARGUMENTS))
+                                   request_save_on_cell_execute=False, extra_arguments=list(KERNEL_ARGUMENTS))
     except PapermillExecutionError as exc:
         if exc.ename in _DISK_FULL_NAMES:
             raise DiskFull(_first_line(exc.evalue).removeprefix("disk full: ").rsplit(" (", 1)[0]) from None
