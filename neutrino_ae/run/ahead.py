@@ -4,6 +4,7 @@ The sections are independent and CPU-bound, so on a machine with two cores two o
 Each worker runs :func:`neutrino_ae.run.runner.run_section`, which writes the section's results and
 its cache record; the notebook cell then only reuses them. A worker never reports an error itself: a
 section whose worker failed is computed again by its cell, which reports the error as it always does.
+A section whose cached results are current is left to its cell, which reads them back.
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ class Ahead:
     def __init__(self, names: list[str], bundle: Bundle, out_root: Path, force: bool, workers: int) -> None:
         self._futures: dict[str, Future] = {}
         workers = min(workers, os.cpu_count() or 1)  # more workers than cores only take turns
+        if workers >= 2 and not force:
+            # a section whose cached results are current is only read back by its cell: no worker (a
+            # process importing pandas and the analyses, about a CPU-second) is started to find that
+            from neutrino_ae.run.runner import is_cached
+
+            names = [name for name in names if not is_cached(name, bundle, out_root)]
         if workers < 2 or len(names) < 2:
             return
         # spawn, not fork: a notebook kernel has threads, and forking a threaded process can deadlock.

@@ -149,8 +149,9 @@ def _fingerprint(declared: list[Path], opened: Iterable[Path], listed: Iterable[
     return {"inputs": input_fingerprint([*declared, *opened]), "listings": listing_fingerprint(listed), "code": code}
 
 
-def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> SectionResult | None:
-    """The cached result in ``out`` if it is complete and was made from these very inputs and code."""
+def _current_record(out: Path, root: Path, declared: list[Path], code: str) -> dict[str, Any] | None:
+    """The cache record in ``out`` if it is complete and was made from these very inputs and code, and
+    its output files are still the ones it wrote (stat calls only: nothing is read back)."""
     path = out / RECORD
     if not path.is_file():
         return None
@@ -163,18 +164,46 @@ def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> Sect
     if (rec.get("record_version") != RECORD_VERSION or rec.get("bundle_root") != str(root.resolve())
             or rec.get("fingerprint") != _fingerprint(declared, opened, listed, code)):
         return None
-    files = {k: out / v for k, v in rec.get("files", {}).items()}
-    table_paths = {k: out / v for k, v in rec.get("tables", {}).items()}
     # None also when an output is gone or is no longer a regular file.
     stamps = _output_stamps(out, [*rec.get("files", {}).values(), *rec.get("tables", {}).values()])
     if stamps is None or rec.get("outputs") != stamps:
         return None  # an output was rewritten after the run: recompute rather than show it as ours
+    return rec
+
+
+def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> SectionResult | None:
+    """The cached result in ``out`` (:func:`_current_record`), its tables read back."""
+    rec = _current_record(out, root, declared, code)
+    if rec is None:
+        return None
+    files = {k: out / v for k, v in rec.get("files", {}).items()}
+    table_paths = {k: out / v for k, v in rec.get("tables", {}).items()}
     try:
         tables = {k: pd.read_csv(p) for k, p in table_paths.items()}
     except (OSError, ValueError):
         return None
     return SectionResult(section=rec["section"], data=rec.get("data", {}), files=files, tables=tables,
                          summary=rec.get("summary", []), text=rec.get("text", ""))
+
+
+def _cache_key(section: Section, root: Path) -> tuple[list[Path], str]:
+    """What a section's cache record must match besides the files it opened: its declared inputs and the
+    code (the package and the section's folder)."""
+    declared = [*section.input_paths(root), *section.optional_paths(root), root / MANIFEST]
+    return declared, code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
+
+
+def is_cached(name: str, bundle: Bundle, output_dir: str | os.PathLike[str]) -> bool:
+    """Whether :func:`run_section` would reuse section ``name``'s results in ``output_dir`` (not forced):
+    a cheap check (file stats, the code's bytes), for not starting a worker process to find just that."""
+    root = bundle.root
+    if root is None or not root.is_dir():
+        return False
+    try:
+        key = _cache_key(registry.get(name), root)
+    except (NeutrinoAEError, OSError):  # run_section reports it
+        return False
+    return _current_record(Path(output_dir) / name, root, *key) is not None
 
 
 def collect_section(name: str, trace_root: str | os.PathLike[str], ctx: CollectContext | None = None) -> None:
@@ -233,8 +262,7 @@ def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: 
         result.data["cached"] = False
         log.info("%s: computed in %.2f s -> %s", name, time.perf_counter() - start, out)
         return result
-    declared = [*section.input_paths(root), *section.optional_paths(root), root / MANIFEST]
-    code = code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
+    declared, code = _cache_key(section, root)
     if not force:
         cached = _load_record(out, root, declared, code)
         if cached is not None:

@@ -92,6 +92,11 @@ def _run(tiny_bundle: Path, out: Path, sections: Path, *extra: str, limits: dict
                 *extra], out.parent, out, env=cli_env(NEUTRINO_AE_SECTIONS=str(sections)), limits=limits)
 
 
+#: With ``previous``: kernel_overhead's cached results are current there, so its cell reads them back and no
+#: worker is started for it (run/ahead.py); warp_sched's are not, so it and slow are computed in two workers.
+IN_WORKERS = "kernel_overhead,warp_sched,slow"
+
+
 def _beating(out: Path, where: str):
     """True once the slow section's heartbeat has a few lines written by a ``where`` process."""
     beat = out / "slow" / "heartbeat.txt"
@@ -141,7 +146,7 @@ def _assert_stopped_cleanly(cli: Cli, rc: int, word: str, out: Path, before: dic
 ])
 def test_a_signal_stops_every_process_and_publishes_nothing(tiny_bundle, sections, previous, sig, point):
     before, section_before = digests(previous), section_digests(previous / "kernel_overhead")
-    cli = _run(tiny_bundle, previous, sections)
+    cli = _run(tiny_bundle, previous, sections, secs=IN_WORKERS)
     try:
         if point == "kernel-start":
             cli.wait_for(lambda: any("ipykernel" in cmdline(p) for p, _ in cli.seen), label="the kernel")
@@ -195,7 +200,7 @@ def test_a_second_run_on_the_same_output_dir_is_refused_and_the_first_stops_clea
 def test_sigkill_leaves_no_worker_computing(tiny_bundle, sections, previous):
     """SIGKILL cannot be handled: the kernel sees its parent gone and exits, and its section workers
     die with it (PR_SET_PDEATHSIG), so nothing keeps writing into the results."""
-    cli = _run(tiny_bundle, previous, sections)
+    cli = _run(tiny_bundle, previous, sections, secs=IN_WORKERS)
     try:
         cli.wait_for(_beating(previous, "worker"), label="a section worker")
         cli.signal(signal.SIGKILL)

@@ -144,3 +144,66 @@ def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path
     values = {(r["section"], r["key"]): r["value"] for r in json.loads((out / "summary.json").read_text())["results"]}
     lock.release_output_lock(out)
     assert values and values == ahead_values
+
+
+def test_sections_with_current_caches_are_left_to_their_cells(sample_run, tmp_path, monkeypatch):
+    """A worker is started only for a section whose cached results are not current: one whose output
+    was rewritten since its run is sent, the others (read back by their cells) are not."""
+    from neutrino_ae.bundle.context import open_bundle
+    from neutrino_ae.report.section import registry
+    from neutrino_ae.run import ahead, runner
+    from tests.reliability.faultkit import copy_run
+
+    out = copy_run(sample_run.out, tmp_path / "out")
+    bundle = open_bundle(sample_run.traces)
+    names = list(registry.names())
+    assert all(runner.is_cached(name, bundle, out) for name in names)
+    submitted: list[str] = []
+
+    class Pool:  # records what would run in a worker process; starts none
+        def __init__(self, **kwargs):
+            pass
+
+        def submit(self, fn, name, *args):
+            submitted.append(name)
+
+        def shutdown(self, wait):
+            pass
+
+    monkeypatch.setattr(ahead, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(ahead.os, "cpu_count", lambda: 2)
+    ahead.Ahead(names, bundle, out, force=False, workers=2)
+    assert submitted == []
+    # two outputs rewritten after their runs (a per-figure command pointed at the folder): both recomputed
+    for name in ("dmat", "warp_sched"):
+        table = next((out / name).glob("*.csv"))
+        table.write_text(table.read_text() + "\n")
+    assert [name for name in names if not runner.is_cached(name, bundle, out)] == ["dmat", "warp_sched"]
+    ahead.Ahead(names, bundle, out, force=False, workers=2)
+    assert submitted == ["dmat", "warp_sched"]
+    submitted.clear()
+    ahead.Ahead(names, bundle, out, force=True, workers=2)  # force: every section computed again
+    assert submitted == names
+
+
+def test_a_notebook_showing_cached_results_imports_no_matplotlib(sample_run, tmp_path):
+    """The kernel of a rerun only reads results back and shows their PNGs: matplotlib (about a CPU-second
+    to import) is for the processes that draw."""
+    from neutrino_ae.report.section import registry
+    from tests.reliability.faultkit import copy_run
+
+    out = copy_run(sample_run.out, tmp_path / "out")
+    code = ("import json, sys\n"
+            "from neutrino_ae.run.notebook import StaticNotebook\n"
+            "nb = StaticNotebook(bundle='auto', trace_root=sys.argv[1], output_dir=sys.argv[2], workers=0)\n"
+            "for name in nb.selected:\n"
+            "    nb.section(name)\n"
+            "nb.summary()\n"
+            "print(json.dumps({'matplotlib': 'matplotlib' in sys.modules, 'cached': sorted(\n"
+            "    n for n, r in nb.results.items() if r.data['cached'])}), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(sample_run.traces), str(out)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    shown = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert shown == {"matplotlib": False, "cached": sorted(registry.names())}
+    assert "[figure] " in proc.stdout  # the figures were shown (outside a kernel, as their text/plain)
