@@ -30,6 +30,13 @@ settings.register_profile("ci", derandomize=True, database=None)
 settings.register_profile("dev", database=DirectoryBasedExampleDatabase(_HOME / "examples"))
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
+# The suite starts about 800 Python processes (command lines, kernels, section workers, scripts): they share
+# the bytecode the first one compiles (__pycache__, git-ignored), where PYTHONDONTWRITEBYTECODE (set on the CI
+# machine) would have each compile the package and the tests' helpers again (7 % more CPU in tests/run's
+# command-line tests). A notebook's kernel still keeps the section folders free of it (run/notebook.py).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 
 @pytest.fixture(scope="session")
 def tiny_bundle(tmp_path_factory) -> Path:
