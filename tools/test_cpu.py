@@ -30,8 +30,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 OUT_ENV = "NEUTRINO_AE_TEST_CPU_OUT"
-#: make test's pytest arguments (the Makefile's test recipe)
-MAKE_TEST = ["-q", "-n", "auto", "--dist", "worksteal", "--hypothesis-profile", "ci"]
 
 
 def _cpu() -> tuple[float, float]:
@@ -129,11 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("after", type=Path)
     args = ap.parse_args(argv)
     if args.cmd == "run":
+        from readme_timings import TEST  # make test's pytest line (tests/run/test_readme.py holds it to the Makefile)
+
         args.out.unlink(missing_ok=True)
         args.out.touch()
         env = {**os.environ, OUT_ENV: str(args.out.resolve()),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
-        code = subprocess.call([sys.executable, "-m", "pytest", "-p", "test_cpu", *(args.pytest_args or MAKE_TEST)],
+        code = subprocess.call([sys.executable, "-m", "pytest", "-p", "test_cpu", *(args.pytest_args or TEST[2:])],
                                cwd=REPO, env=env)
         print(show(load(args.out)))
         return code

@@ -109,7 +109,6 @@ def figure_output(path: Path, caption: str = "") -> tuple[dict[str, Any], dict[s
 
     from PIL import Image
 
-
     path = Path(path)
     raw = path.read_bytes()
     try:

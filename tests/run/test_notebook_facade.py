@@ -11,10 +11,12 @@ import time
 import pytest
 from undrawn_analysis import leave_figures_blank
 
-from neutrino_ae.report.section import NotebookStop
-from neutrino_ae.run import lock
+from neutrino_ae.bundle.context import open_bundle
+from neutrino_ae.report.section import NotebookStop, registry
+from neutrino_ae.run import ahead, lock, runner
 from neutrino_ae.run.dynamic_notebook import DynamicNotebook
 from neutrino_ae.run.notebook import StaticNotebook
+from tests.reliability.faultkit import copy_run
 
 
 @pytest.fixture
@@ -123,9 +125,9 @@ def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path
     assert "in a worker process" not in shown and "computed in" not in shown
     log = (timeline_runs.out / "run.log").read_text(encoding="utf-8")
     first_log = log[:log.index("executed notebook:")]
-    ahead = [line for line in first_log.splitlines() if "neutrino_ae.run.notebook" in line]
-    assert sum("in a worker process" in line for line in ahead) == 2, ahead
-    assert not any("reused cached results" in line for line in ahead)
+    ahead_lines = [line for line in first_log.splitlines() if "neutrino_ae.run.notebook" in line]
+    assert sum("in a worker process" in line for line in ahead_lines) == 2, ahead_lines
+    assert not any("reused cached results" in line for line in ahead_lines)
     ahead_values = {(r["section"], r["key"]): r["value"]
                     for r in json.loads((timeline_runs.out / "summary.json").read_text())["results"]}
 
@@ -149,11 +151,6 @@ def test_sections_computed_ahead_in_workers_give_the_same_results(tiny, tmp_path
 def test_sections_with_current_caches_are_left_to_their_cells(sample_run, tmp_path, monkeypatch):
     """A worker is started only for a section whose cached results are not current: one whose output
     was rewritten since its run is sent, the others (read back by their cells) are not."""
-    from neutrino_ae.bundle.context import open_bundle
-    from neutrino_ae.report.section import registry
-    from neutrino_ae.run import ahead, runner
-    from tests.reliability.faultkit import copy_run
-
     out = copy_run(sample_run.out, tmp_path / "out")
     bundle = open_bundle(sample_run.traces)
     names = list(registry.names())
@@ -189,9 +186,6 @@ def test_sections_with_current_caches_are_left_to_their_cells(sample_run, tmp_pa
 def test_a_notebook_showing_cached_results_imports_no_matplotlib(sample_run, tmp_path):
     """The kernel of a rerun only reads results back and shows their PNGs: matplotlib (about a CPU-second
     to import) is for the processes that draw."""
-    from neutrino_ae.report.section import registry
-    from tests.reliability.faultkit import copy_run
-
     out = copy_run(sample_run.out, tmp_path / "out")
     code = ("import json, sys\n"
             "from neutrino_ae.run.notebook import StaticNotebook\n"
