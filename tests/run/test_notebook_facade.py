@@ -87,7 +87,10 @@ def test_stale_summary_is_removed_and_a_crashing_section_is_named(tiny, out, mon
     out.mkdir(parents=True)
     (out / "summary.json").write_text('{"results": []}')
     (out / "summary.md").write_text("old")
-    nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out), sections="dmat,max_mem")
+    # workers=0: both sections in this process, where the crash below is patched in (with workers, two
+    # spawned workers would compute them first, only for max_mem's result to be thrown away)
+    nb = StaticNotebook(bundle="auto", trace_root=str(tiny), output_dir=str(out), sections="dmat,max_mem",
+                        workers=0)
     assert not (out / "summary.json").exists() and not (out / "summary.md").exists()
 
     def crash(*args, **kwargs):

@@ -368,7 +368,7 @@ def test_the_toy_section_is_in_the_summary_and_the_verdict_of_a_notebook_run(sev
 
     out = tmp_path / "nb"
     try:
-        nb = StaticNotebook(bundle="auto", trace_root=str(seventh), output_dir=str(out))
+        nb = StaticNotebook(bundle="auto", trace_root=str(seventh), output_dir=str(out), workers=0)  # in this process
         assert "seventh" in nb.selected
         nb.section("seventh")
         nb.summary()
