@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import disk, download, fetch
+from neutrino_ae.bundle import disk, fetch
 from neutrino_ae.bundle.manifest import read_manifest, write_manifest
 from neutrino_ae.errors import BundleError
+
+pytestmark = pytest.mark.usefixtures("no_sleep")  # every test here: retries recorded, not slept (conftest.py)
 
 MiB = 1 << 20
 
@@ -93,13 +95,6 @@ def server() -> Iterator[tuple[str, ServerState]]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
-
-
-@pytest.fixture(autouse=True)
-def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    delays: list[float] = []
-    monkeypatch.setattr(download, "_sleep", delays.append)
-    return delays
 
 
 def closed_port_url() -> str:

@@ -23,10 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from neutrino_ae.bundle import disk, download, fetch
+from neutrino_ae.bundle import disk, fetch
 from neutrino_ae.bundle.download import limits as download_limits
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.errors import BundleError
+
+pytestmark = pytest.mark.usefixtures("no_sleep")  # every test here: retries recorded, not slept (conftest.py)
 
 Respond = Callable[["Handler", int], None]
 
@@ -89,13 +91,6 @@ def serve(respond: Respond) -> Iterator[tuple[str, list[dict[str, str]]]]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
-
-
-@pytest.fixture(autouse=True)
-def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    delays: list[float] = []
-    monkeypatch.setattr(download, "_sleep", delays.append)
-    return delays
 
 
 def payload(n: int) -> bytes:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from paper_site import build_paper_zip
 
-from neutrino_ae.bundle import download, fetch, trust
+from neutrino_ae.bundle import fetch, trust
 from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.bundle.manifest import MANIFEST, read_manifest
 from neutrino_ae.cli import main
@@ -155,16 +155,14 @@ def test_a_read_only_folder_unzipped_by_hand_is_left_as_it_is(paper_zip, tmp_pat
     assert read_manifest(folder) is None and open_bundle(folder).kind == "unknown"
 
 
-def test_offline_errors_say_how_to_use_a_local_copy(tmp_path, monkeypatch):
-    delays: list[float] = []
-    monkeypatch.setattr(download, "_sleep", delays.append)  # the quick retries' waits (test_fetch.py times them)
+def test_offline_errors_say_how_to_use_a_local_copy(tmp_path, no_sleep):
     for choice in ("paper", "auto"):
         with pytest.raises(NetworkError) as err:
             fetch.ensure_bundle(tmp_path / choice, choice, url=_closed_port_url(), progress=False)
         message = str(err.value)
         assert "\n" not in message and "could not connect" in message
         assert "-p bundle /path/to/trace.zip" in message and "--trace-root <folder>" in message
-    assert delays, "a closed port is retried before the error"
+    assert no_sleep, "a closed port is retried before the error (test_fetch.py times the retries)"
 
 
 def test_fetch_zip_on_the_command_line(paper_zip, tmp_path, capsys):
