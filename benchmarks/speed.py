@@ -102,8 +102,8 @@ def _sizes(blocks: str) -> list[str]:
     return [b for b in blocks.split(",") if b.strip()]
 
 
-def _interval(args: argparse.Namespace) -> float:
-    return SMOKE_SAMPLE_INTERVAL_S if args.smoke else SAMPLE_INTERVAL_S
+def _interval(smoke: bool) -> float:
+    return SMOKE_SAMPLE_INTERVAL_S if smoke else SAMPLE_INTERVAL_S
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float | None:
@@ -233,9 +233,9 @@ def run_dmat(prepared: dict[str, Any], tree: Path, args: argparse.Namespace, scr
     load_before = os.getloadavg()[0]
     for i in range(args.repeat):
         runs["ours"].append(timed([sys.executable, str(root / "dmat" / "dmat.py"), str(src), "--out",
-                                   str(scratch / f"dmat-ours-{i}")], env, cwd=root, interval=_interval(args)))
+                                   str(scratch / f"dmat-ours-{i}")], env, cwd=root, interval=_interval(args.smoke)))
         runs["floor"].append(timed([sys.executable, "-m", "benchmarks.dmat_floor", str(src)], child_env(),
-                                   interval=_interval(args)))
+                                   interval=_interval(args.smoke)))
         if prepared["note"] is None:
             # dmat.py writes <trace>.dmat and .png beside the trace (reusing a .dmat it finds), and reads
             # ../event.log and ../tensor.trace: a fresh trace dir of links each run.
@@ -246,7 +246,7 @@ def run_dmat(prepared: dict[str, Any], tree: Path, args: argparse.Namespace, scr
             (tdir / "result" / src.name).symlink_to(src)
             runs["artifact"].append(timed([sys.executable, str(tree / "neutrino" / "tools" / "dmat.py"),
                                            str(tdir / "result" / src.name)], {**child_env(), "PYTHONPATH": str(tree)},
-                                          timeout_s=3600, interval=_interval(args)))
+                                          timeout_s=3600, interval=_interval(args.smoke)))
     row: dict[str, Any] = {"bytes": src.stat().st_size, "note": prepared["note"],
                            "load": [load_before, os.getloadavg()[0]], "runs": runs}
     for who, rs in runs.items():
@@ -285,8 +285,7 @@ def _dmat_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def import_floor(repeat: int, smoke: bool = False) -> dict[str, Any]:
-    interval = SMOKE_SAMPLE_INTERVAL_S if smoke else SAMPLE_INTERVAL_S
-    runs = [timed([sys.executable, "-c", "import numpy"], child_env(), interval=interval)
+    runs = [timed([sys.executable, "-c", "import numpy"], child_env(), interval=_interval(smoke))
             for _ in range(1 if smoke else max(3, repeat))]
     return {"wall_s": min(r["wall_s"] for r in runs), "wall_s_median": _median(runs, "wall_s"),
             "cpu_s": _median(runs, "cpu_s")}
