@@ -19,6 +19,7 @@ from typing import Any
 
 from neutrino_ae.cli_export import add_export as _add_export
 from neutrino_ae.errors import NeutrinoAEError, UsageError, exit_codes_text
+from neutrino_ae.escape import terminal
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.report.command.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
 from neutrino_ae.report.command.paths import new_folder_parent, output_folder, outside_bundles, user_path
@@ -133,7 +134,7 @@ def _cmd_sample(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed must be a whole number from 0 to {MAX_SEED}, not {args.seed}")
     output_folder(args.out, "--out")
     root = ensure_sample_bundle(args.out, scale=args.scale, seed=args.seed, force=args.force, generator=generate_bundle)
-    print(root)
+    _print(root)
     return 0
 
 
@@ -147,7 +148,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     else:
         root = fetch_paper_bundle(args.trace_root, url=args.url, sha256=args.sha256, force=args.force,
                                   keep_zip=args.keep_zip)
-    print(root)
+    _print(root)
     return 0
 
 
@@ -190,7 +191,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         claim("papermill")  # its cell-output lines, at INFO, on the console
     executed = run_notebook(notebook, output_dir, params, log_output=args.log_output, kernel_name=args.kernel,
                             progress_bar=False if quiet() else None)
-    print(_shown(executed))
+    _print(_shown(executed))
     _print_outputs(Path(output_dir))
     return _verdict_status(Path(output_dir), args.report_only, args.allow_skip)
 
@@ -224,16 +225,16 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
 
     # The run ends with the verdict table: every claim, verdict first, expected vs obtained, under the
     # header naming the bundle (its digest) and the run; every line fits the terminal ($COLUMNS, else 100).
-    print("\n" + "\n".join(wrapped(line) for line in verdict_header(doc)))
-    print(f"\n{verdict_text(outcomes, width)}\n")
+    _print("\n" + "\n".join(wrapped(line) for line in verdict_header(doc)))
+    _print(f"\n{verdict_text(outcomes, width)}\n")
     read = trace_dirs_lines(doc["trace_dirs"]) if isinstance(doc.get("trace_dirs"), dict) else []
     if read:
-        print("trace dirs read:\n" + "".join(f"{wrapped('  ' + line, '      ')}\n" for line in read))
+        _print("trace dirs read:\n" + "".join(f"{wrapped('  ' + line, '      ')}\n" for line in read))
     for o in outcomes:
         if o.status == DIFFERS:
-            print(wrapped(f"  DIFFERS {o.section}/{o.claim}: {o.text}", "    "))
-    print(wrapped(f"{doc.get('scope')}.", ""))
-    print(f"verdict: {overall} ({counts_line(doc.get('counts', {}))}): {_shown(output_dir / VERDICT_NAME)}")
+            _print(wrapped(f"  DIFFERS {o.section}/{o.claim}: {o.text}", "    "))
+    _print(wrapped(f"{doc.get('scope')}.", ""))
+    _print(f"verdict: {overall} ({counts_line(doc.get('counts', {}))}): {_shown(output_dir / VERDICT_NAME)}")
     if overall == "DIFFERS" and not report_only:
         return 1
     if overall == "NOTHING COLLECTED" and not allow_skip:
@@ -254,9 +255,15 @@ def _print_outputs(output_dir: Path) -> None:
     # Hidden names are no figures: a temp file of an atomic write (``.<stem>.tmp-*.png``), the previous run's set.
     pngs = sorted(p for p in output_dir.rglob("*.png")
                   if not any(part.startswith(".") for part in p.relative_to(output_dir).parts))
-    print(f"summary: {_shown(output_dir / SUMMARY_NAME)} ({len(rows)} results, bundle kind "
+    _print(f"summary: {_shown(output_dir / SUMMARY_NAME)} ({len(rows)} results, bundle kind "
           f"{', '.join(kinds) or 'n/a'}){note}")
-    print(f"figures: {len(pngs)} PNG files under {_shown(output_dir)}")
+    _print(f"figures: {len(pngs)} PNG files under {_shown(output_dir)}")
+
+
+def _print(text: object) -> None:
+    """Print a line (or lines) of output: names from a bundle, a summary or verdict file shown escaped,
+    never as a terminal control sequence (:func:`neutrino_ae.escape.terminal`)."""
+    print(terminal(text))
 
 
 def _shown(path: str | os.PathLike[str]) -> str:
@@ -276,7 +283,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for value, name in ((args.run_a, "RUN_A"), (args.run_b, "RUN_B")):
         user_path(value, name)  # a missing one: resolve_summary says what is missing
     code, text = report(args.run_a, args.run_b, rtol=args.rtol, atol=args.atol)
-    print(text)
+    _print(text)
     return code
 
 

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from neutrino_ae.errors import InputError
+from neutrino_ae.escape import terminal
 from neutrino_ae.report.command.paths import outside_bundles
 
 log = logging.getLogger(__name__)
@@ -50,5 +51,5 @@ def cmd_export_perfetto(args: argparse.Namespace) -> int:
                            max_slices=args.max_slices)
     log.info("%s: %d blocks, %d %s slices, %d SM(s) summarised, %d events", done.path, done.blocks, done.slices,
              done.level, done.summarized_sms, done.events)
-    print(done.path)
+    print(terminal(done.path))
     return 0

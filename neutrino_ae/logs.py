@@ -26,6 +26,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.escape import terminal
+
 PACKAGE_LOGGER = "neutrino_ae"
 LOG_NAME = "run.log"
 PROGRESS_ENV = "NEUTRINO_AE_PROGRESS"
@@ -45,7 +47,15 @@ def claim(*names: str) -> None:
 claim(PACKAGE_LOGGER)
 
 
-class _ConsoleFormatter(logging.Formatter):
+class _TextFormatter(logging.Formatter):
+    """A log line as text: a bundle's names and a tool's output in it never carry a control sequence
+    (:func:`~neutrino_ae.escape.terminal`), on the console or in run.log (which a terminal shows too)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal(super().format(record))
+
+
+class _ConsoleFormatter(_TextFormatter):
     """``message`` for INFO and below, ``warning: message`` / ``error: message`` above."""
 
     def format(self, record: logging.LogRecord) -> str:
@@ -120,7 +130,7 @@ def log_to_file(folder: str | os.PathLike[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = _RunLogHandler(path, mode="a", encoding="utf-8", delay=False)
     handler.setLevel(logging.DEBUG)
-    handler.setFormatter(logging.Formatter(FILE_FORMAT))
+    handler.setFormatter(_TextFormatter(FILE_FORMAT))
     root.addHandler(handler)
     _file = handler
     return path

@@ -7,7 +7,7 @@ rule nor the picture can drift from the code).
 Layers, lowest first; a module may import its own package and any package of a LOWER layer, never a
 package beside it in the same layer or above it::
 
-    base      neutrino_ae/__init__.py, errors.py, atomic.py, jit.py, logs.py, pidlock.py
+    base      neutrino_ae/__init__.py, errors.py, atomic.py, escape.py, jit.py, logs.py, pidlock.py
     formats   formats/, sched/                  file formats; interval/slot algorithms
     bundle    bundle/                           the bundle on disk and the Bundle a run reads
     report    report/                           the Section contract and registry, results, summary, claims, figures
@@ -44,7 +44,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("cli",)),
 )
 #: Top-level modules of the package and the group each belongs to.
-TOP_MODULES = {"__init__": "base", "errors": "base", "atomic": "base", "jit": "base", "logs": "base", "pidlock": "base",
+TOP_MODULES = {"__init__": "base", "errors": "base", "atomic": "base", "escape": "base", "jit": "base", "logs": "base",
+               "pidlock": "base",
                "cli": "cli", "cli_export": "cli", "__main__": "cli"}
 #: The highest layer a section folder may import.
 SECTIONS_UP_TO = "sample"

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.escape import html_text, md_link, md_text
 from neutrino_ae.report.figures.legibility import display_width_px
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run.lock import parent_hold
@@ -147,10 +148,10 @@ def show_files(res: SectionResult, tables: Iterable[str] | None = None) -> None:
         if names is not None and tname not in names:
             continue
         csv = _table_file(res, tname)
-        links.append(f"[{tname}.csv]({link(csv)})" if csv is not None else tname)
+        links.append(md_link(f"{tname}.csv", link(csv)) if csv is not None else md_text(tname))
     if names is None:
         shown = {".png", ".csv", ".md", ".svg"}
-        links += [f"[{Path(p).name}]({link(Path(p))})" for p in res.files.values() if Path(p).suffix not in shown]
+        links += [md_link(Path(p).name, link(Path(p))) for p in res.files.values() if Path(p).suffix not in shown]
     if links:
         markdown("Full tables and files: " + " · ".join(links))
 
@@ -166,15 +167,13 @@ def _table_file(res: SectionResult, tname: str) -> Path | None:
 def show_text(text: str, how: str = "open") -> None:
     """The result's summary text: printed (``open``), collapsed (``folded``) or not at all; paths in it
     relative to the results folder (:func:`relative_text`)."""
-    import html
-
     if not text or how == "hidden":
         return
     text = relative_text(text, _link_base())
     # Never wrapped: a text table keeps its columns (a line too wide scrolls instead).
     css = ("white-space:pre;overflow-x:auto;font-family:var(--jp-code-font-family,monospace);"
            "font-size:12px;line-height:1.3")
-    pre = f'<pre style="{css}">{html.escape(text.rstrip())}</pre>'
+    pre = f'<pre style="{css}">{html_text(text.rstrip())}</pre>'
     if how == "folded":
         lines = text.rstrip().splitlines()
         _html(f"<details><summary>the same numbers as text ({len(lines)} lines)</summary>{pre}</details>", text)

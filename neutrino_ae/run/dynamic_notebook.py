@@ -15,6 +15,7 @@ from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.bundle.manifest import DYNAMIC
 from neutrino_ae.bundle.trust import identity
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.escape import md_text
 from neutrino_ae.report.claims import TRUTH, AnyClaim, Outcome
 from neutrino_ae.report.command.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES, TRACE_ROOTS, default_trace_root
 from neutrino_ae.report.results import SectionResult
@@ -195,6 +196,6 @@ class DynamicNotebook:
         if nothing:
             fields = set(Outcome.__dataclass_fields__)
             outcomes = [Outcome(**{k: v for k, v in c.items() if k in fields}) for c in doc["claims"]]
-            markdown(f"### Verdict: {doc['overall']}\n\n{scope[0].upper() + scope[1:]}.\n\n"
+            markdown(f"### Verdict: {md_text(doc['overall'])}\n\n{md_text(scope[0].upper() + scope[1:])}.\n\n"
                      + not_run_markdown(outcomes, "nothing collected on this machine"))
         self.summary_path = path

@@ -19,7 +19,6 @@ Long files are folded; absolute paths are shown relative to the working folder o
 from __future__ import annotations
 
 import difflib
-import html
 import importlib.util
 import os
 import re
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.escape import html_text, md_code, md_text
 from neutrino_ae.formats.tracedir import TraceDir, engine_errors, find_trace_dirs
 from neutrino_ae.report.command.layout import checkout_root, default_trace_root, third_party_dir
 from neutrino_ae.run.display import _html, markdown
@@ -85,7 +85,7 @@ def _from_tarballs(folder: Path, where: str) -> ToolsFolder | None:
         except (OSError, tarfile.TarError):
             continue
         if prefix:
-            return ToolsFolder(f"{where}/{tb.name} (`{prefix}`)", tarball=tb, prefix=prefix)
+            return ToolsFolder(f"{where}/{md_text(tb.name)} ({md_code(prefix)})", tarball=tb, prefix=prefix)
     return None
 
 
@@ -121,8 +121,8 @@ def file_block(title: str, text: str, fold: bool = False, max_lines: int = 200) 
     body = "\n".join(lines[:max_lines] + ([f"... ({more} more lines)"] if more > 0 else []))
     css = ("white-space:pre;overflow-x:auto;font-family:var(--jp-code-font-family,monospace);font-size:12px;"
            "line-height:1.3;max-height:32em")
-    pre = f'<pre style="{css}">{html.escape(body)}</pre>'
-    head = f"<b>{html.escape(title)}</b>"
+    pre = f'<pre style="{css}">{html_text(body)}</pre>'
+    head = f"<b>{html_text(title)}</b>"
     if fold:
         _html(f"<details><summary>{head} ({len(lines)} lines)</summary>{pre}</details>", f"--- {title}\n{body}")
     else:
@@ -187,8 +187,7 @@ def explain(line: str) -> str:
 def event_log_markdown(path: Path, limit: int = 40) -> str:
     """``event.log`` as a table: each line (absolute paths shortened) beside what it says."""
     lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
-    cell = lambda s: _text(s).replace("|", "\\|").replace("`", "'")  # noqa: E731
-    rows = [f"| {i} | `{cell(ln)[:160]}` | {explain(ln)} |" for i, ln in enumerate(lines[:limit], start=1)]
+    rows = [f"| {i} | {md_code(_text(ln)[:160])} | {explain(ln)} |" for i, ln in enumerate(lines[:limit], start=1)]
     more = f"\n\n({len(lines) - limit} more lines of the same kinds)" if len(lines) > limit else ""
     return "| # | line | what it says |\n|---|---|---|\n" + "\n".join(rows) + more
 
@@ -238,7 +237,7 @@ def tour(trace_root: str | os.PathLike[str]) -> None:
     else:
         names = tools.names()
         markdown(f"`neutrino -p block_sched` names a built-in probe: a file of {tools.where}, which holds "
-                 f"{len(names)} entries: " + ", ".join(f"`{n}`" for n in names) + ". `-p <path>` takes your own.")
+                 f"{len(names)} entries: " + ", ".join(md_code(n) for n in names) + ". `-p <path>` takes your own.")
         probe = next(((n, t) for n in ("block_sched.toml", "block_sched.py") if (t := tools.read(n))), None)
         if probe:
             file_block(f"tools/{probe[0]}: the probe (position, datamodel, before/after snippets, analyze_hook)",
@@ -249,7 +248,7 @@ def tour(trace_root: str | os.PathLike[str]) -> None:
         markdown("No block_sched trace directory here (none collected, no paper bundle, no `tests/data/genuine`).")
         return
     tdir, what = found
-    markdown(f"#### A trace directory: `{shown(tdir)}`\n\n{what[0].upper() + what[1:]}. A run writes one per "
+    markdown(f"#### A trace directory: {md_code(shown(tdir))}\n\n{what[0].upper() + what[1:]}. A run writes one per "
              "process under `./trace/` (`--trace` changes it), named by the time and the pid: `probe.toml` (the "
              "probe that ran), `event.log` (the hook driver's log), `kernel/` (the probe engine's work, one folder "
              "per kernel), `result/` (the binary traces).")
@@ -261,7 +260,7 @@ def tour(trace_root: str | os.PathLike[str]) -> None:
     try:
         kernels = TraceDir(tdir).kernels()
     except NeutrinoAEError as exc:
-        markdown(f"(kernel/ not shown: {_text(str(exc))})")
+        markdown(f"(kernel/ not shown: {md_text(_text(str(exc)))})")
         kernels = []
     if kernels:
         k = kernels[0].path
@@ -275,8 +274,8 @@ def tour(trace_root: str | os.PathLike[str]) -> None:
                  ("`kernel.info`", "metadata for the hook driver to launch the probed kernel", "kernel.info")]
         rows = "\n".join(f"| {i} | {what} | {f} | {'here' if (k / name).is_file() else 'not kept'} |"
                          for i, (f, what, name) in enumerate(steps, start=1))
-        markdown(f"#### The probe engine: `kernel/{k.name}/`\n\nThe engine (`neutrino/probe/cuda.py`, started by "
-                 "the `[jit] subproc` line) works in the kernel's folder, in these steps:\n\n"
+        markdown(f"#### The probe engine: {md_code(f'kernel/{k.name}/')}\n\nThe engine (`neutrino/probe/cuda.py`, "
+                 "started by the `[jit] subproc` line) works in the kernel's folder, in these steps:\n\n"
                  f"| step | what | file | in this folder |\n|---|---|---|---|\n{rows}")
         for name, fold in (("process.log", True), ("kernel.info", False)):
             if (k / name).is_file():
@@ -296,7 +295,7 @@ def tour(trace_root: str | os.PathLike[str]) -> None:
     if failure is not None:
         log, origin = failure
         said = engine_errors(log.parents[2])
-        said = f" The suite reads it as: {_text(said[0])}." if said else ""
+        said = f" The suite reads it as: {md_text(_text(said[0]))}." if said else ""
         markdown("#### When the probe engine fails\n\nIts `process.log` ends in the Python traceback, the "
                  "`[jit]` line in event.log says it failed, and the kernel runs unprobed (no result file for it). "
                  f"This one is {origin}.{said}")
@@ -311,8 +310,8 @@ def _analysis(tdir: Path, tools: ToolsFolder | None) -> None:
         lines = info.read_text(encoding="utf-8", errors="replace").splitlines()
         hook = next((Path(ln.strip()).name for ln in lines if ln.strip().endswith(".py")), None)
     hook = hook or "block_sched.py"
-    markdown(f"#### The analysis script: `{hook}`\n\nEach launch's records are saved as `result/<seconds>.bin`; "
-             f"the probe's `analyze_hook`, `{hook}` in Neutrino's `tools/`, reads them (its first part is the "
+    markdown(f"#### The analysis script: {md_code(hook)}\n\nEach launch's records are saved as `result/<seconds>.bin`; "
+             f"the probe's `analyze_hook`, {md_code(hook)} in Neutrino's `tools/`, reads them (its first part is the "
              "trace-reading code the probe engine generated, also in process.log) and prints the result: for "
              "block_sched, `No.block ... Running ... Scheduling ...(cycle)`.")
     text = tools.read(hook) if tools is not None else None

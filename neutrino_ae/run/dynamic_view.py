@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from neutrino_ae.escape import md_text
 from neutrino_ae.report.claims import PUBLISHED, TRUTH, AnyClaim, Outcome
 from neutrino_ae.report.claims.view import verdict_html as verdict_table
 
@@ -42,7 +43,7 @@ def _version(detail: str) -> str:
 
 
 def _cell(text: str) -> str:
-    return unabsolute(" ".join(str(text).split())).replace("|", "\\|")
+    return md_text(unabsolute(" ".join(str(text).split())))
 
 
 def env_markdown(report) -> str:

@@ -27,6 +27,7 @@ from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.context import open_bundle
 from neutrino_ae.bundle.target_lock import hold_for_reading
 from neutrino_ae.errors import NetworkError, NeutrinoAEError
+from neutrino_ae.escape import md_text
 from neutrino_ae.report.command.layout import STATIC_RESULTS, default_trace_root
 from neutrino_ae.report.command.paths import new_folder_parent
 from neutrino_ae.report.command.script import os_error_line
@@ -253,7 +254,8 @@ class StaticNotebook:
         table_md = (f"Summary of {len(all_rows)} results, bundle kind: {self.kind}{note}\n\n"
                     f"{dataframe_to_markdown(table)}\n")
         if failed:
-            table_md += "\nFailed sections (no results):\n\n" + "".join(f"* {n}: {m}\n" for n, m in failed.items())
+            table_md += "\nFailed sections (no results):\n\n" + "".join(f"* {md_text(n)}: {md_text(m)}\n"
+                                                                        for n, m in failed.items())
         summary_json = write_summary(self.out_root / "summary.json", all_rows, notebook="static",
                                      bundle=self.bundle_choice, bundle_kind=self.kind,
                                      bundle_root=str(Path(self.bundle_root).resolve()), sections=covered,
@@ -263,7 +265,7 @@ class StaticNotebook:
         summary_md = write_text(self.out_root / "summary.md", table_md)
         log.info("wrote %s and %s", summary_json, summary_md)
         # Every number is in the files; the notebook shows the verdict over them, not a 200-row table.
-        failed = "".join(f"\n* {n}: FAILED: {m}" for n, m in self.failed.items())
+        failed = "".join(f"\n* {md_text(n)}: FAILED: {md_text(m)}" for n, m in self.failed.items())
         kept = f" (and {len(all_rows) - len(rows)} kept from an earlier run: {', '.join(keep)})" if keep else ""
         markdown(f"{len(rows)} numbers from {len(self.results)} section(s){kept}, bundle kind {self.kind}{note}: "
                  f"[summary.md]({link(summary_md)}) · [summary.json]({link(summary_json)})" + failed)

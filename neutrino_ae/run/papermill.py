@@ -30,6 +30,7 @@ from typing import Any
 import neutrino_ae
 from neutrino_ae.atomic import DiskFull, is_disk_full
 from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
+from neutrino_ae.escape import md_text
 from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.command.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
@@ -327,7 +328,8 @@ def _verdict_cell(out_dir: Path) -> Any:
         kind = str(doc["source"])
     if doc.get("emulated"):
         kind = "EMULATED GPU (emulator's model, not a measurement)"
-    text = (f"## Verdict: {doc.get('overall')} · {kind}\n\n**{doc.get('scope')}.** "
+    # The scope holds a tool's words (nvidia-smi's error) and folder names: Markdown text, never markup.
+    text = (f"## Verdict: {md_text(doc.get('overall'))} · {md_text(kind)}\n\n**{md_text(doc.get('scope'))}.** "
             f"{counts_line(doc.get('counts', {}))}; every claim with what was expected and obtained is in the "
             f"Verdict section at the end and in `{VERDICT_NAME}`.")
     # Nothing judged (every claim SKIPPED, e.g. nothing collected): the end lists them once, not twice.

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from neutrino_ae.atomic import write_text
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.escape import md_code
 
 PREVIOUS_DIR = ".neutrino-ae.previous"
 TOP_LEVEL = ("summary.json", "summary.md", "verdict.json")
@@ -132,7 +133,7 @@ def publish_notebook(running: Path, final: Path, verdict_cell: object | None = N
     if failed is not None:
         nb.metadata[FAILED_KEY] = failed
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(
-            f"# RUN FAILED\n\n**This run failed and is not a result:** `{failed}`\n\n"
+            f"# RUN FAILED\n\n**This run failed and is not a result:** {md_code(failed)}\n\n"
             "The last good run's notebook, summary and verdict, if any, are unchanged beside this file.\n",
             id="run-failed"))
     write_text(final, nbformat.writes(nb))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from neutrino_ae.atomic import atomic_path, write_text
 from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.escape import terminal
 from neutrino_ae.report.command.layout import STATIC_RESULTS
 from neutrino_ae.report.command.script import run_main
 from neutrino_ae.run.publish import FAILED_KEY, failed_name
@@ -163,7 +164,7 @@ def warn_later_failure(executed: Path) -> str | None:
         return None
     line = (f"WARNING: the latest run FAILED (its notebook: {failed}); this report is of the previous run "
             f"that finished, {executed}")
-    print(line, file=sys.stderr)
+    print(terminal(line), file=sys.stderr)
     return line
 
 
@@ -327,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     html = write_html(args.notebook)
     warn_later_failure(args.notebook)
-    print(f"HTML: {html} ({html.stat().st_size / 1e6:.1f} MB, every figure embedded)")
+    print(f"HTML: {terminal(html)} ({html.stat().st_size / 1e6:.1f} MB, every figure embedded)")
     if args.pdf == "never":
         return _render_check(args, html)
     pdf, how = write_pdf(html, args.notebook)
@@ -337,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("error: --pdf always: no PDF converter", file=sys.stderr)
             return 2
         return _render_check(args, html)
-    print(f"PDF:  {pdf} ({pdf.stat().st_size / 1e6:.1f} MB, by {how})")
+    print(f"PDF:  {terminal(pdf)} ({pdf.stat().st_size / 1e6:.1f} MB, by {how})")
     return _render_check(args, html)
 
 

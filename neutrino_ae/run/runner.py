@@ -42,7 +42,7 @@ from neutrino_ae.bundle.manifest import DYNAMIC, MANIFEST, write_dynamic_manifes
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.inputs import recording
 from neutrino_ae.report.command.layout import RECORD
-from neutrino_ae.report.results import SectionResult
+from neutrino_ae.report.results import SectionResult, csv_safe
 from neutrino_ae.report.section import Section, registry
 from neutrino_ae.report.section.driver import analyzer
 from neutrino_ae.workloads.neutrino import CollectContext, CollectError
@@ -109,7 +109,7 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
         csv = out / f"{tname}.csv"
         if not csv.is_file():  # the analysis normally wrote it through write_results already
             with atomic_open(csv, "w", encoding="utf-8", newline="") as fh:
-                df.to_csv(fh, index=False)
+                csv_safe(df).to_csv(fh, index=False)
         tables[tname] = _rel(csv, out)
     record = {
         "record_version": RECORD_VERSION,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.escape import md_link, md_text
 from neutrino_ae.report.figures.perfetto import FORMAT_VERSION, export_perfetto, read_other_data
 from neutrino_ae.run.display import link, markdown
 
@@ -74,6 +75,7 @@ def show_timelines(nb: Any, name: str) -> None:
         sampling = other.get("sampling", {})
         part = f" ({sampling.get('sms_whole')} of {sampling.get('sms')} SMs in full)" \
             if sampling.get("sms_summarised") else ""
-        items.append(f"* [{rel}]({link(out)}): {other.get('blocks', '?')} blocks, a slice per "
-                     f"{other.get('level', 'block')}{part}")
+        # The trace folder's name is the bundle's: text of the link, never markup or another target.
+        items.append(f"* {md_link(rel, link(out))}: {md_text(other.get('blocks', '?'))} blocks, a slice per "
+                     f"{md_text(other.get('level', 'block'))}{md_text(part)}")
     markdown(f"**Timelines for Perfetto**{synthetic}: {HOW_TO_OPEN}.\n\n" + "\n".join(items))

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.escape import terminal
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.sample.generate import SCALES, generate_bundle
 
@@ -25,9 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         path = generate_bundle(args.out, args.scale, args.seed, progress=not args.quiet, force=args.force)
     except (NeutrinoAEError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {terminal(e, lines=False)}", file=sys.stderr)
         return 2
-    print(path)
+    print(terminal(path))
     return 0
 
 

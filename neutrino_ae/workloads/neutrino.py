@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from neutrino_ae.errors import NeutrinoAEError
+from neutrino_ae.escape import terminal
 from neutrino_ae.formats.tracedir import (
     TRACE_LINE_MARK,
     trace_dir_order_key,
@@ -180,7 +181,7 @@ def collect_into(dest: str | os.PathLike[str], args: Sequence[str], label: str, 
     try:
         res = run_neutrino(args, None, dest, neutrino, timeout=timeout, dest_name=dest_name)
     except CollectError as exc:
-        print(f"failed {label}: {exc}")
+        print(terminal(f"failed {label}: {exc}"))
         return None
     res.stdout_path.replace(dest / "stdout.log")
     return res
@@ -203,7 +204,7 @@ class CollectRuns:
             self.failed += 1
         else:
             self.ok += 1
-            print(f"{label}: {said(res)}")
+            print(terminal(f"{label}: {said(res)}"))
         return res
 
     def close(self) -> int:

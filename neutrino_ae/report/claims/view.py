@@ -17,12 +17,12 @@ it checks the model's calibration (``claims.CALIBRATION_NOTE``), not the paper.
 
 from __future__ import annotations
 
-import html
 import shutil
 import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from neutrino_ae.escape import html_text
 from neutrino_ae.report.claims import DIFFERS, PASS, SHAPE, SKIPPED, Outcome, short_digest
 
 #: Terminal width when neither ``$COLUMNS`` nor the terminal says (a pipe, a CI log), and the narrowest used.
@@ -148,7 +148,7 @@ def verdict_text(outcomes: Iterable[Outcome], width: int | None = None) -> str:
 
 
 def _e(text: str) -> str:
-    return html.escape(" ".join(str(text).split()), quote=False)  # element text only, never an attribute
+    return html_text(" ".join(str(text).split()))
 
 
 _TABLE_CSS = "table-layout:fixed;width:100%;max-width:100%;border-collapse:collapse;margin:0 0 1em 0;font-size:13px"
@@ -183,7 +183,7 @@ def verdict_html(outcomes: Iterable[Outcome]) -> str:
             else:
                 expected = f"<code>{expected}</code>"
             small = "".join(f'<div style="{_SMALL_CSS}">{_e(n)}</div>' for n in r.notes if n != shared)
-            parts.append(f'<tr class="neutrino-ae-claim"><td {cell}><b style="color:{colour}">{r.status}</b></td>'
+            parts.append(f'<tr class="neutrino-ae-claim"><td {cell}><b style="color:{colour}">{_e(r.status)}</b></td>'
                          f'<td {cell}><code style="white-space:nowrap">{_e(r.claim)}</code></td>'
                          f"<td {cell}>{expected}</td>"
                          f"<td {cell}>{_e(r.obtained)}{small}</td></tr>")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from neutrino_ae.atomic import DiskFull, is_disk_full
 from neutrino_ae.errors import NeutrinoAEError, ResourceError
+from neutrino_ae.escape import terminal
 
 # The per-figure command lines write by default under CLI_RESULTS (results/cli/), their own tree
 # beside the notebooks' results/static/ and results/dynamic/, so a script run never overwrites a
@@ -67,7 +68,7 @@ def emit(result: SectionResult, as_json: bool) -> None:
         doc = {**result.data, "files": {k: str(v) for k, v in result.files.items()}}
         print(json.dumps(doc, indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
     elif result.text:
-        print(result.text)
+        print(terminal(result.text))  # folder and probe names are the bundle's: never a control sequence
 
 
 def os_error_line(exc: OSError) -> str:
@@ -83,14 +84,14 @@ def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | 
     try:
         return main(argv)
     except NeutrinoAEError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal(exc, lines=False)}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # any file-system failure on a user path: a file in place of a folder,
         # a folder below a file, a read-only or full file system, a FIFO ...
         if is_disk_full(exc):  # a write outside neutrino_ae.atomic: the same line and code as DiskFull
-            print(f"error: {DiskFull(exc.filename or '?', exc.errno)}", file=sys.stderr)
+            print(f"error: {terminal(DiskFull(exc.filename or '?', exc.errno), lines=False)}", file=sys.stderr)
             return DiskFull.exit_code
-        print(f"error: {os_error_line(exc)}", file=sys.stderr)
+        print(f"error: {terminal(os_error_line(exc), lines=False)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -116,7 +117,7 @@ def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None =
     except (MemoryError, ImportError) as exc:  # too little memory to load numpy/matplotlib: one line, exit 5
         if isinstance(exc, ImportError) and not any(s in str(exc).lower() for s in _NO_MEMORY):
             raise
-        print(f"error: {_no_memory_to_start(folder.name, exc)}", file=sys.stderr)
+        print(f"error: {terminal(_no_memory_to_start(folder.name, exc), lines=False)}", file=sys.stderr)
         return ResourceError.exit_code
     return run_main(main, argv)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from neutrino_ae.atomic import atomic_open, write_json, write_text
 from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.escape import csv_cell
 from neutrino_ae.report.results.columns import Columns, counts_with_gaps, markdown_table
 
 if TYPE_CHECKING:  # pandas is imported where a table is written: a command's first line comes before it
@@ -61,7 +62,7 @@ def write_results(out_dir: str | os.PathLike[str], section: str, payload: dict[s
         else:
             table = integer_columns(table)
             with atomic_open(csv_path, "w", encoding="utf-8", newline="") as fh:
-                table.to_csv(fh, index=False)
+                csv_safe(table).to_csv(fh, index=False)
             md = dataframe_to_markdown(table.head(MARKDOWN_MAX_ROWS))
         written[f"{name}.csv"] = csv_path
         if len(table) > MARKDOWN_MAX_ROWS:
@@ -79,6 +80,19 @@ def integer_columns(df: pd.DataFrame) -> pd.DataFrame:
     fix = {col: "Int64" for col in df.columns if df[col].dtype.kind == "f"
            and counts_with_gaps(df[col].to_numpy(dtype=float, na_value=np.nan))}
     return df.astype(fix) if fix else df
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its text cells and column names as a CSV file shows them (:func:`neutrino_ae.escape.csv_cell`:
+    no cell a spreadsheet runs as a formula); numeric columns as they are."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    out = df.copy(deep=False)
+    for i, dtype in enumerate(df.dtypes):
+        if is_object_dtype(dtype) or is_string_dtype(dtype):
+            out.isetitem(i, df.iloc[:, i].map(csv_cell))
+    out.columns = [csv_cell(c) for c in df.columns]
+    return out
 
 
 def dataframe_to_markdown(df: pd.DataFrame, floatfmt: str = ".3g") -> str:

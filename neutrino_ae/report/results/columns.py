@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from neutrino_ae.escape import csv_cell, md_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -103,7 +105,7 @@ class Columns:
         """``DataFrame.to_csv(index=False)`` of the table (after ``integer_columns``), without pandas."""
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(self.columns)
+        writer.writerow([csv_cell(c) for c in self.columns])
         writer.writerows(zip(*(_csv_strings(c) for c in self._cells()), strict=True) if self._cols else [])
         return buf.getvalue()
 
@@ -133,7 +135,9 @@ def _cells(col: np.ndarray) -> list[Any]:
 
 
 def _csv_strings(cells: list[Any]) -> list[str]:
-    return ["" if v is None else repr(v) if isinstance(v, float) else str(v) for v in cells]
+    # Text cells escaped for a spreadsheet (csv_cell); numbers are written as numbers.
+    return ["" if v is None else repr(v) if isinstance(v, float) else csv_cell(v) if isinstance(v, str) else str(v)
+            for v in cells]
 
 
 def is_missing(value: Any) -> bool:
@@ -146,16 +150,17 @@ def is_missing(value: Any) -> bool:
 
 
 def markdown_table(columns: Sequence[str], rows: Iterable[tuple[Any, ...]], floatfmt: str = ".3g") -> str:
-    """A GitHub-flavoured Markdown table: floats as ``floatfmt``, missing values empty, ``|`` escaped."""
+    """A GitHub-flavoured Markdown table: floats as ``floatfmt``, missing values empty, text (headers too)
+    escaped as Markdown text (:func:`neutrino_ae.escape.md_text`: a probe or folder name is never markup)."""
 
     def cell(v: Any) -> str:
         if is_missing(v):
             return ""
         if isinstance(v, float):
             return format(v, floatfmt)
-        return str(v).replace("|", "\\|")
+        return md_text(v)
 
-    head = "| " + " | ".join(str(c) for c in columns) + " |"
+    head = "| " + " | ".join(md_text(c) for c in columns) + " |"
     sep = "| " + " | ".join("---" for _ in columns) + " |"
     body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join([head, sep, *body])

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
+from neutrino_ae.escape import terminal
 from neutrino_ae.report.command.paths import missing_reason
 from neutrino_ae.report.command.script import add_output_args, emit
 from neutrino_ae.report.figures.process import FigureJob, FigureProcess, draw
@@ -289,13 +290,13 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
         source = source_of(paths, options, args.out)
         result = compute(section, source)
         if not args.json and result.lines:
-            print("\n".join(result.lines) + "\n", end="", flush=True)  # one write: never split by a figure's
+            print(terminal("\n".join(result.lines)) + "\n", end="", flush=True)  # one write: never split by a figure's
         done = finish(section, source, result, args.out, figures)
     if args.json:
         emit(done, True)
     elif result.done:
         head = "\n".join(result.lines)  # printed already; what follows it is the closing line(s)
-        print(done.text[len(head) + 1:] if head else done.text)
+        print(terminal(done.text[len(head) + 1:] if head else done.text))  # a folder name: never a control sequence
     sys.stdout.flush()
     return 0
 
