@@ -7,8 +7,8 @@ control sequence. Every renderer passes such strings through one of these (issue
 * :func:`md_text`: Markdown text, a table cell included (the notebooks' Markdown outputs, ``summary.md``,
   the results' ``.md`` tables): HTML's ``& < >`` as entities, Markdown's syntax characters backslash-escaped,
   line breaks as spaces (a cell or a sentence stays on its line);
-* :func:`md_code`: the same as code (``<code>``, whose content Markdown still parses, so it is escaped as
-  text: a backtick cannot close it, a ``|`` cannot split a table cell);
+* :func:`md_code`: inline code: a code span fenced by more backticks than any run inside (``<code>`` with
+  escaped text when it holds a ``|``, which would split a table cell);
 * :func:`md_link`: a link whose target passed :func:`href`, else the text alone;
 * :func:`html_text`: HTML element text and attribute values;
 * :func:`href`: a link target: a relative path or an http(s) URL, percent-encoded; anything else
@@ -44,9 +44,15 @@ def md_text(text: Any) -> str:
 
 
 def md_code(text: Any) -> str:
-    """``text`` as inline code in Markdown: ``<code>`` holding :func:`md_text` (a backtick, ``|`` or
-    ``</code>`` inside cannot end it, in a table cell as anywhere)."""
-    return f"<code>{md_text(text)}</code>"
+    """``text`` as inline code in Markdown, on one line: a code span whose fence is longer than any run of
+    backticks inside (CommonMark), so that nothing in it can end it; as ``<code>`` holding :func:`md_text`
+    when it holds a ``|`` (which would split a table cell even inside a code span) or is blank."""
+    s = _LINE_BREAKS.sub(" ", str(text))
+    if "|" in s or not s.strip():
+        return f"<code>{md_text(s)}</code>"
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s[0] in "` " or s[-1] in "` " else ""  # one space each side is taken off again
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
