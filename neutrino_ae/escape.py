@@ -5,8 +5,9 @@ data: it never becomes live markup, a link the text did not mean, a spreadsheet 
 control sequence. Every renderer passes such strings through one of these (issue 47, family 1):
 
 * :func:`md_text`: Markdown text, a table cell included (the notebooks' Markdown outputs, ``summary.md``,
-  the results' ``.md`` tables): HTML's ``& < >`` as entities, Markdown's syntax characters backslash-escaped,
-  line breaks as spaces (a cell or a sentence stays on its line);
+  the results' ``.md`` tables): HTML's ``& < >`` as entities, Markdown's syntax characters (``$`` of math
+  too) backslash-escaped, no URL autolinked, runs of whitespace and line breaks as one space (a cell or a
+  sentence stays on its line);
 * :func:`md_code`: inline code: a code span fenced by more backticks than any run inside (``<code>`` with
   escaped text when it holds a ``|``, which would split a table cell);
 * :func:`md_link`: a link whose target passed :func:`href`, else the text alone;
@@ -32,15 +33,20 @@ from urllib.parse import quote
 # images, tables, strikethrough, headings (CommonMark lets every ASCII punctuation be backslash-escaped).
 # An underscore between two letters or digits (``running_cycles``) can neither open nor close emphasis: left
 # as it is, so that names stay readable in the .md files.
-_MD_SPECIAL = re.compile(r"([\\`*\[\]()|#!~]|(?<![^\W_])_|_(?![^\W_]))")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]()|#!~$]|(?<![^\W_])_|_(?![^\W_]))")
+_LIST_START = re.compile(r"^\s*(?:[-+]|\d+\.)(?=\s|$)")
+_SPACES = re.compile(r"[ \t\r\n\x0b\x0c\x85\u2028\u2029]+")
 _LINE_BREAKS = re.compile(r"\r\n|[\r\n\x0b\x0c\x85\u2028\u2029]")
 
 
 def md_text(text: Any) -> str:
     """``text`` as literal Markdown text on one line (a paragraph's words or a table cell)."""
-    s = _LINE_BREAKS.sub(" ", str(text))
+    s = _SPACES.sub(" ", str(text))  # a tab or spaces first would make a code block
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = s.replace("://", "\\://")  # no URL in the text becomes a link (GFM's autolinks)
+    # At the start of a paragraph, "- x", "+ x" and "1. x" would make a list.
+    return _LIST_START.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], s, count=1)
 
 
 def md_code(text: Any) -> str:
