@@ -11,7 +11,7 @@ control sequence. Every renderer passes such strings through one of these (issue
 * :func:`md_code`: inline code: a code span fenced by more backticks than any run inside (``<code>`` with
   escaped text when it holds a ``|``, which would split a table cell);
 * :func:`md_link`: a link whose target passed :func:`href`, else the text alone;
-* :func:`html_text`: HTML element text and attribute values;
+* :func:`html_text`, :func:`html_attr`: HTML element text, a quoted attribute value;
 * :func:`href`: a link target: a relative path or an http(s) URL, percent-encoded; anything else
   (``javascript:``, ``data:``, ``//host``) is refused (None);
 * :func:`csv_cell`: a CSV cell: a text cell that a spreadsheet would take for a formula (``=``, ``+``,
@@ -29,11 +29,12 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-# Markdown's syntax characters that can start or end a construct inside a line: emphasis, code, links,
-# images, tables, strikethrough, headings (CommonMark lets every ASCII punctuation be backslash-escaped).
+# Markdown's syntax characters that can start or end a construct inside a line: emphasis, code, links and
+# images (their brackets: a "(" makes no link without a "]" before it), tables, strikethrough, headings,
+# math (CommonMark lets every ASCII punctuation be backslash-escaped).
 # An underscore between two letters or digits (``running_cycles``) can neither open nor close emphasis: left
 # as it is, so that names stay readable in the .md files.
-_MD_SPECIAL = re.compile(r"([\\`*\[\]()|#!~$]|(?<![^\W_])_|_(?![^\W_]))")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|#!~$]|(?<![^\W_])_|_(?![^\W_]))")
 _LIST_START = re.compile(r"^\s*(?:[-+]|\d+\.)(?=\s|$)")
 _SPACES = re.compile(r"[ \t\r\n\x0b\x0c\x85\u2028\u2029]+")
 _LINE_BREAKS = re.compile(r"\r\n|[\r\n\x0b\x0c\x85\u2028\u2029]")
@@ -91,7 +92,12 @@ def md_link(text: Any, target: Any) -> str:
 
 
 def html_text(text: Any) -> str:
-    """``text`` as HTML element text or a quoted attribute value."""
+    """``text`` as HTML element text (``& < >`` as entities; quotes as they are)."""
+    return html.escape(str(text), quote=False)
+
+
+def html_attr(text: Any) -> str:
+    """``text`` as a quoted HTML attribute value (quotes as entities too)."""
     return html.escape(str(text), quote=True)
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from neutrino_ae.atomic import write_json
 from neutrino_ae.bundle.trust import Identity
-from neutrino_ae.escape import html_text
+from neutrino_ae.escape import html_attr
 from neutrino_ae.report.claims import (
     DIFFERS,
     PASS,
@@ -224,7 +224,7 @@ def show_verdict(doc: dict[str, Any], outcomes: list[Outcome]) -> None:
     """The verdict as a notebook output: its heading, whose it is (:func:`verdict_header`), its scope and
     counts, the trace directories read (folded) and ``outcomes`` as the one verdict table
     (``verdict_view.verdict_html``); the plain-text alternative is what ``neutrino-ae run`` prints."""
-    e = html_text
+    e = html_attr  # what the header and trace folders say, escaped as they always were (quotes too)
     wrap = "overflow-wrap:anywhere"
     read = doc.get("trace_dirs") if isinstance(doc.get("trace_dirs"), dict) else {}
     dirs = "".join(f"<li>{e(s)}: " + ", ".join(f"<code>{e(str(d))}</code>" for d in ds) + "</li>"
