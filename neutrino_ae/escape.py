@@ -15,7 +15,8 @@ control sequence. Every renderer passes such strings through one of these (issue
 * :func:`href`: a link target: a relative path or an http(s) URL, percent-encoded; anything else
   (``javascript:``, ``data:``, ``//host``) is refused (None);
 * :func:`csv_cell`: a CSV cell: a text cell that a spreadsheet would take for a formula (``=``, ``+``,
-  ``-``, ``@``, tab, CR first) starts with ``'``; numbers, and text that is a plain number, stay as they are;
+  ``-``, ``@``, tab, CR first) starts with ``'``; numbers, text that is a plain number and a lone ``-``
+  stay as they are;
 * :func:`terminal`: text for a terminal or a log line: C0 and C1 control characters, DEL and the
   bidirectional overrides shown as ``\\x1b`` / ``\\u202e``; newlines and tabs kept only when asked.
 
@@ -107,8 +108,10 @@ _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:i
 
 def csv_cell(value: Any) -> Any:
     """``value`` for a CSV cell: a string a spreadsheet would run as a formula gets a leading ``'``
-    (OWASP's rule); numbers, and strings that are a plain number (``-1.5``), are returned as they are."""
-    if not isinstance(value, str) or not value.startswith(_FORMULA_START) or _PLAIN_NUMBER.fullmatch(value):
+    (OWASP's rule); numbers, strings that are a plain number (``-1.5``) and a lone sign (``-``, the tables'
+    "no value", which computes nothing) are returned as they are."""
+    if (not isinstance(value, str) or len(value) < 2 or not value.startswith(_FORMULA_START)
+            or _PLAIN_NUMBER.fullmatch(value)):
         return value
     return "'" + value
 
