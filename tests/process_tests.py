@@ -16,6 +16,10 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_artifact_side_ran_where_the_snapshot_exists",
         "test_every_case_and_size_has_a_row_with_numbers",
     ),
+    "tests/benchmarks/test_speed.py": (
+        "test_speed_table_runs_beside_the_artifact",
+        "test_the_dmat_row_prints_both_ratios_the_render_time_and_its_targets",
+    ),
     "tests/benchmarks/test_stage_marks.py": ALL,
     "tests/benchmarks/test_tree_memory.py": ALL,
     "tests/bundle/test_bundle_trust.py": (
@@ -24,14 +28,29 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
     "tests/bundle/test_local_zip.py": (
         "test_run_static_on_a_zip_from_anywhere",
     ),
-    "tests/differential/test_block_sched_vs_artifact.py": (
-        "test_blocks_smaller_than_a_warp_one_line_error",
+    "tests/differential/test_block_sched_vs_artifact.py": ALL,
+    "tests/differential/test_dmat_vs_artifact.py": (
+        "test_cli_on_all_ones_clocks_writes_the_artifacts_map_and_a_figure",
+        "test_one_thread_blocks_without_probe_toml_read_as_thread_level",
+        "test_same_page_reference_map_as_dmat_cc",
+    ),
+    "tests/differential/test_exposed_latency_vs_artifact.py": (
+        "test_a_non_numeric_cell_the_artifact_raises_ours_one_line",
+        "test_bad_rows_the_artifact_plots_ours_refuses_in_one_line",
+    ),
+    "tests/differential/test_max_mem_vs_artifact.py": ALL,
+    "tests/differential/test_real_gpu_vs_artifact.py": (
+        "test_on_mains_real_traces_dmat_cc_crashes_and_ours_counts_them",
+        "test_on_the_artifacts_real_traces_our_map_is_dmat_cc_s",
     ),
     "tests/formats/test_eventlog_without_pandas.py": (
         "test_reading_an_event_log_and_its_probe_memory_imports_no_pandas",
     ),
     "tests/formats/test_formats_dmat_stream.py": (
         "test_scratch_left_by_a_killed_run_is_removed_and_nothing_else",
+    ),
+    "tests/formats/test_genuine_probe_engine.py": (
+        "test_the_committed_fixtures_are_what_the_real_engine_writes_today",
     ),
     "tests/fuzz/test_fuzz_bundle_files.py": (
         "test_every_command_line_on_mutated_input",
@@ -80,10 +99,12 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_run_points_at_summary_and_figures",
         "test_the_injected_parameters_name_no_folder_of_this_machine_inside_the_checkout",
     ),
+    "tests/run/test_cli_os_errors.py": ALL,
     "tests/run/test_cli_paths.py": (
         "test_per_figure_script_names_a_symlink_loop_as_its_input",
         "test_per_figure_script_refuses_its_own_code_folder",
         "test_symlink_loop_as_trace_root_of_the_real_notebook",
+        "test_unsearchable_folder_is_one_line_and_exit_2",
     ),
     "tests/run/test_collect.py": (
         "test_a_failed_collection_script_names_its_stdout_when_stderr_is_empty",
@@ -111,6 +132,8 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_without_a_gpu_the_environment_check_is_the_first_output",
         "test_without_a_gpu_the_headline_says_nothing_was_collected",
     ),
+    "tests/run/test_dynamic_ptx_emulated.py": ALL,
+    "tests/run/test_dynamic_real_neutrino.py": ALL,
     "tests/run/test_exit_codes.py": (
         "test_the_notebook_run_exits_4_when_the_paper_bundle_cannot_be_downloaded",
     ),
@@ -126,6 +149,9 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_quiet_shows_no_progress_and_no_info",
         "test_run_writes_run_log_beside_the_results_with_the_section_timings",
         "test_verbose_shows_debug",
+    ),
+    "tests/run/test_neutrino_command_lines.py": (
+        "test_every_collector_command_line_parses_with_the_real_cli",
     ),
     "tests/run/test_notebook_facade.py": (
         "test_a_notebook_showing_cached_results_imports_no_matplotlib",
@@ -149,6 +175,7 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_a_collection_keeps_the_workloads_folder_not_the_probe_engines",
         "test_block_sched_prints_the_artifacts_own_line_for_the_real_paper_size_trace",
     ),
+    "tests/run/test_real_neutrino.py": ALL,
     "tests/run/test_registry_and_runner.py": (
         "test_the_toy_section_is_collected_by_the_dynamic_notebook",
         "test_the_toy_section_is_in_both_notebooks_and_the_sample_bundle",
@@ -213,23 +240,7 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
     "tests/workloads/test_gpu_preamble.py": (
         "test_cpu_only_torch_exits_3_with_one_line",
     ),
-    "tests/workloads/test_prepare_env.py": (
-        "test_a_timed_out_tool_leaves_no_child_behind",
-        "test_a_valid_line_is_a_gpu",
-        "test_check_json_parses",
-        "test_check_says_which_workload_family_runs_and_what_it_needs",
-        "test_check_without_gpu_exits_3_with_table",
-        "test_cutlass_is_found_where_install_builds_it",
-        "test_default_cutlass_folder_is_the_repositorys_third_party",
-        "test_failing_nvidia_smi_is_no_gpu",
-        "test_fake_a100_is_reported",
-        "test_install_bad_local_checkout_is_reported",
-        "test_install_dry_run_lists_steps",
-        "test_install_never_installs_a_triton_the_hook_cannot_run",
-        "test_install_targets_the_projects_environment_whatever_python_runs_it",
-        "test_install_uses_local_checkout",
-        "test_unknown_gpu_sm_count_is_unknown",
-    ),
+    "tests/workloads/test_prepare_env.py": ALL,
     "tests/workloads/test_ptx_build.py": (
         "test_a_compile_error_is_one_line_naming_the_file",
         "test_compiles_once_then_reuses_the_cache",
@@ -246,6 +257,7 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
     ),
     "tests/workloads/test_triton_ptx.py": (
         "test_ptxas_assembles",
+        "test_regenerating_gives_the_committed_files",  # triton compiles with ptxas (skipped where it is absent)
     ),
     "tests/workloads/test_workloads.py": (
         "test_help_without_torch",
