@@ -34,7 +34,11 @@ def _refuse(what: str) -> Callable[..., Any]:
 
 def install() -> None:
     """Refuse every process start in this process from now on (a pytest process runs one mode)."""
-    platform.processor()  # runs `uname -p` once and keeps it (pytest-xdist's worker asks for it)
+    # What the first use in a process starts once, whoever triggers it: `uname -p` (pytest-xdist's worker asks
+    # for the processor), and `fc-list` where matplotlib has no font cache yet (a fresh machine, a read-only
+    # home): done here, before the refusal, so that no test fails for being the first.
+    platform.processor()
+    import matplotlib.font_manager  # noqa: F401
     subprocess._fork_exec = _refuse("subprocess")  # type: ignore[attr-defined]
     _posixsubprocess.fork_exec = _refuse("multiprocessing")
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
