@@ -82,11 +82,17 @@ def fresh_clone(where: Path) -> Path:
     return where
 
 
+def _env() -> dict[str, str]:
+    """This environment without pytest-xdist's worker variables or an outer make's flags (``make -s test``)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("PYTEST_") and k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
+
 def first_step(clone: Path, target: str, make_vars: dict[str, str]) -> str:
     """The first command of ``make target`` that runs the environment's Python."""
     argv = ["make", "-n", "-C", str(clone), f"VENV={VENV}", *_stamps(), *(f"{k}={v}" for k, v in make_vars.items()),
             target]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_env(), check=False)
     assert proc.returncode == 0, proc.stderr
     return next(line for line in proc.stdout.splitlines() if f"{VENV}/bin/python" in line)
 
@@ -109,7 +115,7 @@ def test_the_first_step_needs_no_folder_it_does_not_make(target, tmp_path):
     if step.same_as:
         assert line.endswith(first_step(clone, step.same_as, make_vars)), line
         return
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not this run's xdist worker
+    env = _env()
     proc = subprocess.run(["bash", "-c", " ".join([line, *step.extra])], cwd=clone, env=env, capture_output=True,
                           text=True, timeout=300, check=False)
     out = proc.stdout + proc.stderr
