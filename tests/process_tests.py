@@ -71,6 +71,7 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_an_empty_ncu_cell_is_not_counted_as_a_comparison_that_holds",
         "test_the_per_figure_script_says_n_a_for_an_empty_ncu_cell",
     ),
+    "tests/reliability/test_round4_escape.py": ALL,
     "tests/report/test_driver.py": (
         "test_a_required_input_a_positive_flag_and_the_files_load_wrote",
         "test_command_line_errors_are_one_line",
