@@ -36,6 +36,8 @@ from neutrino_ae.pidlock import try_lock, try_shared_lock
 #: How long a second generation waits for the first by default (``$NEUTRINO_AE_SAMPLE_WAIT_S``).
 WAIT_ENV = "NEUTRINO_AE_SAMPLE_WAIT_S"
 DEFAULT_WAIT_S = 1800.0
+#: A lock file no one holds is swept once it is this old (seconds).
+SWEEP_AGE_S = 60.0
 
 
 def lock_dir() -> Path:
@@ -128,15 +130,18 @@ def _unlink_if_free(fd: int, path: Path) -> None:
 
 
 def _sweep(folder: Path) -> None:
-    """Remove the lock files in ``folder`` that no process holds (left by killed holders, or by versions
-    that kept a reader's file); a symbolic link or other odd entry is left alone, never followed."""
+    """Remove the lock files in ``folder`` that no process holds and none touched in the last
+    :data:`SWEEP_AGE_S` (left by killed holders, or by versions that kept a reader's file): a new one may
+    be about to be locked by a process that does not check, as :func:`_acquire` does, that its file is
+    still there. A symbolic link or other odd entry is left alone, never followed."""
     for path in folder.glob("root-*.lock"):
         try:
             fd = open_no_follow(path, os.O_RDWR)
         except (OSError, InputError):
             continue
         try:
-            _unlink_if_free(fd, path)
+            if time.time() - os.fstat(fd).st_mtime >= SWEEP_AGE_S:
+                _unlink_if_free(fd, path)
         except OSError:
             pass
         finally:

@@ -1,12 +1,13 @@
 """Bundle-root lock files do not pile up (issue 48): a run reading a root removes its lock file when it
 lets go, unless another holder still has it, and whoever lets go of a lock also removes the files that
-killed holders (or older versions) left, so the private lock folder holds about one file per root in
-use, not one per root ever opened. A file another process holds is never removed under it."""
+killed holders (or older versions) left a minute or more ago, so the private lock folder holds about one
+file per root in use, not one per root ever opened. A file another process holds is never removed under it."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -58,17 +59,21 @@ def test_a_reader_leaves_the_file_of_a_root_another_reader_holds(runtime, tmp_pa
 def test_letting_go_removes_the_files_killed_holders_left_but_not_a_held_one(runtime, tmp_path):
     folder = lock_dir()
     stale = [lock_path(tmp_path / f"old{i}") for i in range(3)]
+    hour_ago = time.time() - 3600
     for path in stale:  # what a killed run (or an older version) left: unheld, zero bytes
         path.touch()
+        os.utime(path, (hour_ago, hour_ago))
+    new = lock_path(tmp_path / "opening")
+    new.touch()  # just made by a process about to lock it: kept
     held_path = lock_path(tmp_path / "busy")
     held = _held_elsewhere(held_path, fcntl.LOCK_EX)
     try:
         with hold_target(tmp_path / "mine", wait_s=0, progress=False):
             pass
-        assert sorted(folder.iterdir()) == [held_path]
+        assert sorted(folder.iterdir()) == sorted([held_path, new])
         fd = hold_for_reading(tmp_path / "theirs", wait_s=0, progress=False)
         release_reading(fd, tmp_path / "theirs")
-        assert sorted(folder.iterdir()) == [held_path]
+        assert sorted(folder.iterdir()) == sorted([held_path, new])
     finally:
         os.close(held)
 
