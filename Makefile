@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # (.installed-test: `make test`, .installed-report: `make report`), each reinstalled when pyproject.toml changes.
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run report test lint bench dynamic-emulated render-tools
+.PHONY: setup run report test check lint bench dynamic-emulated render-tools
 
 setup: $(STAMP)
 
@@ -55,6 +55,12 @@ render-tools:
 test: $(VENV)/.installed-test render-tools
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -n auto --dist worksteal --hypothesis-profile ci
+
+# The inner loop: ruff and the tests that start no process (about a minute on 2 cores; `make test` runs them all).
+# --in-process (tests/conftest.py) leaves out the tests marked `process`, and fails any other that starts one.
+check: $(VENV)/.installed-test
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -n auto --dist worksteal --hypothesis-profile ci --in-process
 
 # dynamic.ipynb with the real Neutrino (built from $(NEUTRINO_SRC)/neutrino-artifact.tar.gz) over the emulated
 # CUDA driver, the ptx workloads, into results/dynamic-emulated/ (labelled EMULATED); QUICK=1: the smallest set.

@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import process_guard
 import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
+from process_tests import ALL, PROCESS
 from shared_build import build_once, load_process, save_process
 
 REPO = Path(__file__).resolve().parents[1]
@@ -186,9 +188,50 @@ RUN_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# `make check` (pytest --in-process, the inner loop) runs the tests that start no process; `make test` runs all.
+# Those that start one are marked `process` or listed in tests/process_tests.py; under --in-process any other
+# that starts one fails with tests/process_guard.py's message, so none leaves the suite unnoticed.
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--in-process", action="store_true",
+                     help="only the tests that start no process (make check): the `process` ones are deselected, "
+                          "and any other that starts a process fails")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "process: the test starts a process; `make check` (--in-process) leaves it "
+                                       "to `make test`")
+    # In the processes that run tests: pytest-xdist's controller must start its workers.
+    if config.getoption("in_process") and (hasattr(config, "workerinput") or not config.getoption("numprocesses",
+                                                                                                  None)):
+        process_guard.install()
+
+
+def _starts_a_process(item: pytest.Item) -> bool:
+    module, _, name = item.nodeid.split("[", 1)[0].partition("::")
+    listed = PROCESS.get(module, ())
+    return item.get_closest_marker("process") is not None or listed == ALL or name in listed
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("in_process"):
+        left = [item for item in items if _starts_a_process(item)]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [item for item in items if not _starts_a_process(item)]
     rank = {module: i for i, module in enumerate(RUN_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep order
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Under --in-process, a test (its set-up, call or tear-down) that tried to start a process fails, even
+    where its code caught the refusal."""
+    outcome = yield
+    started = process_guard.take_attempts()
+    if started:
+        report = outcome.get_result()
+        report.outcome = "failed"
+        report.longrepr = process_guard.MESSAGE.format(", ".join(sorted(set(started))))
 
 
 @pytest.hookimpl(tryfirst=True)

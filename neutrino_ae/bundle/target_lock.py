@@ -8,7 +8,9 @@ can write (:func:`lock_dir`: ``$XDG_RUNTIME_DIR/neutrino-ae``, else ``<tmp>/neut
 beside the root: the root itself is swapped in by a rename, so it cannot hold its own lock, and a
 guessable name beside it in a shared folder (``/tmp/.traces.lock``) is one any user could plant a
 symbolic link at. The kernel drops the lock when its holder ends, so a killed generation never leaves
-a stale lock, and the holder removes the file when it is done. The second comer waits (saying so
+a stale lock, and the holder removes the file when it is done: a writer always, a reader when no other
+reader holds it (:func:`release_reading`); whoever lets go also removes the files killed holders left
+(:func:`_sweep`), so the folder holds about one file per root in use. The second comer waits (saying so
 once), then finds the first one's bundle and reuses it; past ``wait_s`` it stops with one line naming
 the root and the holder. (Two users generating into one root do not wait for each other; the second
 cannot replace the first's bundle anyway.)
@@ -17,6 +19,7 @@ cannot replace the first's bundle anyway.)
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import stat
@@ -25,13 +28,16 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from neutrino_ae.atomic import open_no_follow
 from neutrino_ae.bundle.download.transport import note
-from neutrino_ae.errors import BundleError
+from neutrino_ae.errors import BundleError, InputError
 from neutrino_ae.pidlock import try_lock, try_shared_lock
 
 #: How long a second generation waits for the first by default (``$NEUTRINO_AE_SAMPLE_WAIT_S``).
 WAIT_ENV = "NEUTRINO_AE_SAMPLE_WAIT_S"
 DEFAULT_WAIT_S = 1800.0
+#: A lock file no one holds is swept once it is this old (seconds).
+SWEEP_AGE_S = 60.0
 
 
 def lock_dir() -> Path:
@@ -81,6 +87,7 @@ def hold_target(root: Path, wait_s: float | None = None, progress: bool = True) 
         with contextlib.suppress(OSError):
             path.unlink()
         os.close(fd)
+        _sweep(path.parent)
 
 
 def hold_for_reading(root: Path, wait_s: float | None = None, progress: bool = True) -> int | None:
@@ -96,6 +103,49 @@ def hold_for_reading(root: Path, wait_s: float | None = None, progress: bool = T
         return _acquire(root, lock_path(root), take, "a sample generation or fetch is writing it", wait_s, progress)
     except OSError:
         return None
+
+
+def release_reading(fd: int | None, root: Path) -> None:
+    """Let go of :func:`hold_for_reading`'s descriptor ``fd`` (None: nothing was held) of root ``root``,
+    removing the lock file unless another reader still holds it."""
+    if fd is None:
+        return
+    with contextlib.suppress(OSError):
+        _unlink_if_free(fd, lock_path(root))
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        _sweep(lock_dir())
+
+
+def _unlink_if_free(fd: int, path: Path) -> None:
+    """Remove ``path`` when ``fd``, its open descriptor, can lock it exclusively (no one else holds it).
+    Removed while locked, as :func:`hold_target` does: a process that opened the file meanwhile finds it
+    gone once it has the lock (:func:`_same_file`) and takes a new one."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a shared lock converted: fails while others hold it
+    except BlockingIOError:
+        return
+    if _same_file(fd, path):
+        path.unlink()
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the lock files in ``folder`` that no process holds and none touched in the last
+    :data:`SWEEP_AGE_S` (left by killed holders, or by versions that kept a reader's file): a new one may
+    be about to be locked by a process that does not check, as :func:`_acquire` does, that its file is
+    still there. A symbolic link or other odd entry is left alone, never followed."""
+    for path in folder.glob("root-*.lock"):
+        try:
+            fd = open_no_follow(path, os.O_RDWR)
+        except (OSError, InputError):
+            continue
+        try:
+            if time.time() - os.fstat(fd).st_mtime >= SWEEP_AGE_S:
+                _unlink_if_free(fd, path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _acquire(root: Path, path: Path, take: Callable[[Path], int | str], busy: str, wait_s: float | None,

@@ -33,7 +33,12 @@ def shown(path: str | os.PathLike[str]) -> str:
 
 
 def unabsolute(text: str) -> str:
-    """Every absolute path in ``text`` as :func:`shown` writes it."""
+    """Every absolute path in ``text`` as :func:`shown` writes it. The working folder's own path is taken
+    whole first: it may hold a space (a clone at ``/tmp/x y``), where :data:`_ABS` would stop."""
+    here = re.escape(str(Path.cwd().resolve()))
+    if here != "/":
+        text = re.sub(rf"(?<![\w.~/]){here}/", "", text)  # a path inside it: relative
+        text = re.sub(rf"(?<![\w.~/]){here}(?![\w.+@/-])", ".", text)  # the folder itself
     return _ABS.sub(lambda m: shown(m.group(0)), text)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from neutrino_ae.atomic import DiskFull, is_disk_full, write_text
 from neutrino_ae.bundle import fetch
 from neutrino_ae.bundle.context import open_bundle
-from neutrino_ae.bundle.target_lock import hold_for_reading
+from neutrino_ae.bundle.target_lock import hold_for_reading, release_reading
 from neutrino_ae.errors import NetworkError, NeutrinoAEError
 from neutrino_ae.escape import md_text
 from neutrino_ae.report.command.layout import STATIC_RESULTS, default_trace_root
@@ -235,8 +235,7 @@ class StaticNotebook:
 
     def _release_bundle(self) -> None:
         fd, self._read_lock = getattr(self, "_read_lock", None), None
-        if fd is not None:
-            os.close(fd)
+        release_reading(fd, Path(self.bundle_root))
 
     def _write_summary(self) -> None:
         self._unchanged_bundle()

@@ -4,6 +4,7 @@ before anything is created, never a traceback (numpy's, jupyter_client's, loggin
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -58,8 +59,9 @@ def test_an_open_file_limit_too_low_is_refused_before_anything_is_made(tmp_path)
     """``ulimit -n 64`` (soft and hard): a kernel that runs out of descriptors mid-run (an OSError or
     ZeroMQ traceback) is refused up front, exit 2, naming the limit needed."""
     out = tmp_path / "out"
-    proc = subprocess.run(["bash", "-c", f"ulimit -n 64; exec {sys.executable} -m neutrino_ae run static -p bundle "
-                           f"sample --trace-root {tmp_path / 'traces'} --output-dir {out}"],
+    proc = subprocess.run(["bash", "-c", f"ulimit -n 64; exec {shlex.quote(sys.executable)} -m neutrino_ae run static "
+                           f"-p bundle sample --trace-root {shlex.quote(str(tmp_path / 'traces'))} --output-dir "
+                           f"{shlex.quote(str(out))}"],
                           capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
@@ -72,6 +74,6 @@ def test_a_low_soft_open_file_limit_is_raised_to_what_a_run_needs():
     """Only the soft limit low (``ulimit -Sn 64``): raised, as any process may, instead of failing."""
     script = ("import resource; from neutrino_ae.run.papermill import check_open_files, MIN_OPEN_FILES\n"
               "check_open_files(); print(resource.getrlimit(resource.RLIMIT_NOFILE)[0] == MIN_OPEN_FILES)")
-    proc = subprocess.run(["bash", "-c", f"ulimit -Sn 64; exec {sys.executable} -c '{script}'"], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.run(["bash", "-c", f"ulimit -Sn 64; exec {shlex.quote(sys.executable)} -c '{script}'"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.stdout.strip() == "True", proc.stderr

@@ -27,9 +27,11 @@ def test_the_recorder_counts_a_tests_own_cpu_and_its_processes(tmp_path):
         f"def test_in_a_process():\n    subprocess.run([sys.executable, '-c', '{BUSY}'], check=True)\n")
     out = tmp_path / "cpu.jsonl"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not this run's xdist worker
+    # The tool runs pytest in the checkout; --rootdir keeps the ids relative to tmp_path wherever the checkout
+    # lives (without it, a clone under /tmp makes /tmp, the common ancestor, the rootdir: issue 48).
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "test_cpu.py"), "run", str(out), "-q", "-p",
-                           "no:cacheprovider", str(tmp_path / "test_two.py")], capture_output=True, text=True,
-                          env=env, timeout=120)
+                           "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path / "test_two.py")],
+                          capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = tool.load(out)
     mine, child = rows["test_two.py::test_in_process"], rows["test_two.py::test_in_a_process"]

@@ -123,14 +123,24 @@ def run(out: Path, traces: Path, work: Path, branch: str = "artifact", quick: bo
     return subprocess.run([*argv, *(extra or [])], cwd=REPO, env=env, text=True, capture_output=True, check=False)
 
 
+def own_folder(top: str) -> Path:
+    """``<checkout>/<top>/dynamic-emulated``, with ``<top>`` made when missing."""
+    (REPO / top).mkdir(exist_ok=True)
+    return REPO / top / "dynamic-emulated"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--branch", choices=("artifact", "main"), default="artifact")
-    ap.add_argument("--out", type=Path, default=REPO / "results" / "dynamic-emulated")
-    ap.add_argument("--traces", type=Path, default=REPO / "traces" / "dynamic-emulated")
+    ap.add_argument("--out", type=Path, help="results folder (default results/dynamic-emulated)")
+    ap.add_argument("--traces", type=Path, help="trace root (default traces/dynamic-emulated)")
     ap.add_argument("--quick", action="store_true", help="the smallest collection that gives every section a result")
     ap.add_argument("--sections", help="comma-separated sections (default all)")
     args = ap.parse_args(argv)
+    # The defaults are this command's own folders: their parents are made here (a fresh clone has no traces/
+    # before `make run`), where a folder the user names must have its parent (neutrino-ae refuses it otherwise).
+    args.out = args.out or own_folder("results")
+    args.traces = args.traces or own_folder("traces")
     problem = harness.unavailable(args.branch)
     if problem:
         print(f"error: cannot build the real Neutrino here: {problem}", file=sys.stderr)
