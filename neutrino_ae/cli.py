@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.bundle.manifest import MAX_SEED
 from neutrino_ae.cli_export import add_export as _add_export
+from neutrino_ae.console import utf8_mode
 from neutrino_ae.errors import NeutrinoAEError, UsageError, exit_codes_text
 from neutrino_ae.escape import terminal
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
@@ -26,8 +28,6 @@ from neutrino_ae.report.command.paths import new_folder_parent, output_folder, o
 from neutrino_ae.report.command.script import run_main
 
 log = logging.getLogger(__name__)
-#: The largest ``--seed`` (numpy's SeedSequence takes any integer >= 0; bundle.json records it as JSON).
-MAX_SEED = 2**63 - 1
 
 
 def _add_sample(sub: Any) -> None:
@@ -165,8 +165,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from neutrino_ae.bundle.fetch import is_zip_choice
     from neutrino_ae.logs import claim, quiet
     from neutrino_ae.run.papermill import find_notebook, parse_parameter, run_notebook
+    from neutrino_ae.run.parameters import check_parameters
 
     params: dict[str, Any] = {name: parse_parameter(value) for name, value in args.parameter}
+    # Every value's type and range, before a folder, lock or log exists (a notebook of one's own may
+    # have other parameters: only the types of the known ones are checked then).
+    check_parameters(args.name, params, known_names=args.notebook is None)
     if args.sections is not None:
         params["sections"] = [s.strip() for s in args.sections.split(",") if s.strip()]
     if args.trace_root is not None:
@@ -291,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``neutrino-ae``; returns the exit code."""
     from neutrino_ae.run import stop
 
+    if argv is None:  # the command line itself (not called from Python): file names as UTF-8, whatever LC_ALL says
+        utf8_mode()
     args = build_parser().parse_args(argv)
     configure_from_args(args)
     # SIGTERM / Ctrl-C: `run` stops its kernel and workers, waits, cleans up and exits 143 / 130

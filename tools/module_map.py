@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 #: Top-level modules of the package and the group each belongs to.
 TOP_MODULES = {"__init__": "base", "errors": "base", "atomic": "base", "escape": "base", "jit": "base", "logs": "base",
-               "pidlock": "base",
+               "pidlock": "base", "proctree": "base", "console": "base",
                "cli": "cli", "cli_export": "cli", "__main__": "cli"}
 #: The highest layer a section folder may import.
 SECTIONS_UP_TO = "sample"

@@ -126,6 +126,9 @@ def read_manifest(root: str | os.PathLike[str]) -> dict[str, Any] | None:
 #: (a size or a seed fits in 20), characters of a string (a mangled kernel name is a few hundred).
 MAX_DEPTH = 32
 MAX_INT_DIGITS = 20
+#: The largest sample seed (numpy's SeedSequence takes any integer >= 0; bundle.json records it): the edge
+#: (``sample --seed``, the notebooks' ``seed``) refuses a larger one before a bundle is made.
+MAX_SEED = 2**63 - 1
 MAX_STRING = 64 * 1024
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')

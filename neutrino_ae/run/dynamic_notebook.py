@@ -23,7 +23,7 @@ from neutrino_ae.report.results.summary import summary_rows, write_summary
 from neutrino_ae.report.section import NotebookStop, registry
 from neutrino_ae.run.display import link, markdown, show
 from neutrino_ae.run.dynamic_view import applies, env_markdown, not_run_markdown, provenance, shown, unabsolute
-from neutrino_ae.run.notebook_setup import check, flag, prepare_output, section_names, separate
+from neutrino_ae.run.notebook_setup import check, check_types, flag, prepare_output, section_names, separate
 from neutrino_ae.run.runner import collect_section, run_section
 from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
 
@@ -40,18 +40,10 @@ class DynamicNotebook:
         from neutrino_ae.workloads.neutrino import CollectContext, collection_blocker
 
         sys.dont_write_bytecode = True  # keep the section folders free of __pycache__
-        check(isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1,
-              f"repeats must be a positive integer, not {repeats!r}")
-        check(isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0,
-              f"timeout must be a positive number of seconds, not {timeout!r}")
-        check(collect_args is None or (isinstance(collect_args, dict) and all(
-            isinstance(v, list | tuple) and all(isinstance(a, str) for a in v) for v in collect_args.values())),
-            f'collect_args must map section names to lists of strings, e.g. {{"max_mem": ["--models", "x"]}}, '
-            f"not {collect_args!r}")
-        from neutrino_ae.workloads.family import AUTO, FAMILIES
-
-        check(workloads in (AUTO, *FAMILIES), f"workloads must be one of {AUTO}, {', '.join(FAMILIES)}; "
-                                               f"not {workloads!r}")
+        # types and ranges: the rules `neutrino-ae run -p` checks with (run/parameters.py)
+        check_types("dynamic", output_dir=output_dir, trace_root=trace_root, neutrino=neutrino, repeats=repeats,
+                    collect=collect, timeout=timeout, collect_args=collect_args, strict=strict, workloads=workloads,
+                    bundle=bundle)
         collect, self.strict = flag("collect", collect), flag("strict", strict)
         self.selected = section_names(sections)
         # bundle: analyse a tree this run does not collect (the sample, the paper's, a folder), said so.

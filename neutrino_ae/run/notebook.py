@@ -39,7 +39,7 @@ from neutrino_ae.run.display import link, markdown, show
 from neutrino_ae.run.notebook_setup import (
     NotebookDiskFull,
     check,
-    check_count,
+    check_types,
     flag,
     prepare_output,
     section_names,
@@ -68,17 +68,13 @@ class StaticNotebook:
                  workers: int | None = None) -> None:
         # run_section imports the section folders; keep their bytecode caches out of the source tree.
         sys.dont_write_bytecode = True
+        # types and ranges: the rules `neutrino-ae run -p` checks with (run/parameters.py)
+        check_types("static", bundle=bundle, trace_root=trace_root, bundle_url=bundle_url, bundle_sha256=bundle_sha256,
+                    output_dir=output_dir, sample_scale=sample_scale, seed=seed, force=force, workers=workers)
         check(bundle in fetch.BUNDLE_WORDS or fetch.is_zip_choice(bundle),
               f'bundle must be "auto", "paper", "sample" or the path of a trace.zip, not {bundle!r}')
         bundle = os.fspath(bundle)
-        check(sample_scale in ("small", "paper"), f'sample_scale must be "small" or "paper", not {sample_scale!r}')
-        check_count("seed", seed)
         workers = default_workers() if workers is None else workers
-        check_count("workers", workers)
-        for name, value in (("trace_root", trace_root), ("output_dir", output_dir), ("bundle_url", bundle_url),
-                            ("bundle_sha256", bundle_sha256)):
-            check(isinstance(value, str | os.PathLike), f"{name} must be a path or string, not {value!r}")
-        check(bool(str(output_dir).strip()), "output_dir must not be empty")
         self.bundle_choice, self.force = bundle, flag("force", force)
         self.selected = section_names(sections)
         self.out_root = Path(output_dir)

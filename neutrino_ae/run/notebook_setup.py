@@ -13,6 +13,7 @@ from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.command.paths import output_folder, user_path
 from neutrino_ae.report.section import NotebookInputError, NotebookStop, registry
 from neutrino_ae.run.lock import hold_output_lock
+from neutrino_ae.run.parameters import problem
 from neutrino_ae.run.verdict import retire_verdict
 
 
@@ -27,9 +28,12 @@ def check(ok: bool, message: str) -> None:
         raise NotebookInputError(message)
 
 
-def check_count(name: str, value: Any) -> None:
-    check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-          f"{name} must be a non-negative integer, not {value!r}")
+def check_types(notebook: str, **values: Any) -> None:
+    """Stop the cell at the first value that is not of its parameter's type or range (the rules
+    ``neutrino-ae run`` checks ``-p`` with: :mod:`neutrino_ae.run.parameters`)."""
+    for name, value in values.items():
+        why = problem(notebook, name, value)
+        check(why is None, str(why))
 
 
 def flag(name: str, value: Any) -> bool:

@@ -29,6 +29,7 @@ from pathlib import Path
 from neutrino_ae.atomic import atomic_path, write_text
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.escape import terminal
+from neutrino_ae.proctree import run_bounded
 from neutrino_ae.report.command.layout import STATIC_RESULTS
 from neutrino_ae.report.command.script import run_main
 from neutrino_ae.run.publish import FAILED_KEY, failed_name
@@ -201,7 +202,7 @@ def write_pdf(html: Path, executed: Path) -> tuple[Path | None, str]:
         cmd = chromium_command(chromium, profile, "--no-pdf-header-footer", f"--print-to-pdf={tmp}",
                                html.resolve().as_uri())
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False)
+            proc = run_bounded(cmd, PDF_TIMEOUT_S, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         except subprocess.TimeoutExpired:
             raise ConverterFailed(f"{chromium}: no PDF after {PDF_TIMEOUT_S} s") from None
         if proc.returncode != 0 or not Path(tmp).is_file() or Path(tmp).stat().st_size == 0:
@@ -259,7 +260,7 @@ def _measure(html: Path, chromium: str, width: int, paper: bool = False) -> dict
         with tempfile.TemporaryDirectory(prefix="neutrino-ae-chromium-") as profile:
             cmd = chromium_command(chromium, profile, "--hide-scrollbars", f"--window-size={width},1000",
                                    "--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri())
-            dom = subprocess.run(cmd, capture_output=True, text=True, timeout=PDF_TIMEOUT_S, check=False).stdout
+            dom = run_bounded(cmd, PDF_TIMEOUT_S, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True).stdout
     finally:
         probe.unlink(missing_ok=True)
     found = re.search(r'<pre id="neutrino-ae-render">([^<]*)</pre>', dom)
@@ -303,7 +304,7 @@ def render_check(html: Path, executed: Path, chromium: str, width: int = RENDER_
         with tempfile.TemporaryDirectory(prefix="neutrino-ae-chromium-") as profile:
             cmd = chromium_command(chromium, profile, "--hide-scrollbars", f"--window-size={width},{int(height)}",
                                    "--virtual-time-budget=10000", f"--screenshot={screenshot}", html.resolve().as_uri())
-            subprocess.run(cmd, capture_output=True, timeout=PDF_TIMEOUT_S, check=False)
+            run_bounded(cmd, PDF_TIMEOUT_S, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     paper = _measure(html, chromium, PAPER_WIDTH_PX, paper=True)
     return {"width": width, "height": height, "column": float(measured["column"]), "figures": rows,
             "verdict_tables": measured["verdict"],

@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from neutrino_ae.proctree import descendants
+
 #: Seconds the processes of a stopped run get to end on SIGTERM before they are killed.
 GRACE_S = 5.0
 _PR_SET_CHILD_SUBREAPER = 36
@@ -43,59 +45,6 @@ def become_subreaper() -> bool:
         return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
-
-
-def _parents() -> dict[int, int]:
-    """pid -> parent pid of every live (not zombie) process, from /proc (psutil elsewhere)."""
-    found: dict[int, int] = {}
-    if os.path.isdir("/proc/self"):
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    stat = fh.read()
-            except OSError:
-                continue  # gone meanwhile
-            # "pid (comm) state ppid ...": comm may hold spaces and parentheses; split after the last ")".
-            fields = stat[stat.rfind(b")") + 2:].split()
-            if len(fields) > 1 and (fields[0] != b"Z" or _threads_left(entry)):
-                found[int(entry)] = int(fields[1])
-        return found
-    try:
-        import psutil
-    except ImportError:
-        return found
-    for proc in psutil.process_iter(["ppid", "status"]):
-        if proc.info["status"] != psutil.STATUS_ZOMBIE:
-            found[proc.pid] = proc.info["ppid"]
-    return found
-
-
-def _threads_left(pid: str) -> bool:
-    """A zombie thread-group leader whose other threads still run (a killed multi-threaded process
-    tearing down): not ended yet."""
-    try:
-        return len(os.listdir(f"/proc/{pid}/task")) > 1
-    except OSError:
-        return False
-
-
-def descendants(pid: int | None = None, exclude: set[int] | frozenset[int] = frozenset()) -> list[int]:
-    """Live (not zombie) descendants of ``pid`` (default: this process), parents first, leaving out
-    the children in ``exclude`` and theirs."""
-    root = os.getpid() if pid is None else pid
-    parents = _parents()
-    children: dict[int, list[int]] = {}
-    for child, parent in parents.items():
-        children.setdefault(parent, []).append(child)
-    out: list[int] = []
-    todo = [c for c in children.get(root, []) if c not in exclude]
-    while todo:
-        p = todo.pop(0)
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
 
 
 def _reap(pids: list[int]) -> None:

@@ -20,13 +20,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from neutrino_ae.proctree import end_tree
 from neutrino_ae.report.command.layout import third_party_dir
 
 EXIT_READY = 0
@@ -114,8 +114,9 @@ def run_tool(argv: Sequence[str], timeout: float = 20.0, env: dict[str, str] | N
              cwd: str | os.PathLike[str] | None = None) -> tuple[int, str]:
     """Run a command; return (exit code, stdout+stderr). 127 = not found, 124 = timed out.
 
-    The command runs in its own process group, and a timeout kills the whole group: a wrapper
-    script's children (a hung driver query, a compiler) never outlive the check.
+    The command runs in its own session, and a timeout kills it with every process it started
+    (:func:`neutrino_ae.proctree.end_tree`): a wrapper script's children (a hung driver query, a
+    compiler), even those that left its group, never outlive the check.
     """
     try:
         proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -129,10 +130,13 @@ def run_tool(argv: Sequence[str], timeout: float = 20.0, env: dict[str, str] | N
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        end_tree(proc)  # the group and any descendant that left it (it would hold the pipe open)
+        with contextlib.suppress(subprocess.TimeoutExpired, ValueError, OSError):
+            proc.communicate(timeout=5)
         return 124, f"{argv[0]}: timed out after {timeout:g}s"
+    except BaseException:
+        end_tree(proc)
+        raise
     return proc.returncode, out.strip()
 
 

@@ -32,9 +32,12 @@ from neutrino_ae.formats.tracedir import (
     trace_dirs_from_stderr,
     workload_dirs,
 )
+from neutrino_ae.proctree import end_tree
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT_S = 3600.0
+#: Seconds a timed-out command and its processes get to end on SIGTERM before SIGKILL.
+END_GRACE_S = 2.0
 
 
 class CollectError(NeutrinoAEError):
@@ -96,7 +99,9 @@ def run_command(argv: Sequence[str], workdir: str | os.PathLike[str], out_dir: s
     """Run ``argv`` in ``workdir`` with stdout/stderr going to ``out_dir/<log_name>.{stdout,stderr}.log``.
 
     Returns (exit code, stdout path, stderr path, seconds). A missing executable or a timeout
-    raises :class:`CollectError`.
+    raises :class:`CollectError`. The command runs in a session of its own; a timeout, or the caller
+    stopped (Ctrl-C in Jupyter, a signal), ends it with every process it started, wherever they went
+    (:func:`neutrino_ae.proctree.end_tree`): a hung workload never outlives its collection.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -105,16 +110,22 @@ def run_command(argv: Sequence[str], workdir: str | os.PathLike[str], out_dir: s
     t0 = time.monotonic()
     with open(so, "wb") as fo, open(se, "wb") as fe:
         try:
-            proc = subprocess.run(list(argv), cwd=workdir, stdout=fo, stderr=fe, env=full_env,
-                                  timeout=timeout or DEFAULT_TIMEOUT_S, check=False)
+            proc = subprocess.Popen(list(argv), cwd=workdir, stdout=fo, stderr=fe, env=full_env,
+                                    start_new_session=True)
         except FileNotFoundError:
             raise CollectError(f"{argv[0]}: not found (is it installed and on PATH?)") from None
         except PermissionError:
             raise CollectError(f"{argv[0]}: not executable") from None
+        try:
+            returncode = proc.wait(timeout=timeout or DEFAULT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            end_tree(proc, grace=END_GRACE_S)
             raise CollectError(f"{' '.join(argv[:6])} ...: timed out after {timeout or DEFAULT_TIMEOUT_S:g}s; "
                                f"logs in {out}") from None
-    return proc.returncode, so, se, time.monotonic() - t0
+        except BaseException:
+            end_tree(proc, grace=END_GRACE_S)
+            raise
+    return returncode, so, se, time.monotonic() - t0
 
 
 def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],

@@ -65,7 +65,8 @@ def test_a_typo_in_sections_leaves_the_good_report_byte_identical(typo_run, samp
 
 
 @pytest.mark.parametrize(("args", "code", "said"), [
-    (("-p", "force", "yes"), 2, "force must be True or False"),  # a set-up error: was beside the PASS verdict
+    # a set-up error in the kernel (a type error such as `-p force yes` is refused before the run: run/parameters.py)
+    (("-p", "bundle", "mine"), 2, "bundle must be \"auto\""),  # was beside the PASS verdict
     # bundle "auto" with nothing under the trace root and the download failing: was the verdict deleted
     (("-p", "bundle", "auto", "-p", "bundle_url", "http://127.0.0.1:9/trace.zip"), 4, "could not be fetched"),
 ], ids=["setup-error", "offline-auto"])

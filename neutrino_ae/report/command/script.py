@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neutrino_ae.atomic import DiskFull, is_disk_full
+from neutrino_ae.console import safe_console, utf8_mode
 from neutrino_ae.errors import NeutrinoAEError, ResourceError
 from neutrino_ae.escape import terminal
 
@@ -80,7 +81,8 @@ def os_error_line(exc: OSError) -> str:
 
 def run_main(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
     """Run a CLI ``main``; our own errors become ``error: <message>`` on stderr and their exit code (2, or 3
-    for a missing GPU)."""
+    for a missing GPU). The terminal escapes what its encoding cannot hold (``console.safe_console``)."""
+    safe_console()
     try:
         return main(argv)
     except NeutrinoAEError as exc:
@@ -107,6 +109,8 @@ def run_folder_script(script_file: str, entry: str, argv: Sequence[str] | None =
         import_folder,  # the Section contract: not needed by run_main's users
     )
 
+    if argv is None:  # the script as a command line (not called from Python)
+        utf8_mode()
     folder = Path(script_file).resolve().parents[up]
     try:
         import_folder(folder)
