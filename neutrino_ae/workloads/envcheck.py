@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -34,6 +35,8 @@ EXIT_MISSING = 1
 EXIT_NO_GPU = 3
 
 OK, MISSING, WARN = "ok", "missing", "warn"
+#: Found but does not run (crashes, hangs, exits non-zero on ``--version``): as missing for readiness.
+BROKEN = "broken"
 
 #: SM counts by marketing name, for when no PyTorch is there to ask the driver. nvidia-smi has
 #: no query field for the multiprocessor count.
@@ -50,7 +53,7 @@ CUTLASS_BINARIES = ("gemm", "gemm-streamk", "conv")
 @dataclass
 class Check:
     name: str
-    status: str  # ok / missing / warn
+    status: str  # ok / missing / broken / warn
     detail: str
     required: bool
     hint: str = ""
@@ -77,7 +80,7 @@ class Report:
 
     @property
     def missing_required(self) -> list[Check]:
-        return [c for c in self.checks if c.required and c.status == MISSING]
+        return [c for c in self.checks if c.required and c.status in (MISSING, BROKEN)]
 
     @property
     def exit_code(self) -> int:
@@ -175,9 +178,29 @@ def query_gpus(timeout: float = 20.0) -> tuple[list[GpuInfo], str]:
             continue
         gpus.append(GpuInfo(name=parts[0], compute_cap=parts[1], driver=parts[2], sm_count=known_sm_count(parts[0])))
     if gpus:
-        return gpus, ""
+        return _visible(gpus)
     first = out.splitlines()[0] if out.strip() else "(nothing)"
     return [], f"nvidia-smi lists no GPU (its output does not parse: {printable(first)!r})"
+
+
+def _visible(gpus: list[GpuInfo]) -> tuple[list[GpuInfo], str]:
+    """The GPUs of ``gpus`` (nvidia-smi's, which ignores it) that ``$CUDA_VISIBLE_DEVICES`` leaves CUDA, and
+    why none when it hides them all. CUDA's rule: the listed indices, up to the first entry that is not a
+    valid one (``""``, ``-1``, ``NoDevFiles``: none); UUIDs (``GPU-...``, ``MIG-...``) are not checked."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return gpus, ""
+    shown: list[GpuInfo] = []
+    for entry in (e.strip() for e in value.split(",")):
+        if entry.upper().startswith(("GPU-", "MIG-")):
+            return gpus, ""
+        if not entry.isdigit() or int(entry) >= len(gpus):
+            break
+        shown.append(gpus[int(entry)])
+    if shown:
+        return shown, ""
+    return [], (f"CUDA_VISIBLE_DEVICES={value!r} hides all {len(gpus)} GPU(s) nvidia-smi lists: no GPU is visible "
+                "to CUDA (unset it, or list the GPUs to use)")
 
 
 _TORCH_PROBE = r"""
@@ -223,18 +246,27 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else "(no output)"
 
 
-def _version_of(tool: str, args: Sequence[str] = ("--version",)) -> str:
+def _version_of(tool: str, args: Sequence[str] = ("--version",)) -> tuple[bool, str]:
+    """(runs, what it said): a tool runs when ``<tool> --version`` exits 0 and names a version; one that
+    crashes, hangs, exits non-zero or prints no version is found but does not run (say how)."""
+    path = shutil.which(tool)
     rc, out = run_tool([tool, *args], timeout=15)
-    if rc != 0:
-        return f"{shutil.which(tool)} (version query failed)"
     m = re.search(r"(\d+\.\d+(?:\.\d+)?)", out)
-    return f"{m.group(1) if m else _last_line(out)} ({shutil.which(tool)})"
+    if rc == 0 and m:
+        return True, f"{m.group(1)} ({path})"
+    how = "timed out" if rc == 124 else f"exited {rc}" if rc else "printed no version"
+    if rc < 0:
+        how = f"was killed by signal {-rc}"
+        with contextlib.suppress(ValueError):
+            how = f"was killed by {signal.Signals(-rc).name}"
+    return False, f"{path} does not run: `{tool} {' '.join(args)}` {how}: {printable(_last_line(out), 100)}"
 
 
 def _tool_check(name: str, required: bool, hint: str, version_args: Sequence[str] = ("--version",)) -> Check:
     if shutil.which(name) is None:
         return Check(name, MISSING, "not on PATH", required, hint)
-    return Check(name, OK, _version_of(name, version_args), required)
+    runs, detail = _version_of(name, version_args)
+    return Check(name, OK if runs else BROKEN, detail, required, "" if runs else f"reinstall it: {hint}")
 
 
 def _dist_version(name: str) -> str | None:

@@ -35,14 +35,15 @@ def out(tmp_path):
     ({"sections": ","}, "sections names no section"),
     ({"sections": ["dmat", 3]}, "sections must be a list"),
     ({"sections": "fig13"}, "unknown section 'fig13'"),
-    ({"force": "maybe"}, "force must be True or False, not 'maybe'"),
-    ({"seed": "zero"}, "seed must be a non-negative integer"),
-    ({"seed": -1}, "seed must be a non-negative integer"),
+    ({"force": "maybe"}, "force must be True or False, not str 'maybe'"),
+    ({"seed": "zero"}, "seed must be a whole number from 0 to"),
+    ({"seed": -1}, "seed must be a whole number from 0 to"),
+    ({"seed": 2**63}, r"seed must be a whole number from 0 to 9223372036854775807 \(2\*\*63 - 1\)"),
     ({"sample_scale": "huge"}, 'sample_scale must be "small" or "paper"'),
     ({"bundle": "mine"}, 'bundle must be "auto", "paper", "sample" or the path of a trace.zip'),
-    ({"output_dir": ""}, "output_dir must not be empty"),
-    ({"workers": -1}, "workers must be a non-negative integer"),
-    ({"workers": True}, "workers must be a non-negative integer"),
+    ({"output_dir": ""}, r"output_dir must be a path \(a non-empty string\)"),
+    ({"workers": -1}, "workers must be a whole number from 0 to 64"),
+    ({"workers": True}, "workers must be a whole number from 0 to 64"),
 ])
 def test_bad_static_parameters_stop_with_one_message(tiny, out, params, message):
     kwargs = {"bundle": "auto", "trace_root": str(tiny), "output_dir": str(out), **params}
@@ -58,10 +59,10 @@ def test_output_inside_the_trace_root_is_refused(tiny):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"repeats": 0}, "repeats must be a positive integer"),
-    ({"timeout": "soon"}, "timeout must be a positive number"),
+    ({"repeats": 0}, "repeats must be a whole number from 1 to"),
+    ({"timeout": "soon"}, "timeout must be a number of seconds above 0"),
     ({"collect": "yes"}, "collect must be True or False"),
-    ({"collect_args": {"max_mem": "--models x"}}, "collect_args must map section names to lists"),
+    ({"collect_args": {"max_mem": "--models x"}}, "collect_args must be a map of section names to lists"),
 ])
 def test_bad_dynamic_parameters_stop_with_one_message(tmp_path, params, message):
     with pytest.raises(NotebookStop, match=message):

@@ -55,6 +55,7 @@ class Diff:
 class Comparison:
     diffs: list[Diff]
     kinds: tuple[str | None, str | None]  # bundle kinds of A and B, for a warning when they differ
+    digests: tuple[str | None, str | None] = (None, None)  # bundle digests of A and B (static runs record one)
 
     @property
     def changed(self) -> list[Diff]:
@@ -98,7 +99,7 @@ def compare_summaries(a: str | os.PathLike[str], b: str | os.PathLike[str], rtol
         else:
             status = MOVED if moved(va, vb, rtol, atol) else OK
         diffs.append(Diff(ident[0], ident[1], va, vb, unit, status))
-    return Comparison(diffs, (_kind(doc_a), _kind(doc_b)))
+    return Comparison(diffs, (_kind(doc_a), _kind(doc_b)), (_digest(doc_a), _digest(doc_b)))
 
 
 Number = int | float | None
@@ -145,6 +146,28 @@ def _kind(doc: dict[str, Any]) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
+def _digest(doc: dict[str, Any]) -> str | None:
+    """The bundle digest a run recorded (``bundle_digest``: the paper archive's sha256, else one over the
+    bundle's file digests), or None when it recorded none (a collected tree, an older summary)."""
+    digest = doc.get("bundle_digest")
+    return digest if isinstance(digest, str) and digest else None
+
+
+def bundles_line(cmp: Comparison) -> str | None:
+    """One line saying the two runs read different bundles (kinds or digests), or None when nothing says so.
+    A warning, not a failure: comparing a GPU run with the paper's bundle is what ``compare`` is for; the
+    exit status stays that of the values."""
+    (ka, kb), (da, db) = cmp.kinds, cmp.digests
+    if ka == kb and (da is None or db is None or da == db):
+        return None
+
+    def named(kind: str | None, digest: str | None) -> str:
+        return f"{kind or 'unknown'}" + (f" (sha256 {digest[:16]}...)" if digest else " (no digest)")
+
+    return (f"warning: the runs read different bundles: A {named(ka, da)}, B {named(kb, db)}; values may "
+            "differ because the data differ")
+
+
 def _fmt(v: Number, exact: bool = False) -> str:
     """A value as the table shows it: integers whole; floats to 6 significant digits, or all their
     digits (``exact``) where 6 would show two different values alike."""
@@ -177,9 +200,9 @@ def report(a: str | os.PathLike[str], b: str | os.PathLike[str], rtol: float = 0
     """Exit code (0 all within tolerance, 1 something moved or is missing) and the text to print."""
     cmp = compare_summaries(a, b, rtol, atol)
     lines = [f"A: {resolve_summary(a)}", f"B: {resolve_summary(b)}"]
-    ka, kb = cmp.kinds
-    if ka != kb:
-        lines.append(f"note: the runs used different bundles (A: {ka or 'unknown'}, B: {kb or 'unknown'})")
+    differ = bundles_line(cmp)
+    if differ:
+        lines.append(differ)
     changed = cmp.changed
     if changed:
         lines.append(format_table(changed))
