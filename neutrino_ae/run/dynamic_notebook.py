@@ -23,6 +23,7 @@ from neutrino_ae.report.results.summary import summary_rows, write_summary
 from neutrino_ae.report.section import NotebookStop, registry
 from neutrino_ae.run.display import link, markdown, show
 from neutrino_ae.run.dynamic_view import applies, env_markdown, not_run_markdown, provenance, shown, unabsolute
+from neutrino_ae.run.notebook import mark_reports_stale
 from neutrino_ae.run.notebook_setup import check, check_types, flag, prepare_output, section_names, separate
 from neutrino_ae.run.runner import collect_section, run_section
 from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
@@ -168,6 +169,7 @@ class DynamicNotebook:
                              trace_root=str(self.trace_root.resolve()), gpu=gpu, collected=self.blocker is None,
                              sections=self.selected, problems=self.problems, run_id=self.verdict_run.run_id)
         print(f"wrote {shown(path)} ({len(rows)} rows)")
+        mark_reports_stale(self.out_root)  # `make report`'s page of an earlier run here says so
         if rows:
             markdown(f"{len(rows)} numbers from {len(self.results)} section(s): [summary.json]({link(path)})")
         for p in self.problems:

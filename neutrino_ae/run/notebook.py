@@ -259,6 +259,7 @@ class StaticNotebook:
                                      runs=kept_runs(self.verdict_run, keep, self.selected))
         summary_md = write_text(self.out_root / "summary.md", table_md)
         log.info("wrote %s and %s", summary_json, summary_md)
+        mark_reports_stale(self.out_root)
         # Every number is in the files; the notebook shows the verdict over them, not a 200-row table.
         failed = "".join(f"\n* {md_text(n)}: FAILED: {md_text(m)}" for n, m in self.failed.items())
         kept = f" (and {len(all_rows) - len(rows)} kept from an earlier run: {', '.join(keep)})" if keep else ""
@@ -272,6 +273,18 @@ class StaticNotebook:
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")
         self.summary_path = summary_json
 
+
+
+def mark_reports_stale(out_root: Path) -> None:
+    """``make report``'s page of an earlier run in ``out_root`` says it is stale (run/report.py); a page
+    that cannot be rewritten is a warning, not a failed run."""
+    from neutrino_ae.run.report import mark_stale
+
+    try:
+        for page in mark_stale(out_root):
+            log.warning("%s shows an earlier run: marked STALE (rebuild it with `make report`)", page)
+    except OSError as exc:
+        log.warning("could not mark the report in %s stale: %s", out_root, exc)
 
 
 def _shown_path(path: str | os.PathLike[str]) -> str:

@@ -17,8 +17,11 @@ PDF is skipped and one line says so. Exit codes: 0 written (PDF skipped included
 from __future__ import annotations
 
 import argparse
+import html as html_lib
 import importlib.util
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -138,7 +141,56 @@ def write_html(executed: str | os.PathLike[str], out: str | os.PathLike[str] | N
         raise InputError(executed, f"the notebook of a failed run ({failed or 'failed'}); a report is made of a "
                                    "run that finished: fix the error and rerun `make run`") from None
     body, _ = _export(HTMLExporter, nb, html_name(executed).stem)
+    run_id = _run_id(executed.parent)
+    if run_id is not None:  # the run this page shows: a later run marks the page stale (mark_stale)
+        body = body.replace("<head>", f'<head>\n<meta name="{RUN_META}" content="{html_lib.escape(run_id)}">', 1)
     return write_text(Path(out) if out else html_name(executed), body)
+
+
+#: The ``<meta>`` naming the run a page shows (``summary.json``'s ``run_id`` when the page was made).
+RUN_META = "neutrino-ae-run"
+STALE_ID = "neutrino-ae-stale"
+_META_RE = re.compile(rf'<meta name="{RUN_META}" content="([^"]*)">')
+
+
+def _run_id(folder: Path) -> str | None:
+    try:
+        run_id = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("run_id")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return run_id if isinstance(run_id, str) else None
+
+
+def mark_stale(folder: str | os.PathLike[str]) -> list[Path]:
+    """After a run wrote its summary into ``folder``: every report page there (``make report``'s
+    ``<name>.html``) that shows another run gets a banner at its top saying so and how to rebuild it, and
+    its PDF is renamed ``<name>.stale.pdf``, so no page of an older run is shown as the newest. Returns the
+    pages marked. A page already marked is left as it is."""
+    folder = Path(folder)
+    current, marked = _run_id(folder), []
+    for page in sorted(folder.glob("*.html")):
+        try:
+            text = page.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        shown = _META_RE.search(text)
+        if (shown is not None and shown.group(1) == current) or f'id="{STALE_ID}"' in text:
+            continue
+        which = f"run {html_lib.escape(shown.group(1))}" if shown else "an earlier run"
+        banner = (f'<div id="{STALE_ID}" style="background:#b00020;color:#fff;padding:12px 16px;font:bold 16px '
+                  f'sans-serif">STALE REPORT: this page shows {which}; a later run '
+                  f'({html_lib.escape(current or "not recorded")}) has written this folder since. '
+                  "Rebuild the page with <code>make report</code> (python -m neutrino_ae.run.report).</div>")
+        body = re.search(r"<body[^>]*>", text)
+        if body is None:
+            continue
+        text = text[:body.end()] + banner + text[body.end():]
+        write_text(page, text)
+        pdf = page.with_suffix(".pdf")
+        if pdf.is_file():
+            os.replace(pdf, page.with_name(f"{page.stem}.stale.pdf"))
+        marked.append(page)
+    return marked
 
 
 def _export(exporter_class: type, nb: object, name: str) -> tuple[object, dict]:
@@ -247,8 +299,6 @@ _PROBE_JS = ("<script>window.addEventListener('load',()=>{const r=e=>e.getBoundi
 def _measure(html: Path, chromium: str, width: int, paper: bool = False) -> dict:
     """The page's measurements (:data:`_PROBE_JS`) in headless Chromium ``width`` px wide; ``paper``: with the
     page's print CSS applied on screen (``@media print`` read as ``@media all``), ``width`` the paper's."""
-    import json
-    import re
     from html import unescape
 
     page = html.read_text(encoding="utf-8")

@@ -10,14 +10,19 @@ Output of a section goes to ``<output_dir>/<name>/``. After the analysis succeed
 ``<output_dir>/<name>/section-run.json`` is written last (atomically): it lists the result's files,
 tables, summary rows and text plus a fingerprint. A later call with ``force=False`` rebuilds the
 :class:`SectionResult` from that record instead of recomputing when the record belongs to the same
-bundle, the fingerprint is unchanged and every listed file still exists, unchanged (size and
-mtime as written: a per-figure script pointed at the folder makes it recompute). The fingerprint covers
-every input file -- the section's declared inputs plus every file its analysis actually opened
-under the bundle root (recorded as it reads, see ``formats/inputs.py``) -- by path, size, mtime and
-ctime in ns and inode; the entries of every directory the analysis listed or read a file from (so a
-file added there, in any layout a reader accepts, is seen); and the code of the section's folder and
-of the whole ``neutrino_ae`` package (content hashes) with the package version. A collected tree
-(``collected=True``) is always analysed afresh and keeps no record: it changes with every collection.
+bundle, the fingerprint is unchanged and every listed file still exists with the content it was
+written with (its sha256: a per-figure script pointed at the folder, or an edit that kept the size and
+put the mtime back, makes it recompute). The fingerprint covers every input file -- the section's
+declared inputs plus every file its analysis actually opened under the bundle root (recorded as it
+reads, see ``formats/inputs.py``) -- by bundle-relative path and content: the sha256 ``bundle.json``
+records for it (checked against the file on this run by ``bundle/trust.py``), else the file hashed
+(a tree without digests: traces copied by hand); the entries of every directory the analysis listed or
+read a file from (so a file added there, in any layout a reader accepts, is seen); and the code of
+the section's folder and of the whole ``neutrino_ae`` package (content hashes) with the package
+version. Keyed by content, not by stamps, the cache is reused by a bundle rebuilt with the same
+digests (``sample --force``, a fresh extraction) and never by a file whose stamps were put back.
+A collected tree (``collected=True``) is always analysed afresh and keeps no record: it changes with
+every collection.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import pandas as pd
 import neutrino_ae
 from neutrino_ae.atomic import atomic_open, write_json
 from neutrino_ae.bundle.context import Bundle, open_bundle
-from neutrino_ae.bundle.manifest import DYNAMIC, MANIFEST, write_dynamic_manifest
+from neutrino_ae.bundle.manifest import DYNAMIC, MANIFEST, sha256_file, write_dynamic_manifest
 from neutrino_ae.errors import InputError, NeutrinoAEError
 from neutrino_ae.formats.inputs import recording
 from neutrino_ae.report.command.layout import RECORD
@@ -47,7 +52,8 @@ from neutrino_ae.report.section import Section, registry
 from neutrino_ae.report.section.driver import analyzer
 from neutrino_ae.workloads.neutrino import CollectContext, CollectError
 
-RECORD_VERSION = 5  # 4: output files stamped (size, mtime); 5: directory listings fingerprinted
+# 4: output files stamped (size, mtime); 5: directory listings fingerprinted; 6: inputs and outputs by content
+RECORD_VERSION = 6
 PACKAGE_DIR = Path(neutrino_ae.__file__).resolve().parent
 log = logging.getLogger(__name__)
 
@@ -59,17 +65,23 @@ def _files(paths: Iterable[Path]) -> list[Path]:
     return out
 
 
-def input_fingerprint(paths: Iterable[Path]) -> str:
-    """Digest of every file under ``paths``: resolved path, size, mtime, ctime (ns) and inode. The
-    ctime catches a same-size edit whose mtime was put back (nobody can set it); a file that is
-    gone counts as changed. No content hash: inputs can be GBs."""
+def input_fingerprint(paths: Iterable[Path], bundle: Bundle | None = None) -> str:
+    """Digest of every file under ``paths``: its path (relative to the bundle's ``bundle.json`` folder when
+    inside it) and its content's sha256 -- the one ``bundle.json`` records for it when it records one
+    (checked against the file on this run when the bundle was opened), else the file hashed. A file that is
+    gone counts as changed. Content, not stamps: an edit that kept the size and put the mtime back is seen,
+    and the same data rebuilt (new mtimes, ctimes and inodes) is the same."""
+    base = bundle.manifest_root.resolve() if bundle is not None and bundle.manifest_root is not None else None
+    recorded = bundle.digests if bundle is not None else {}
     h = hashlib.sha256()
     for f in sorted({p.resolve() for p in _files(paths)}):
+        rel = f.relative_to(base).as_posix() if base is not None and f.is_relative_to(base) else str(f)
         try:
-            st = f.stat()
-            h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode())
+            meta = recorded.get(rel)
+            known = meta.get("sha256") if isinstance(meta, dict) and meta.get("bytes") == f.stat().st_size else None
+            h.update(f"{rel}\0{known or sha256_file(f)}\n".encode())
         except OSError:
-            h.update(f"{f}\0missing\n".encode())
+            h.update(f"{rel}\0missing\n".encode())
     return h.hexdigest()
 
 
@@ -129,29 +141,33 @@ def _write_record(result: SectionResult, out: Path, root: Path, fingerprint: dic
     write_json(out / RECORD, record)
 
 
-def _output_stamps(out: Path, rels: Iterable[str]) -> dict[str, list[int]] | None:
-    """Size and mtime (ns) of every output file: a file rewritten since (by a per-figure command line
-    pointed at this folder, an editor, another tool) makes the cache recompute instead of
-    vouching for content it did not write. None when one is missing or not a regular file."""
-    stamps: dict[str, list[int]] = {}
+def _output_stamps(out: Path, rels: Iterable[str]) -> dict[str, list[Any]] | None:
+    """Size and sha256 of every output file: a file rewritten since (by a per-figure command line pointed
+    at this folder, an editor, another tool, even one that kept the size and put the mtime back) makes the
+    cache recompute instead of vouching for content it did not write. None when one is missing or not a
+    regular file."""
+    stamps: dict[str, list[Any]] = {}
     for rel in sorted(set(rels)):
         try:
             st = (out / rel).stat()
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            stamps[rel] = [st.st_size, sha256_file(out / rel)]
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        stamps[rel] = [st.st_size, st.st_mtime_ns]
     return stamps
 
 
-def _fingerprint(declared: list[Path], opened: Iterable[Path], listed: Iterable[Path], code: str) -> dict[str, Any]:
-    return {"inputs": input_fingerprint([*declared, *opened]), "listings": listing_fingerprint(listed), "code": code}
+def _fingerprint(bundle: Bundle, declared: list[Path], opened: Iterable[Path], listed: Iterable[Path],
+                 code: str) -> dict[str, Any]:
+    return {"inputs": input_fingerprint([*declared, *opened], bundle), "listings": listing_fingerprint(listed),
+            "code": code}
 
 
-def _current_record(out: Path, root: Path, declared: list[Path], code: str) -> dict[str, Any] | None:
+def _current_record(out: Path, bundle: Bundle, declared: list[Path], code: str) -> dict[str, Any] | None:
     """The cache record in ``out`` if it is complete and was made from these very inputs and code, and
-    its output files are still the ones it wrote (stat calls only: nothing is read back)."""
+    its output files are still the ones it wrote (their sha256)."""
+    root = bundle.root
     path = out / RECORD
     if not path.is_file():
         return None
@@ -161,8 +177,8 @@ def _current_record(out: Path, root: Path, declared: list[Path], code: str) -> d
         listed = [Path(p) for p in rec.get("listed", [])]
     except (OSError, ValueError, TypeError):
         return None  # a damaged cache is just recomputed
-    if (rec.get("record_version") != RECORD_VERSION or rec.get("bundle_root") != str(root.resolve())
-            or rec.get("fingerprint") != _fingerprint(declared, opened, listed, code)):
+    if (root is None or rec.get("record_version") != RECORD_VERSION or rec.get("bundle_root") != str(root.resolve())
+            or rec.get("fingerprint") != _fingerprint(bundle, declared, opened, listed, code)):
         return None
     # None also when an output is gone or is no longer a regular file.
     stamps = _output_stamps(out, [*rec.get("files", {}).values(), *rec.get("tables", {}).values()])
@@ -171,9 +187,9 @@ def _current_record(out: Path, root: Path, declared: list[Path], code: str) -> d
     return rec
 
 
-def _load_record(out: Path, root: Path, declared: list[Path], code: str) -> SectionResult | None:
+def _load_record(out: Path, bundle: Bundle, declared: list[Path], code: str) -> SectionResult | None:
     """The cached result in ``out`` (:func:`_current_record`), its tables read back."""
-    rec = _current_record(out, root, declared, code)
+    rec = _current_record(out, bundle, declared, code)
     if rec is None:
         return None
     files = {k: out / v for k, v in rec.get("files", {}).items()}
@@ -195,7 +211,8 @@ def _cache_key(section: Section, root: Path) -> tuple[list[Path], str]:
 
 def is_cached(name: str, bundle: Bundle, output_dir: str | os.PathLike[str]) -> bool:
     """Whether :func:`run_section` would reuse section ``name``'s results in ``output_dir`` (not forced):
-    a cheap check (file stats, the code's bytes), for not starting a worker process to find just that."""
+    a check that reads no result back (hashes of the inputs not digested, the outputs and the code), for not
+    starting a worker process to find just that."""
     root = bundle.root
     if root is None or not root.is_dir():
         return False
@@ -203,7 +220,7 @@ def is_cached(name: str, bundle: Bundle, output_dir: str | os.PathLike[str]) -> 
         key = _cache_key(registry.get(name), root)
     except (NeutrinoAEError, OSError):  # run_section reports it
         return False
-    return _current_record(Path(output_dir) / name, root, *key) is not None
+    return _current_record(Path(output_dir) / name, bundle, *key) is not None
 
 
 def collect_section(name: str, trace_root: str | os.PathLike[str], ctx: CollectContext | None = None) -> None:
@@ -264,7 +281,7 @@ def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: 
         return result
     declared, code = _cache_key(section, root)
     if not force:
-        cached = _load_record(out, root, declared, code)
+        cached = _load_record(out, bundle, declared, code)
         if cached is not None:
             cached.data["cached"] = True
             log.info("%s: reused cached results (inputs and code unchanged) in %.2f s -> %s", name,
@@ -281,7 +298,8 @@ def run_section(name: str, bundle: Bundle | str | os.PathLike[str], output_dir: 
     mine = out.resolve()
     opened = [p for p in seen.files if not p.is_relative_to(mine)]
     listed = [p for p in seen.listed if not p.is_relative_to(mine)]
-    _write_record(result, out, root, _fingerprint(declared, opened, listed, code), bundle.kind, opened, listed)
+    _write_record(result, out, root, _fingerprint(bundle, declared, opened, listed, code), bundle.kind, opened,
+                  listed)
     result.data["cached"] = False
     log.info("%s: computed in %.2f s -> %s", name, time.perf_counter() - start, out)
     log.debug("%s: %d input files read, %d files and %d tables written", name, len(opened), len(result.files),

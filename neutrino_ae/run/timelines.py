@@ -1,14 +1,19 @@
 """The static notebook's Perfetto links: the block_sched / warp_sched traces a section read, exported
 as Chrome Trace Event JSON (:mod:`neutrino_ae.report.figures.perfetto`) into ``<output_dir>/<section>/perfetto/``
-and linked beside its figures. An export is reused while its trace's result files are unchanged."""
+and linked beside its figures. An export is reused while it is current by content: every file of the trace
+it was made from has the sha256 it had then, and the export itself the sha256 it was written with (both kept in
+``perfetto/timelines.json``); stamps (size, mtime) can be put back, content cannot."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from pathlib import Path
 from typing import Any
 
+from neutrino_ae.atomic import write_json
+from neutrino_ae.bundle.manifest import sha256_file
 from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.escape import md_link, md_text
 from neutrino_ae.report.figures.perfetto import FORMAT_VERSION, export_perfetto, read_other_data
@@ -16,21 +21,48 @@ from neutrino_ae.run.display import link, markdown
 
 log = logging.getLogger(__name__)
 FOLDER = "perfetto"
+#: In each ``perfetto/`` folder: per export, the trace files (name, size, sha256) it was made from and its own sha256.
+INDEX = "timelines.json"
 HOW_TO_OPEN = ("open one in [ui.perfetto.dev](https://ui.perfetto.dev) (*Open trace file*): a track group per SM, "
                "a track per resident slot, a slice per block or warp and one per scheduling gap; 1 µs on the "
                "axis = 1 clock cycle")
 
 
 def _stamp(trace: Path) -> list[list[Any]]:
-    files = sorted((trace / "result").glob("*.bin")) if trace.is_dir() else [trace]
-    return [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    """Name, size and sha256 of every file of ``trace`` (a trace directory: its result files, event.log,
+    probe.toml ...; or one ``.bin``)."""
+    files = sorted(p for p in trace.rglob("*") if p.is_file()) if trace.is_dir() else [trace]
+    return [[f.relative_to(trace).as_posix() if trace.is_dir() else f.name, f.stat().st_size, sha256_file(f)]
+            for f in files]
+
+
+def _index(folder: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads((folder / INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def _current(out: Path, stamp: list[list[Any]]) -> dict[str, Any] | None:
-    """The export's otherData when it was made from these very result files, in this format."""
+    """The export's otherData when it was made from these very trace files, in this format, and is still the
+    file that was written then (its sha256 in :data:`INDEX`)."""
     other = read_other_data(out)
-    current = other is not None and other.get("stamp") == stamp and other.get("format_version") == FORMAT_VERSION
-    return other if current else None
+    entry = _index(out.parent).get(out.name)
+    if other is None or other.get("format_version") != FORMAT_VERSION or not isinstance(entry, dict):
+        return None
+    try:
+        same = entry.get("stamp") == stamp and entry.get("sha256") == sha256_file(out)
+    except OSError:
+        return None
+    return other if same else None
+
+
+def _note(out: Path, stamp: list[list[Any]]) -> None:
+    """Record in :data:`INDEX` what ``out`` was made from and its sha256."""
+    index = _index(out.parent)
+    index[out.name] = {"stamp": stamp, "sha256": sha256_file(out)}
+    write_json(out.parent / INDEX, index)
 
 
 def export_section(name: str, bundle_root: Path, out_root: Path, trace_dirs: list[str],
@@ -49,6 +81,7 @@ def export_section(name: str, bundle_root: Path, out_root: Path, trace_dirs: lis
             provenance = {"stamp": stamp, "bundle_kind": bundle_kind, "synthetic": bundle_kind == "sample",
                           "trace": str(rel)}
             export_perfetto(trace, out, provenance=provenance)
+            _note(out, stamp)
             other = _current(out, stamp) or {}
             log.info("%s: Perfetto timeline of %s -> %s", name, rel, out)
         done.append((str(rel), out, other))
