@@ -108,3 +108,21 @@ def test_a_trace_edited_in_place_re_exports_its_timeline(tiny_bundle, tmp_path):
     assert exported in log, log
     # the trace not edited keeps its export
     assert "Perfetto timeline of" not in log.replace(exported, ""), log
+
+
+def test_a_bundle_rebuilt_with_the_same_digests_reuses_the_cached_results(tiny_bundle, tmp_path):
+    """Issue 46 item 6: the same files made again (every mtime, ctime and inode new: a regenerated sample, a
+    fresh extraction) are the same inputs. Was: every cached section recomputed."""
+    traces, out = tmp_path / "traces", tmp_path / "out"
+    shutil.copytree(tiny_bundle, traces)
+    first = _run(out, traces, "kernel_overhead,max_mem")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    log_before = (out / "run.log").read_text(encoding="utf-8")
+    shutil.copytree(traces, tmp_path / "rebuilt")  # new files, same bytes (and the same bundle.json)
+    shutil.rmtree(traces)
+    (tmp_path / "rebuilt").rename(traces)
+    second = _run(out, traces, "kernel_overhead,max_mem")
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    log = (out / "run.log").read_text(encoding="utf-8")[len(log_before):]
+    for name in ("kernel_overhead", "max_mem"):
+        assert f"{name}: reused cached results" in log and f"{name}: computed in" not in log, log
