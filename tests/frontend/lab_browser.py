@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def missing_tools() -> str | None:
@@ -37,6 +38,15 @@ def missing_tools() -> str | None:
     return None
 
 
+def lab_settings() -> list[str]:
+    """``make lab``'s settings flags (its LAB_SETTINGS, as ``make -n lab`` prints them): the server runs as
+    a reviewer's does."""
+    proc = subprocess.run(["make", "-n", "-s", "-C", str(REPO), "lab", "VENV=/nonexistent-venv"],
+                          capture_output=True, text=True, check=False)
+    line = next((ln for ln in proc.stdout.splitlines() if " -m jupyter lab " in ln), "")  # none: Jupyter's own
+    return [arg for arg in line.split() if arg.startswith(("--LabApp.", "--JupyterNotebookApp."))]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -46,22 +56,24 @@ def free_port() -> int:
 class LabServer:
     """``python -m jupyter lab`` on 127.0.0.1, serving ``root``; :meth:`stop` ends it."""
 
-    def __init__(self, root: Path, home: Path, jupyter_path: Path | None = None) -> None:
+    def __init__(self, root: Path, home: Path, jupyter_path: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.root, self.port, self.token = root, free_port(), secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        extra_env, env = env, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env.update(JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
                    JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"))
         env.pop("MPLBACKEND", None)  # as a reviewer's kernel starts: no backend forced
         if jupyter_path is not None:
             env["JUPYTER_PATH"] = str(jupyter_path)
+        env.update(extra_env or {})
         home.mkdir(parents=True, exist_ok=True)
         self.log = home / "server.log"
         argv = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
                 f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
                 f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
                 "--JupyterNotebookApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", *lab_settings()]
         if os.geteuid() == 0:
             argv.append("--allow-root")
         with open(self.log, "wb") as log:

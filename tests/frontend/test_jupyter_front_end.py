@@ -1,0 +1,230 @@
+"""Both notebooks as a reviewer runs them: opened in JupyterLab and Notebook 7 (``make lab``'s, one server),
+*Run All*, read back from the front end, in headless Chromium through WebDriver (issue 46).
+
+* static.ipynb on the sample bundle in Lab: no error output, no stderr, every figure drawn in the page,
+  the verdict on screen where Lab has scrolled, no absolute path of this machine in any output, and the
+  notebook not marked modified when it opened;
+* dynamic.ipynb without a GPU: the NOTHING COLLECTED verdict, no error output;
+* a kernel without the project: on each of 10 freshly started kernels, one error line, no traceback,
+  every later cell silent and the last one repeating the reason;
+* static.ipynb in Notebook 7: the same, with the verdict and figures not folded into a scroll box.
+
+A screenshot of each page is kept in the folder the failure messages name. Skipped in one line where
+chromium, chromedriver or the ``lab`` extra are missing (``make test`` installs them)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lab_browser import (
+    LabServer,
+    chromium_driver,
+    missing_tools,
+    notebook_json,
+    open_notebook,
+    wait_for,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+_why = missing_tools()
+pytestmark = pytest.mark.skipif(_why is not None, reason=f"front-end tests skipped: {_why}")
+
+RUN_ALL = """
+const done = arguments[arguments.length - 1];
+const app = window.jupyterapp;
+const run = arguments[0] ? app.shell.currentWidget.sessionContext.session.kernel.restart() : Promise.resolve();
+run.then(() => app.commands.execute('notebook:run-all-cells'))
+   .then(ok => done({ok: ok}), e => done({error: String(e)}));
+"""
+
+
+def _plain_kernel(tmp: Path) -> Path:
+    """A kernel on a fresh venv that sees ipykernel and the scientific stack but not the project (the
+    project env's site-packages as a plain folder: the editable install's hook is not run), as in
+    tests/run/test_kernel_check.py. Returns the JUPYTER_PATH folder that holds its kernelspec ``plain``."""
+    env = tmp / "plain-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
+    python = env / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib).mkdir(parents=True, exist_ok=True)
+    (Path(purelib) / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    spec = tmp / "jupyter-path" / "kernels" / "plain"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "plain Python without the project", "language": "python"}))
+    return tmp / "jupyter-path"
+
+
+def _copy_notebook(name: str, to: Path, params: dict[str, str] | None = None, kernel: str | None = None) -> None:
+    """``name`` from the checkout as ``to``, with parameter lines replaced (``bundle = "sample"``) as a
+    reviewer edits the parameters cell, and optionally another kernel."""
+    nb = json.loads((REPO / name).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if "parameters" in cell["metadata"].get("tags", []):
+            source = "".join(cell["source"])
+            for key, value in (params or {}).items():
+                source, n = re.subn(rf"^{key} = .*$", f"{key} = {value}", source, flags=re.M)
+                assert n == 1, key
+            cell["source"] = source
+    if kernel:
+        nb["metadata"]["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
+    to.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, small_bundle):
+    """One JupyterLab server (Notebook 7 too) serving a folder with the notebooks, and one browser."""
+    tmp = tmp_path_factory.mktemp("frontend")
+    root, shots = tmp / "served", tmp / "screenshots"
+    root.mkdir()
+    shots.mkdir()
+    shutil.copytree(small_bundle, root / "traces" / "sample")
+    _copy_notebook("static.ipynb", root / "static.ipynb", {"bundle": '"sample"'})
+    _copy_notebook("static.ipynb", root / "static-nb7.ipynb", {"bundle": '"sample"'})
+    _copy_notebook("dynamic.ipynb", root / "dynamic.ipynb")
+    _copy_notebook("static.ipynb", root / "static-plain.ipynb", kernel="plain")
+    server = LabServer(root, tmp / "jupyter-home", jupyter_path=_plain_kernel(tmp))
+    try:
+        driver = chromium_driver(tmp / "chromium-profile")
+    except Exception:
+        server.stop()
+        raise
+    try:
+        yield server, driver, root, shots
+    finally:
+        driver.quit()
+        server.stop()
+
+
+def _run_all(lab_: tuple, page: str, path: str, restart: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Open ``page`` (or keep it open with ``restart``: a fresh kernel), Run All, wait for the kernel to go
+    idle (REST API); the notebook as the front end holds it, and what was seen on opening."""
+    server, driver, _, _ = lab_
+    opened = {} if restart else open_notebook(driver, server, page, path)
+    result = driver.execute_async_script(RUN_ALL, restart)
+    assert "error" not in result, result
+    kernel = wait_for(driver, "const p = window.jupyterapp.shell.currentWidget; "
+                              "return p.sessionContext.session.kernel.id;")
+    server.wait_idle(kernel)
+    return notebook_json(driver), opened
+
+
+def _outputs(nb: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.get("id", ""), o) for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+
+
+def _texts(output: dict[str, Any]) -> str:
+    data = output.get("data", {})
+    parts = [output.get("text", ""), output.get("evalue", ""), *output.get("traceback", []),
+             *(v for k, v in data.items() if k.startswith("text/"))]
+    return "\n".join("".join(p) if isinstance(p, list) else str(p) for p in parts)
+
+
+def _shutdown_kernels(server: LabServer) -> None:
+    """Each check on its own kernel: the next one claims the same results folder."""
+    for session in server.api("sessions"):
+        server.api(f"sessions/{session['id']}", method="DELETE")
+
+
+def _static_checks(lab_: tuple, nb: dict[str, Any], shot: Path, sample_run) -> None:
+    """What a reviewer sees after Run All of static.ipynb; the screenshot ``shot`` is taken first."""
+    server, driver, root, _ = lab_
+    driver.save_screenshot(str(shot))
+    outputs = _outputs(nb)
+    errors = [(cid, o.get("ename"), o.get("evalue")) for cid, o in outputs if o["output_type"] == "error"]
+    assert errors == [], f"{errors} (screenshot: {shot})"
+    stderr = [(cid, o["text"]) for cid, o in outputs if o["output_type"] == "stream" and o["name"] == "stderr"]
+    assert stderr == [], f"{stderr} (screenshot: {shot})"
+    text = "\n".join(_texts(o) for _, o in outputs)
+    for here in {str(root), str(root.resolve()), str(REPO), str(Path.home()), sys.prefix}:
+        assert here not in text, f"{here} in the outputs (screenshot: {shot})"
+    # every figure: as many image outputs as the same notebook run by papermill has, each drawn in the page
+    images = sum(1 for _, o in outputs if any(k.startswith("image/") for k in o.get("data", {})))
+    executed = json.loads((sample_run.out / "static.executed.ipynb").read_text(encoding="utf-8"))
+    expected = sum(1 for _, o in _outputs(executed) if any(k.startswith("image/") for k in o.get("data", {})))
+    assert images == expected > 0, f"{images} figures, papermill's run has {expected} (screenshot: {shot})"
+    drawn = driver.execute_script("""
+        const imgs = [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output img')];
+        return {all: imgs.length, drawn: imgs.filter(i => i.complete && i.naturalWidth > 0).length};""")
+    assert drawn == {"all": images, "drawn": images}, f"{drawn} of {images} figures drawn (screenshot: {shot})"
+    # the verdict: on screen where Run All left the page (the last cell), the table with its claims
+    seen = driver.execute_script("""
+        const v = [...document.querySelectorAll('.neutrino-ae-verdict')].pop();
+        if (!v) { return null; }
+        const r = v.getBoundingClientRect();
+        return {top: r.top, bottom: r.bottom, height: window.innerHeight, rows: v.querySelectorAll('tr').length};""")
+    assert seen and seen["top"] < seen["height"] and seen["bottom"] > 0 and seen["rows"] > 3, \
+        f"verdict not on screen: {seen} (screenshot: {shot})"
+
+
+def test_static_notebook_in_jupyterlab(lab, sample_run):
+    server, driver, _, shots = lab
+    nb, opened = _run_all(lab, "lab/tree/static.ipynb", "static.ipynb")
+    shot = shots / "lab-static.png"
+    assert opened["kernelName"] == "python3" and not opened["dirty"], \
+        f"opening the notebook changed it (its kernelspec): {opened}"
+    _static_checks(lab, nb, shot, sample_run)
+    _shutdown_kernels(server)
+
+
+def test_dynamic_notebook_without_a_gpu_in_jupyterlab(lab):
+    server, driver, _, shots = lab
+    nb, _ = _run_all(lab, "lab/tree/dynamic.ipynb", "dynamic.ipynb")
+    shot = shots / "lab-dynamic.png"
+    driver.save_screenshot(str(shot))
+    outputs = _outputs(nb)
+    errors = [(cid, o.get("ename"), o.get("evalue")) for cid, o in outputs if o["output_type"] == "error"]
+    assert errors == [], f"{errors} (screenshot: {shot})"
+    last = "\n".join(_texts(o) for cid, o in outputs if cid == "summary")
+    assert "Verdict: NOTHING COLLECTED" in last, f"{last[:500]} (screenshot: {shot})"
+    _shutdown_kernels(server)
+
+
+def test_a_kernel_without_the_project_shows_one_line_on_ten_fresh_kernels(lab):
+    """Run All right after a (re)start: the race that let later cells run and print NameError tracebacks."""
+    server, driver, _, shots = lab
+    shot = shots / "lab-plain-kernel.png"
+    open_notebook(driver, server, "lab/tree/static-plain.ipynb", "static-plain.ipynb")
+    for attempt in range(10):
+        nb, _ = _run_all(lab, "", "", restart=True)
+        outputs = _outputs(nb)
+        errors = [(cid, o) for cid, o in outputs if o["output_type"] == "error"]
+        where = f"fresh kernel {attempt + 1} of 10 (screenshot: {shot})"
+        if len(errors) != 1 or errors[0][0] != "kernel-check":
+            driver.save_screenshot(str(shot))
+        assert [cid for cid, _ in errors] == ["kernel-check"], f"{[(c, o['ename']) for c, o in errors]}: {where}"
+        line = errors[0][1]["traceback"]
+        assert len(line) == 1 and line[0].startswith("KernelLacksProject: this kernel"), f"{line}: {where}"
+        others = [(cid, _texts(o)[:200]) for cid, o in outputs if cid not in ("kernel-check", "summary")]
+        assert others == [], f"cells after the failed set-up printed {others}: {where}"
+        last = [_texts(o) for cid, o in outputs if cid == "summary"]
+        assert len(last) == 1 and "Set-up stopped" in last[0] and "KernelLacksProject" in last[0], f"{last}: {where}"
+    driver.save_screenshot(str(shot))
+    _shutdown_kernels(server)
+
+
+def test_static_notebook_in_notebook_7_shows_results_whole(lab, sample_run):
+    server, driver, _, shots = lab
+    nb, _ = _run_all(lab, "notebooks/static-nb7.ipynb", "static-nb7.ipynb")
+    # Notebook 7 leaves the page where it was: the reviewer scrolls to the verdict
+    driver.execute_script("[...document.querySelectorAll('.neutrino-ae-verdict')].pop().scrollIntoView()")
+    shot = shots / "notebook7-static.png"
+    _static_checks(lab, nb, shot, sample_run)
+    # Notebook 7 folds an output taller than ~1,820 px into a 310 px scroll box unless its cell says otherwise
+    folded = driver.execute_script("""
+        return [...document.querySelectorAll('.jp-CodeCell')].filter(c =>
+            c.classList.contains('jp-mod-outputsScrolled') ||
+            [...c.querySelectorAll('.jp-OutputArea')].some(o => o.scrollHeight > o.clientHeight + 2)
+        ).map(c => c.querySelector('.jp-InputArea-editor').textContent.trim().slice(0, 60));""")
+    assert folded == [], f"outputs in a scroll box: {folded} (screenshot: {shot})"
+    _shutdown_kernels(server)
