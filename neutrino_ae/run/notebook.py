@@ -35,7 +35,8 @@ from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.results.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop, registry
 from neutrino_ae.run.ahead import Ahead, default_workers
-from neutrino_ae.run.display import link, markdown, show
+from neutrino_ae.run.display import Placeholder, Progress, in_kernel, link, markdown, show
+from neutrino_ae.run.lock import parent_hold
 from neutrino_ae.run.notebook_setup import (
     NotebookDiskFull,
     check,
@@ -45,13 +46,14 @@ from neutrino_ae.run.notebook_setup import (
     section_names,
     separate,
 )
-from neutrino_ae.run.runner import run_section
+from neutrino_ae.run.runner import is_cached, run_section
 from neutrino_ae.run.verdict import (
     VerdictRun,
     kept_rows,
     kept_runs,
     kept_sections,
     trace_dirs_read,
+    verdict_headline,
     write_verdict,
 )
 from neutrino_ae.sample import generate_bundle
@@ -115,6 +117,10 @@ class StaticNotebook:
         self.shown: set[str] = set()  # the sections a cell has shown (the summary shows the others)
         self._print_header()
         self._ahead = Ahead(self.selected, self.bundle, self.out_root, self.force, workers)
+        # Run interactively, the verdict also appears up here once the last cell has run (neutrino-ae run's
+        # saved copy has it in a cell under the title instead).
+        self._verdict_top = Placeholder("*The verdict appears here once the last cell has run.*") \
+            if in_kernel() and parent_hold() is None else None
 
     def _print_header(self) -> None:
         manifest = self.bundle.manifest
@@ -134,21 +140,30 @@ class StaticNotebook:
         print(f"sections: {', '.join(self.selected)}")
         print(f"outputs:  {_shown_path(self.out_root)}")
 
-    def run(self, name: str) -> SectionResult | None:
+    def run(self, name: str, progress: Progress | None = None) -> SectionResult | None:
         """Compute (or reuse) one section's results; None when it is not selected or its input is unusable.
 
         A section with bad input reports one line and lets the others run; :meth:`summary` then
-        stops the notebook with the list of failed sections (after saving what did work).
+        stops the notebook with the list of failed sections (after saving what did work). ``progress``:
+        the cell's progress line, updated while it waits.
         """
         if name not in self.selected:
             print(f"{name}: skipped (not in sections)")
             return None
         start = time.perf_counter()
-        worker_seconds = self._ahead.wait(name)
+
+        def tick(where: str = "in a worker process") -> None:
+            if progress is not None:
+                done = len(self.results) + len(self.failed) + self._ahead.done()
+                progress.show(f"{name}: computing {where} ... {done} of {len(self.selected)} sections done "
+                              f"({time.perf_counter() - start:.0f} s)")
+
+        worker_seconds = self._ahead.wait(name, tick if progress is not None else None)
+        if progress is not None and worker_seconds is None and (self.force or not is_cached(name, self.bundle,
+                                                                                             self.out_root)):
+            tick("in this kernel")
         try:
-            # Computed ahead by a worker: its cache record is current, so this only reads it back.
-            res = run_section(name, self.bundle, self.out_root,
-                              force=self.force and worker_seconds is None)
+            res = self._result(name, worker_seconds, progress)
         except (NeutrinoAEError, OSError) as exc:
             plain_os_error = isinstance(exc, OSError) and not isinstance(exc, NeutrinoAEError)
             self.failed[name] = os_error_line(exc) if plain_os_error else str(exc)
@@ -173,11 +188,19 @@ class StaticNotebook:
         log.info("%s: %s -> %s", name, how, self.out_root / name)
         return res
 
+    def _result(self, name: str, worker_seconds: float | None, progress: Progress | None) -> SectionResult:
+        try:
+            # Computed ahead by a worker: its cache record is current, so this only reads it back.
+            return run_section(name, self.bundle, self.out_root, force=self.force and worker_seconds is None)
+        finally:
+            if progress is not None:  # gone before the cell says anything else
+                progress.done()
+
     def section(self, name: str) -> None:
         """Run a section and show it once, in the paper's form (``Section.notebook_show`` and
         ``notebook_text``); a section with its own figure cells shows only its text here. Returns
         nothing, so the cell shows no repr; the result is in ``nb.results[name]``."""
-        self._show(name, self.run(name))
+        self._show(name, self.run(name, Progress()))
 
     def _show(self, name: str, res: SectionResult | None) -> None:
         self.shown.add(name)
@@ -268,6 +291,8 @@ class StaticNotebook:
         skipped = {n: f"section failed: {m}" for n, m in self.failed.items()}
         write_verdict(self.out_root, rows, self.kind, self.selected, skipped,
                       trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, failed=dict(self.failed))
+        if self._verdict_top is not None and (headline := verdict_headline(self.out_root)) is not None:
+            self._verdict_top.update(headline)
         if self.failed:
             problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")
