@@ -38,11 +38,25 @@ _why = missing_tools()
 pytestmark = pytest.mark.skipif(_why is not None, reason=f"front-end tests skipped: {_why}")
 
 RUN_ALL = """
-const done = arguments[arguments.length - 1];
 const app = window.jupyterapp;
 const run = arguments[0] ? app.shell.currentWidget.sessionContext.session.kernel.restart() : Promise.resolve();
+window.__runAll = null;
 run.then(() => app.commands.execute('notebook:run-all-cells'))
-   .then(ok => done({ok: ok}), e => done({error: String(e)}));
+   .then(ok => { window.__runAll = {ok: ok}; }, e => { window.__runAll = {error: String(e)}; });
+"""
+
+# Each progress line on the page: the texts its output has shown (kept on the output's node, which an
+# update re-renders in place).
+PROGRESS = """
+for (const pre of document.querySelectorAll('.neutrino-ae-progress')) {
+  const node = pre.closest('.jp-OutputArea-output') || pre;
+  const seen = JSON.parse(node.dataset.seen || '[]');
+  if (seen[seen.length - 1] !== pre.textContent) { seen.push(pre.textContent); }
+  node.dataset.seen = JSON.stringify(seen);
+  window.__progress = window.__progress || new Set();
+  window.__progress.add(node.dataset.seen);
+}
+return window.__runAll;
 """
 
 
@@ -108,11 +122,15 @@ def lab(tmp_path_factory, small_bundle):
 
 def _run_all(lab_: tuple, page: str, path: str, restart: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """Open ``page`` (or keep it open with ``restart``: a fresh kernel), Run All, wait for the kernel to go
-    idle (REST API); the notebook as the front end holds it, and what was seen on opening."""
+    idle (REST API); the notebook as the front end holds it, and what was seen on opening (``progress``:
+    the texts each progress line showed while it ran)."""
     server, driver, _, _ = lab_
     opened = {} if restart else open_notebook(driver, server, page, path)
-    result = driver.execute_async_script(RUN_ALL, restart)
+    driver.execute_script(RUN_ALL, restart)
+    result = wait_for(driver, PROGRESS, timeout=600, what="Run All")
     assert "error" not in result, result
+    opened["progress"] = [json.loads(seen) for seen in driver.execute_script(
+        "return [...(window.__progress || [])]; ")]
     kernel = wait_for(driver, "const p = window.jupyterapp.shell.currentWidget; "
                               "return p.sessionContext.session.kernel.id;")
     server.wait_idle(kernel)
@@ -174,6 +192,15 @@ def test_static_notebook_in_jupyterlab(lab, sample_run):
     assert opened["kernelName"] == "python3" and not opened["dirty"], \
         f"opening the notebook changed it (its kernelspec): {opened}"
     _static_checks(lab, nb, shot, sample_run)
+    # while the sections computed, the running cell said which one and how many were done; gone after
+    line = re.compile(r"\w+: computing in a worker process \.\.\. [0-5] of 6 sections done \(\d+ s\)")
+    seen = [text for texts in opened["progress"] for text in texts]
+    assert seen and all(line.fullmatch(text) for text in seen), f"progress lines: {opened['progress']}"
+    assert not driver.find_elements("css selector", ".neutrino-ae-progress")
+    assert not any("computing in a worker" in _texts(o) for _, o in _outputs(nb))
+    # the verdict is also shown at the top, in the set-up cell's output (the placeholder replaced)
+    top = "\n".join(_texts(o) for cid, o in _outputs(nb) if cid == "setup")
+    assert "## Verdict: PASS · SYNTHETIC sample data" in top and "appears here" not in top, top[-500:]
     _shutdown_kernels(server)
 
 
@@ -187,6 +214,8 @@ def test_dynamic_notebook_without_a_gpu_in_jupyterlab(lab):
     assert errors == [], f"{errors} (screenshot: {shot})"
     last = "\n".join(_texts(o) for cid, o in outputs if cid == "summary")
     assert "Verdict: NOTHING COLLECTED" in last, f"{last[:500]} (screenshot: {shot})"
+    top = "\n".join(_texts(o) for cid, o in outputs if cid == "env")
+    assert "## Verdict: NOTHING COLLECTED" in top, f"{top[-500:]} (screenshot: {shot})"
     _shutdown_kernels(server)
 
 
@@ -217,7 +246,8 @@ def test_static_notebook_in_notebook_7_shows_results_whole(lab, sample_run):
     server, driver, _, shots = lab
     nb, _ = _run_all(lab, "notebooks/static-nb7.ipynb", "static-nb7.ipynb")
     # Notebook 7 leaves the page where it was: the reviewer scrolls to the verdict
-    driver.execute_script("[...document.querySelectorAll('.neutrino-ae-verdict')].pop().scrollIntoView()")
+    driver.execute_script("[...document.querySelectorAll('.neutrino-ae-verdict')].pop().closest('.jp-OutputArea')"
+                          ".scrollIntoView()")
     shot = shots / "notebook7-static.png"
     _static_checks(lab, nb, shot, sample_run)
     # Notebook 7 folds an output taller than ~1,820 px into a 310 px scroll box unless its cell says otherwise
