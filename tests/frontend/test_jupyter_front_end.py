@@ -95,7 +95,7 @@ def _copy_notebook(name: str, to: Path, params: dict[str, str] | None = None, ke
     to.write_text(json.dumps(nb, indent=1), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def lab(tmp_path_factory, small_bundle):
     """One JupyterLab server (Notebook 7 too) serving a folder with the notebooks, and one browser."""
     tmp = tmp_path_factory.mktemp("frontend")
@@ -185,7 +185,7 @@ def _static_checks(lab_: tuple, nb: dict[str, Any], shot: Path, sample_run) -> N
         f"verdict not on screen: {seen} (screenshot: {shot})"
 
 
-def test_static_notebook_in_jupyterlab(lab, sample_run):
+def static_notebook_in_jupyterlab(lab, sample_run):
     server, driver, _, shots = lab
     nb, opened = _run_all(lab, "lab/tree/static.ipynb", "static.ipynb")
     shot = shots / "lab-static.png"
@@ -204,7 +204,7 @@ def test_static_notebook_in_jupyterlab(lab, sample_run):
     _shutdown_kernels(server)
 
 
-def test_dynamic_notebook_without_a_gpu_in_jupyterlab(lab):
+def dynamic_notebook_without_a_gpu_in_jupyterlab(lab, sample_run):
     server, driver, _, shots = lab
     nb, _ = _run_all(lab, "lab/tree/dynamic.ipynb", "dynamic.ipynb")
     shot = shots / "lab-dynamic.png"
@@ -219,7 +219,7 @@ def test_dynamic_notebook_without_a_gpu_in_jupyterlab(lab):
     _shutdown_kernels(server)
 
 
-def test_a_kernel_without_the_project_shows_one_line_on_ten_fresh_kernels(lab):
+def a_kernel_without_the_project_shows_one_line_on_ten_fresh_kernels(lab, sample_run):
     """Run All right after a (re)start: the race that let later cells run and print NameError tracebacks."""
     server, driver, _, shots = lab
     shot = shots / "lab-plain-kernel.png"
@@ -242,7 +242,7 @@ def test_a_kernel_without_the_project_shows_one_line_on_ten_fresh_kernels(lab):
     _shutdown_kernels(server)
 
 
-def test_static_notebook_in_notebook_7_shows_results_whole(lab, sample_run):
+def static_notebook_in_notebook_7_shows_results_whole(lab, sample_run):
     server, driver, _, shots = lab
     nb, _ = _run_all(lab, "notebooks/static-nb7.ipynb", "static-nb7.ipynb")
     # Notebook 7 leaves the page where it was: the reviewer scrolls to the verdict
@@ -258,3 +258,18 @@ def test_static_notebook_in_notebook_7_shows_results_whole(lab, sample_run):
         ).map(c => c.querySelector('.jp-InputArea-editor').textContent.trim().slice(0, 60));""")
     assert folded == [], f"outputs in a scroll box: {folded} (screenshot: {shot})"
     _shutdown_kernels(server)
+
+
+def test_run_all_in_jupyterlab_and_notebook_7(lab, sample_run):
+    """The four checks in order, on one server and one browser (one test: pytest-xdist never splits it
+    between workers, each starting its own); every check runs, the failures are reported together."""
+    failures = []
+    for check in (static_notebook_in_jupyterlab, dynamic_notebook_without_a_gpu_in_jupyterlab,
+                  a_kernel_without_the_project_shows_one_line_on_ten_fresh_kernels,
+                  static_notebook_in_notebook_7_shows_results_whole):
+        try:
+            check(lab, sample_run)
+        except AssertionError as exc:
+            failures.append(f"{check.__name__.replace('_', ' ')}: {exc}")
+            _shutdown_kernels(lab[0])
+    assert not failures, "\n\n".join(failures)
