@@ -220,26 +220,35 @@ def dynamic_notebook_without_a_gpu_in_jupyterlab(lab, sample_run):
 
 
 def a_kernel_without_the_project_shows_one_line_on_ten_fresh_kernels(lab, sample_run):
-    """Run All right after a (re)start: the race that let later cells run and print NameError tracebacks."""
+    """Run All right after a (re)start: the race that let later cells run and print NameError tracebacks.
+    Every try is checked; the failure lists what each bad try showed."""
     server, driver, _, shots = lab
     shot = shots / "lab-plain-kernel.png"
     open_notebook(driver, server, "lab/tree/static-plain.ipynb", "static-plain.ipynb")
-    for attempt in range(10):
+    bad = []
+    for attempt in range(1, 11):
         nb, _ = _run_all(lab, "", "", restart=True)
         outputs = _outputs(nb)
         errors = [(cid, o) for cid, o in outputs if o["output_type"] == "error"]
-        where = f"fresh kernel {attempt + 1} of 10 (screenshot: {shot})"
-        if len(errors) != 1 or errors[0][0] != "kernel-check":
-            driver.save_screenshot(str(shot))
-        assert [cid for cid, _ in errors] == ["kernel-check"], f"{[(c, o['ename']) for c, o in errors]}: {where}"
-        line = errors[0][1]["traceback"]
-        assert len(line) == 1 and line[0].startswith("KernelLacksProject: this kernel"), f"{line}: {where}"
-        others = [(cid, _texts(o)[:200]) for cid, o in outputs if cid not in ("kernel-check", "summary")]
-        assert others == [], f"cells after the failed set-up printed {others}: {where}"
+        lines = [o["traceback"] for cid, o in errors if cid == "kernel-check"]
+        others = [(cid, _texts(o)[:120]) for cid, o in outputs if cid not in ("kernel-check", "summary")]
         last = [_texts(o) for cid, o in outputs if cid == "summary"]
-        assert len(last) == 1 and "Set-up stopped" in last[0] and "KernelLacksProject" in last[0], f"{last}: {where}"
-    driver.save_screenshot(str(shot))
+        problems = []
+        if len(errors) != 1 or len(lines) != 1:
+            problems.append(f"error outputs in {[cid for cid, _ in errors]}")
+        elif len(lines[0]) != 1 or not lines[0][0].startswith("KernelLacksProject: this kernel"):
+            problems.append(f"not one line: {lines[0]}")
+        if others:
+            problems.append(f"cells after the failed set-up printed {others}")
+        if len(last) != 1 or "Set-up stopped" not in last[0] or "KernelLacksProject" not in last[0]:
+            problems.append(f"the last cell does not repeat the reason: {last}")
+        if problems:
+            bad.append(f"fresh kernel {attempt}: {'; '.join(problems)}")
+            driver.save_screenshot(str(shot))
+    if not bad:
+        driver.save_screenshot(str(shot))
     _shutdown_kernels(server)
+    assert not bad, f"{len(bad)} of 10 fresh kernels (screenshot: {shot}):\n" + "\n".join(bad)
 
 
 def static_notebook_in_notebook_7_shows_results_whole(lab, sample_run):
