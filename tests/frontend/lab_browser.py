@@ -60,7 +60,10 @@ class LabServer:
                  env: dict[str, str] | None = None) -> None:
         self.root, self.port, self.token = root, free_port(), secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{self.port}"
-        extra_env, env = env, {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        # as a reviewer's shell: no PYTHONPATH, and none of the variables neutrino-ae run gives its kernel (a
+        # test in this process may have left one: kernels would then link outputs to another folder)
+        extra_env, env = env, {k: v for k, v in os.environ.items()
+                               if k != "PYTHONPATH" and not k.startswith("NEUTRINO_AE_")}
         env.update(JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
                    JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"))
         env.pop("MPLBACKEND", None)  # as a reviewer's kernel starts: no backend forced
