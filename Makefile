@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # (.installed-test: `make test`, .installed-report: `make report`), each reinstalled when pyproject.toml changes.
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run report test check lint bench dynamic-emulated render-tools
+.PHONY: setup run report test check lint bench dynamic-emulated render-tools lab
 
 setup: $(STAMP)
 
@@ -31,14 +31,27 @@ report: $(VENV)/.installed-report
 	test -f results/static/static.executed.ipynb || $(PY) -m neutrino_ae run static -p bundle sample
 	$(PY) -m neutrino_ae.run.report results/static/static.executed.ipynb --render-check
 
+# Jupyter for reviewers: JupyterLab (NOTEBOOK=1: Notebook 7) from .venv, so both notebooks' kernel (python3)
+# is this project's interpreter. Foreground: it prints the URL with its token; bound to 127.0.0.1 (--allow-root
+# as root, as in a container); Ctrl-C stops it. Its default settings (tools/lab-settings/overrides.json): Notebook 7
+# shows tall outputs whole (the verdict, the figures; it folds anything over ~1,820 px into a 310 px box
+# otherwise) and no news is fetched.
+LAB_SETTINGS = --LabApp.app_settings_dir=$(CURDIR)/tools/lab-settings \
+	--JupyterNotebookApp.app_settings_dir=$(CURDIR)/tools/lab-settings
+lab: $(VENV)/.installed-lab
+	$(PY) -m jupyter $(if $(NOTEBOOK),notebook,lab) --ServerApp.ip=127.0.0.1 $(LAB_SETTINGS) \
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+
 # The render tests (tests/run/test_notebook_report.py: the report printed to PDF by a headless Chromium, read
-# back with poppler's pdftotext) need Debian's chromium and poppler-utils: installed when missing where
+# back with poppler's pdftotext) need Debian's chromium and poppler-utils, the front-end tests (tests/frontend:
+# JupyterLab driven through WebDriver) chromium-driver too: installed when missing where
 # root can run apt-get (CI), quietly, in one line; elsewhere one line says the render tests will be skipped.
 APT_GET ?= apt-get
 render-tools:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  command -v google-chrome >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null 2>&1 || missing="$$missing chromium-driver"; \
 	command -v pdftotext >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" != 0 ] || ! command -v $(APT_GET) >/dev/null 2>&1; then \

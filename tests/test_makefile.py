@@ -86,22 +86,24 @@ def test_make_test_installs_the_render_tools_only_when_missing_and_says_so_in_on
                                             text=True, check=False).stdout.split("\ntest:", 1)[1].splitlines()[0]
     log = tmp_path / "apt.log"
     apt = f'echo "$@" >> {log}'
-    present = _render_tools(tmp_path / "a", {"chromium": "exit 0", "pdftotext": "exit 0", "id": "echo 0",
-                                             "apt-get": apt})
+    present = _render_tools(tmp_path / "a", {"chromium": "exit 0", "chromedriver": "exit 0", "pdftotext": "exit 0",
+                                             "id": "echo 0", "apt-get": apt})
     assert (present.returncode, present.stdout, present.stderr) == (0, "", "") and not log.exists()
 
     user = _render_tools(tmp_path / "b", {"id": "echo 1000", "apt-get": apt})
     assert user.returncode == 0 and not log.exists()
-    assert user.stdout.splitlines() == ["render tests will be skipped: chromium poppler-utils not installed "
-                                        "(installing needs root and apt-get: apt-get install chromium poppler-utils)"]
-    no_apt = _render_tools(tmp_path / "c", {"id": "echo 0", "chromium": "exit 0"}, APT_GET="apt-get")
+    assert user.stdout.splitlines() == ["render tests will be skipped: chromium chromium-driver poppler-utils not "
+                                        "installed (installing needs root and apt-get: apt-get install chromium "
+                                        "chromium-driver poppler-utils)"]
+    no_apt = _render_tools(tmp_path / "c", {"id": "echo 0", "chromium": "exit 0", "chromedriver": "exit 0"},
+                           APT_GET="apt-get")
     assert no_apt.stdout.splitlines()[0].startswith("render tests will be skipped: poppler-utils not installed")
 
     root = _render_tools(tmp_path / "d", {"id": "echo 0", "apt-get": apt})
-    assert (root.returncode, root.stdout.splitlines()) == (0, ["installed chromium poppler-utils (Debian) for the "
-                                                               "render tests"]), root.stderr
-    assert log.read_text().splitlines() == ["update -qq",
-                                            "install -y -qq --no-install-recommends chromium poppler-utils"]
+    assert (root.returncode, root.stdout.splitlines()) == (0, ["installed chromium chromium-driver poppler-utils "
+                                                               "(Debian) for the render tests"]), root.stderr
+    assert log.read_text().splitlines() == ["update -qq", "install -y -qq --no-install-recommends chromium "
+                                            "chromium-driver poppler-utils"]
     failing = _render_tools(tmp_path / "e", {"id": "echo 0", "apt-get": "exit 100"})
-    assert failing.stdout.splitlines() == ["render tests will be skipped: apt-get install chromium poppler-utils "
-                                           "failed"]
+    assert failing.stdout.splitlines() == ["render tests will be skipped: apt-get install chromium chromium-driver "
+                                           "poppler-utils failed"]

@@ -16,7 +16,9 @@ import sys
 from collections.abc import Sequence
 
 import nbformat
-from notebook_builder import KERNEL_CHECK, builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
+
+# tools/ is sys.path[0] when run as a script
+from notebook_builder import KERNEL_CHECK, SETUP_MARK, builder_main, md, notebook_text, whole
 
 from neutrino_ae.report.section import registry
 
@@ -65,7 +67,8 @@ ENV_MD = md("""
     Neutrino can probe with a current PyTorch (SASS-only wheels) or Triton (>= 3.3).
 """)
 
-ENV = code("""
+ENV = code(f"""
+    {SETUP_MARK}
     from neutrino_ae.run.dynamic_notebook import DynamicNotebook
 
     nb = DynamicNotebook(sections=sections, output_dir=output_dir, trace_root=trace_root, neutrino=neutrino,
@@ -104,20 +107,22 @@ def cells(names: Sequence[str] | None = None) -> list[nbformat.NotebookNode]:
     summary. A section without cells is still collected (``sections = "all"``) and shown by the summary cell."""
     v4 = nbformat.v4
     hidden = {"jupyter": {"source_hidden": True}, "tags": ["remove-input"]}  # plumbing: outputs only
+    shown_whole = {**hidden, **whole()}
     out = [v4.new_markdown_cell(INTRO, id="intro"),
            v4.new_code_cell(KERNEL_CHECK, id="kernel-check", metadata=hidden),
            v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
-           v4.new_markdown_cell(ENV_MD, id="env-md"), v4.new_code_cell(ENV, id="env", metadata=hidden)]
+           v4.new_markdown_cell(ENV_MD, id="env-md"), v4.new_code_cell(ENV, id="env", metadata=shown_whole)]
     sections = registry.sections() if names is None else [registry.get(n) for n in names]
     for i, s in enumerate(sections, start=1):
         cid = s.name.replace("_", "-")
         heading = f"## {i}. {s.title} ({s.paper_ref})"
         out.append(v4.new_markdown_cell(heading + "\n\n" + s.dynamic_prose.strip(), id=f"{cid}-md"))
-        out.append(v4.new_code_cell(f'nb.section("{s.name}")', id=cid))
+        out.append(v4.new_code_cell(f'nb.section("{s.name}")', id=cid, metadata=whole()))
     n = len(sections) + 1
     out += [v4.new_markdown_cell(INTERNALS_MD.replace("## 7.", f"## {n}.", 1), id="internals-md"),
-            v4.new_code_cell(INTERNALS, id="internals"),
-            v4.new_markdown_cell(SUMMARY_MD, id="summary-md"), v4.new_code_cell(SUMMARY, id="summary")]
+            v4.new_code_cell(INTERNALS, id="internals", metadata=whole()),
+            v4.new_markdown_cell(SUMMARY_MD, id="summary-md"),
+            v4.new_code_cell(SUMMARY, id="summary", metadata=whole())]
     return out
 
 

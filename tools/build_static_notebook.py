@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
-from notebook_builder import KERNEL_CHECK, builder_main, md, notebook_text  # tools/ is sys.path[0] when run as a script
+
+# tools/ is sys.path[0] when run as a script
+from notebook_builder import KERNEL_CHECK, SETUP_MARK, builder_main, md, notebook_text, whole
 
 from neutrino_ae.bundle import fetch
 from neutrino_ae.report.section import registry
@@ -55,6 +57,8 @@ INTRO = md("""
 
 PARAMETERS = code(f"""
     # Parameters (papermill: -p <name> <value>)
+    # First run: "auto" downloads the paper's trace.zip (about 1.5 GB, once, into traces/paper/). Offline or for a
+    # quick look: bundle = "sample", a synthetic bundle made here (32 MB, about 20 s in all; not the paper's data).
     bundle = "auto"  # "auto": trace_root's bundle, else download the paper's; "paper"; "sample"; a trace.zip's path
     trace_root = ""  # where the bundle lives; empty: traces/sample/ for the sample bundle, else traces/paper/
     bundle_url = "{fetch.PAPER_BUNDLE_URL}"  # the paper's trace.zip
@@ -82,7 +86,8 @@ SETUP_MD = md("""
     stops the run naming it.
 """)
 
-SETUP = code("""
+SETUP = code(f"""
+    {SETUP_MARK}
     from neutrino_ae.run.notebook import StaticNotebook
 
     nb = StaticNotebook(bundle=bundle, trace_root=trace_root, bundle_url=bundle_url, bundle_sha256=bundle_sha256,
@@ -116,20 +121,21 @@ def cells(names: Sequence[str] | None = None) -> list[nbformat.NotebookNode]:
                          metadata={"jupyter": {"source_hidden": True}, "tags": ["remove-input"]}),
         v4.new_code_cell(PARAMETERS, id="parameters", metadata={"tags": ["parameters"]}),
         v4.new_markdown_cell(SETUP_MD, id="setup-md"),
-        v4.new_code_cell(SETUP, id="setup"),
+        v4.new_code_cell(SETUP, id="setup", metadata=whole()),
     ]
     for i, s in enumerate(sections, start=1):
         cid = s.name.replace("_", "-")
         out.append(v4.new_markdown_cell(_header(i, s.name) + "\n\n" + s.static_prose.strip(), id=f"{cid}-md"))
-        out.append(v4.new_code_cell(f'nb.section("{s.name}")', id=cid))
+        out.append(v4.new_code_cell(f'nb.section("{s.name}")', id=cid, metadata=whole()))
         for key, caption in s.notebook_figures:
-            out.append(v4.new_code_cell(f'# {caption}\nnb.figure("{s.name}", "{key}")', id=f"{cid}-{Path(key).stem}"))
+            out.append(v4.new_code_cell(f'# {caption}\nnb.figure("{s.name}", "{key}")', id=f"{cid}-{Path(key).stem}",
+                                        metadata=whole()))
         if s.timelines:  # the traces it read, as Perfetto timelines, linked beside its figures
             out.append(v4.new_code_cell(f'from neutrino_ae.run.timelines import show_timelines\n\n'
                                         f'show_timelines(nb, "{s.name}")', id=f"{cid}-perfetto"))
     out += [
         v4.new_markdown_cell(SUMMARY_MD.format(n=len(sections) + 1), id="summary-md"),
-        v4.new_code_cell(SUMMARY, id="summary"),
+        v4.new_code_cell(SUMMARY, id="summary", metadata=whole()),
     ]
     return out
 

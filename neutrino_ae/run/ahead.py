@@ -14,7 +14,8 @@ import os
 import signal
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from neutrino_ae.bundle.context import Bundle
@@ -78,12 +79,22 @@ class Ahead:
             self._futures[name] = pool.submit(_compute, name, bundle, str(out_root), force)
         pool.shutdown(wait=False)  # the queued sections still run; nothing new is submitted
 
-    def wait(self, name: str) -> float | None:
+    def done(self) -> int:
+        """Sections computed ahead and not yet collected by :meth:`wait`."""
+        return sum(f.done() for f in self._futures.values())
+
+    def computing(self, name: str) -> bool:
+        return name in self._futures
+
+    def wait(self, name: str, tick: Callable[[], None] | None = None) -> float | None:
         """Seconds the worker took for ``name`` (0 when it found the cached results current); None when
-        it did not finish it (not computed ahead, or failed: the caller then computes it itself)."""
+        it did not finish it (not computed ahead, or failed: the caller then computes it itself).
+        ``tick`` is called every half second while it waits (the cell's progress line)."""
         future = self._futures.pop(name, None)
         if future is None:
             return None
+        while tick is not None and not wait([future], timeout=0.5).done:
+            tick()
         try:
             seconds, error = future.result()
         except Exception:  # a worker that died (killed, out of memory): compute in the kernel

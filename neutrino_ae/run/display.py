@@ -43,6 +43,62 @@ def _html(html: str, plain: str) -> None:
 html_output = _html
 
 
+def in_kernel() -> bool:
+    """Running in a Jupyter kernel (a front end or papermill shows display outputs), not plain Python."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - the suite installs IPython (ipykernel)
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+class Placeholder:
+    """One output that later cells replace in place (a display id: JupyterLab, Notebook 7 and nbclient
+    update every output showing it, in any cell); nothing outside a kernel."""
+
+    def __init__(self, markdown_text: str) -> None:
+        from IPython.display import Markdown, display
+
+        self._handle = display(Markdown(markdown_text), display_id=True) if in_kernel() else None
+
+    def update(self, markdown_text: str) -> None:
+        from IPython.display import Markdown
+
+        if self._handle is not None:
+            self._handle.update(Markdown(markdown_text))
+
+
+class Progress:
+    """The running cell's progress line (``dmat: computing ... 3 of 7 sections done``), updated in place and
+    removed before the cell shows its results. A display output with ``text/plain`` and ``text/html``, not
+    a widget: Lab and Notebook 7 update it, papermill's log prints its first state, an HTML export never
+    says "Loading widget...". Nothing outside a kernel (run.log has the timings)."""
+
+    def __init__(self) -> None:
+        self._handle: Any = None
+
+    def show(self, text: str) -> None:
+        if not in_kernel():
+            return
+        import html
+
+        from IPython.display import display
+
+        data = {"text/plain": text, "text/html": f'<pre class="neutrino-ae-progress">{html.escape(text)}</pre>'}
+        if self._handle is None:
+            self._handle = display(data, raw=True, display_id=True)
+        else:
+            self._handle.update(data, raw=True)
+
+    def done(self) -> None:
+        """Remove the line (the cell's outputs so far: the progress line is the first thing it shows)."""
+        if self._handle is not None:
+            from IPython.display import clear_output
+
+            clear_output()
+            self._handle = None
+
+
 #: An SVG copy of a vector figure is put beside its PNG in the output when its file is at most this big
 #: (bars and lines: tens of KB); front ends and nbconvert's HTML then show the vector copy.
 SVG_INLINE_MAX_BYTES = 160_000

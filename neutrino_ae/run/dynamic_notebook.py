@@ -21,12 +21,13 @@ from neutrino_ae.report.command.layout import DYNAMIC_RESULTS, DYNAMIC_TRACES, T
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.report.results.summary import summary_rows, write_summary
 from neutrino_ae.report.section import NotebookStop, registry
-from neutrino_ae.run.display import link, markdown, show
+from neutrino_ae.run.display import Placeholder, in_kernel, link, markdown, show
 from neutrino_ae.run.dynamic_view import applies, env_markdown, not_run_markdown, provenance, shown, unabsolute
+from neutrino_ae.run.lock import parent_hold
 from neutrino_ae.run.notebook import mark_reports_stale
 from neutrino_ae.run.notebook_setup import check, check_types, flag, prepare_output, section_names, separate
 from neutrino_ae.run.runner import collect_section, run_section
-from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, write_verdict
+from neutrino_ae.run.verdict import VerdictRun, trace_dirs_read, verdict_headline, write_verdict
 
 
 class DynamicNotebook:
@@ -77,6 +78,9 @@ class DynamicNotebook:
         markdown(env_markdown(self.env_report))
         print(f"traces: {shown(self.trace_root)}; outputs: {shown(self.out_root)}; "
               f"sections: {', '.join(self.selected)}")
+        # Run interactively, the verdict also appears up here once the last cell has run (as in static.ipynb)
+        self._verdict_top = Placeholder("*The verdict appears here once the last cell has run.*") \
+            if in_kernel() and parent_hold() is None else None
         self.collected: list[str] = []  # sections collected by this run
         self.earlier: list[str] = []  # sections analysed from traces this run did not collect
         self.kind = DYNAMIC  # the bundle kind of what was analysed (trace_root's, once a section ran)
@@ -187,6 +191,8 @@ class DynamicNotebook:
         doc = write_verdict(self.out_root, rows, "dynamic", self.selected, skipped, nothing_collected=nothing,
                             trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, emulated=self.emulated,
                             scope=scope, source=label, judge=judge, show=not nothing)
+        if self._verdict_top is not None and (headline := verdict_headline(self.out_root)) is not None:
+            self._verdict_top.update(headline)
         if nothing:
             fields = set(Outcome.__dataclass_fields__)
             outcomes = [Outcome(**{k: v for k, v in c.items() if k in fields}) for c in doc["claims"]]

@@ -35,23 +35,27 @@ from neutrino_ae.report.results import SectionResult, dataframe_to_markdown
 from neutrino_ae.report.results.summary import summary_rows, summary_table, write_summary
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError, NotebookStop, registry
 from neutrino_ae.run.ahead import Ahead, default_workers
-from neutrino_ae.run.display import link, markdown, show
+from neutrino_ae.run.display import Placeholder, Progress, in_kernel, link, markdown, show
+from neutrino_ae.run.lock import parent_hold
 from neutrino_ae.run.notebook_setup import (
     NotebookDiskFull,
     check,
     check_types,
     flag,
+    new_folders,
     prepare_output,
+    remove_empty,
     section_names,
     separate,
 )
-from neutrino_ae.run.runner import run_section
+from neutrino_ae.run.runner import is_cached, run_section
 from neutrino_ae.run.verdict import (
     VerdictRun,
     kept_rows,
     kept_runs,
     kept_sections,
     trace_dirs_read,
+    verdict_headline,
     write_verdict,
 )
 from neutrino_ae.sample import generate_bundle
@@ -86,6 +90,7 @@ class StaticNotebook:
         trace_root = default_trace_root(bundle) if not str(trace_root).strip() else trace_root
         separate(self.out_root, Path(trace_root))
         previous = prepare_output(self.out_root)  # (verdict, summary) a partial run merges into
+        created = new_folders(Path(trace_root))
         try:
             # The sample's generator prints a line per section; a download keeps its progress bar.
             self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
@@ -93,6 +98,7 @@ class StaticNotebook:
                                                    seed=int(seed), progress=bundle != "sample",
                                                    generator=generate_bundle)
         except (NeutrinoAEError, OSError, ValueError) as exc:
+            remove_empty(Path(trace_root), created, fetch.DOWNLOAD_DIR)  # no empty traces/paper/ left
             message = f"trace_root {os_error_line(exc)}" if isinstance(exc, OSError) else str(exc)
             if 'bundle="sample"' not in message and bundle != "sample":
                 message += f"; {fetch.SAMPLE_HINT}"
@@ -115,6 +121,10 @@ class StaticNotebook:
         self.shown: set[str] = set()  # the sections a cell has shown (the summary shows the others)
         self._print_header()
         self._ahead = Ahead(self.selected, self.bundle, self.out_root, self.force, workers)
+        # Run interactively, the verdict also appears up here once the last cell has run (neutrino-ae run's
+        # saved copy has it in a cell under the title instead).
+        self._verdict_top = Placeholder("*The verdict appears here once the last cell has run.*") \
+            if in_kernel() and parent_hold() is None else None
 
     def _print_header(self) -> None:
         manifest = self.bundle.manifest
@@ -134,21 +144,30 @@ class StaticNotebook:
         print(f"sections: {', '.join(self.selected)}")
         print(f"outputs:  {_shown_path(self.out_root)}")
 
-    def run(self, name: str) -> SectionResult | None:
+    def run(self, name: str, progress: Progress | None = None) -> SectionResult | None:
         """Compute (or reuse) one section's results; None when it is not selected or its input is unusable.
 
         A section with bad input reports one line and lets the others run; :meth:`summary` then
-        stops the notebook with the list of failed sections (after saving what did work).
+        stops the notebook with the list of failed sections (after saving what did work). ``progress``:
+        the cell's progress line, updated while it waits.
         """
         if name not in self.selected:
             print(f"{name}: skipped (not in sections)")
             return None
         start = time.perf_counter()
-        worker_seconds = self._ahead.wait(name)
+
+        def tick(where: str = "in a worker process") -> None:
+            if progress is not None:
+                done = len(self.results) + len(self.failed) + self._ahead.done()
+                progress.show(f"{name}: computing {where} ... {done} of {len(self.selected)} sections done "
+                              f"({time.perf_counter() - start:.0f} s)")
+
+        worker_seconds = self._ahead.wait(name, tick if progress is not None else None)
+        if progress is not None and worker_seconds is None and (self.force or not is_cached(name, self.bundle,
+                                                                                             self.out_root)):
+            tick("in this kernel")
         try:
-            # Computed ahead by a worker: its cache record is current, so this only reads it back.
-            res = run_section(name, self.bundle, self.out_root,
-                              force=self.force and worker_seconds is None)
+            res = self._result(name, worker_seconds, progress)
         except (NeutrinoAEError, OSError) as exc:
             plain_os_error = isinstance(exc, OSError) and not isinstance(exc, NeutrinoAEError)
             self.failed[name] = os_error_line(exc) if plain_os_error else str(exc)
@@ -173,11 +192,19 @@ class StaticNotebook:
         log.info("%s: %s -> %s", name, how, self.out_root / name)
         return res
 
+    def _result(self, name: str, worker_seconds: float | None, progress: Progress | None) -> SectionResult:
+        try:
+            # Computed ahead by a worker: its cache record is current, so this only reads it back.
+            return run_section(name, self.bundle, self.out_root, force=self.force and worker_seconds is None)
+        finally:
+            if progress is not None:  # gone before the cell says anything else
+                progress.done()
+
     def section(self, name: str) -> None:
         """Run a section and show it once, in the paper's form (``Section.notebook_show`` and
         ``notebook_text``); a section with its own figure cells shows only its text here. Returns
         nothing, so the cell shows no repr; the result is in ``nb.results[name]``."""
-        self._show(name, self.run(name))
+        self._show(name, self.run(name, Progress()))
 
     def _show(self, name: str, res: SectionResult | None) -> None:
         self.shown.add(name)
@@ -268,6 +295,8 @@ class StaticNotebook:
         skipped = {n: f"section failed: {m}" for n, m in self.failed.items()}
         write_verdict(self.out_root, rows, self.kind, self.selected, skipped,
                       trace_dirs=trace_dirs_read(self.results), run=self.verdict_run, failed=dict(self.failed))
+        if self._verdict_top is not None and (headline := verdict_headline(self.out_root)) is not None:
+            self._verdict_top.update(headline)
         if self.failed:
             problems = "; ".join(f"{n}: {m}" for n, m in self.failed.items())
             raise NotebookStop(f"{len(self.failed)} section(s) failed, the others are saved: {problems}")

@@ -30,7 +30,6 @@ from typing import Any
 import neutrino_ae
 from neutrino_ae.atomic import DiskFull, is_disk_full
 from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
-from neutrino_ae.escape import md_text
 from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.command.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
@@ -306,37 +305,14 @@ def _could_not_run(nb: Path, running: Path, final: Path, exc: Exception) -> Path
 
 
 def _verdict_cell(out_dir: Path) -> Any:
-    """The run's verdict (verdict.json) as a cell for right under the notebook's title, so a reader sees
-    whether the run reproduces the paper before scrolling: the overall verdict with its scope (the
-    synthetic caveat) in one heading, the counts, and any claim that did not pass; the table of every
-    claim is the last cell's output (shown once)."""
+    """The run's verdict (:func:`~neutrino_ae.run.verdict.verdict_headline`) as a cell for right under the
+    notebook's title, so a reader sees whether the run reproduces the paper before scrolling."""
     import nbformat
 
-    from neutrino_ae.report.claims import PASS, SKIPPED, VERDICT_NAME, counts_line, read_verdict
-    from neutrino_ae.report.claims.view import verdict_html as verdict_table
+    from neutrino_ae.run.verdict import verdict_headline
 
-    try:
-        found = read_verdict(out_dir)
-    except (OSError, ValueError, TypeError):
-        return None  # the executed notebook is still published as it is
-    if found is None:
-        return None
-    doc, outcomes = found
-    kind = {"sample": "SYNTHETIC sample data", "paper": "the paper's traces", "dynamic": "traces from this GPU"}.get(
-        str(doc.get("bundle_kind")), "traces of unknown provenance")
-    if doc.get("source"):  # dynamic.ipynb: collected now, earlier traces, or nothing
-        kind = str(doc["source"])
-    if doc.get("emulated"):
-        kind = "EMULATED GPU (emulator's model, not a measurement)"
-    # The scope holds a tool's words (nvidia-smi's error) and folder names: Markdown text, never markup.
-    text = (f"## Verdict: {md_text(doc.get('overall'))} · {md_text(kind)}\n\n**{md_text(doc.get('scope'))}.** "
-            f"{counts_line(doc.get('counts', {}))}; every claim with what was expected and obtained is in the "
-            f"Verdict section at the end and in `{VERDICT_NAME}`.")
-    # Nothing judged (every claim SKIPPED, e.g. nothing collected): the end lists them once, not twice.
-    others = [o for o in outcomes if o.status != PASS] if any(o.status != SKIPPED for o in outcomes) else []
-    if others:
-        text += f"\n\nClaims that did not pass:\n\n{verdict_table(others)}"
-    return nbformat.v4.new_markdown_cell(text + "\n", id="verdict-top")
+    text = verdict_headline(out_dir)
+    return None if text is None else nbformat.v4.new_markdown_cell(text, id="verdict-top")
 
 
 def _publish(running: Path, failed: Path, line: str) -> bool:

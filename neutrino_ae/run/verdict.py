@@ -36,7 +36,7 @@ from typing import Any
 
 from neutrino_ae.atomic import write_json
 from neutrino_ae.bundle.trust import Identity
-from neutrino_ae.escape import html_attr
+from neutrino_ae.escape import html_attr, md_text
 from neutrino_ae.report.claims import (
     DIFFERS,
     PASS,
@@ -255,3 +255,34 @@ def verdict_header(doc: dict[str, Any]) -> list[str]:
         lines.append(f"partial: covers {', '.join(doc.get('sections', []))}; not judged: "
                      f"{', '.join(doc.get('missing_sections', []))}")
     return lines
+
+
+def verdict_headline(out_dir: Path) -> str | None:
+    """The run's verdict (verdict.json) in a few lines of Markdown, for the top of the notebook: the overall
+    verdict with its scope (the synthetic caveat) in one heading, the counts, and any claim that did not pass;
+    the table of every claim is the last cell's output (shown once). None when there is no verdict to read.
+    ``neutrino-ae run`` puts it in a cell under the title; an interactive run shows it in the set-up cell."""
+    from neutrino_ae.report.claims import read_verdict
+
+    try:
+        found = read_verdict(out_dir)
+    except (OSError, ValueError, TypeError):
+        return None
+    if found is None:
+        return None
+    doc, outcomes = found
+    kind = {"sample": "SYNTHETIC sample data", "paper": "the paper's traces", "dynamic": "traces from this GPU"}.get(
+        str(doc.get("bundle_kind")), "traces of unknown provenance")
+    if doc.get("source"):  # dynamic.ipynb: collected now, earlier traces, or nothing
+        kind = str(doc["source"])
+    if doc.get("emulated"):
+        kind = "EMULATED GPU (emulator's model, not a measurement)"
+    # The scope holds a tool's words (nvidia-smi's error) and folder names: Markdown text, never markup.
+    text = (f"## Verdict: {md_text(doc.get('overall'))} · {md_text(kind)}\n\n**{md_text(doc.get('scope'))}.** "
+            f"{counts_line(doc.get('counts', {}))}; every claim with what was expected and obtained is in the "
+            f"Verdict section at the end and in `{VERDICT_NAME}`.")
+    # Nothing judged (every claim SKIPPED, e.g. nothing collected): the end lists them once, not twice.
+    others = [o for o in outcomes if o.status != PASS] if any(o.status != SKIPPED for o in outcomes) else []
+    if others:
+        text += f"\n\nClaims that did not pass:\n\n{verdict_table(others)}"
+    return text + "\n"

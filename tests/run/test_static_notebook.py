@@ -344,5 +344,10 @@ def test_paper_bundle_without_network_stops_with_one_clear_message(tmp_path, ker
     failed = [c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs)]
     assert failed[0].id == "setup"
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.json"))
-    assert not re.search(r"\bsynthetic\b", _text_outputs(executed), re.I), "must not fall back to sample data"
+    # the last cell repeats the stop (the set-up guard: every cell between does nothing), hint included
+    stop = f"Set-up stopped, so no cell after it ran: NotebookNetworkError: {error.evalue}"
+    assert [o.text.strip() for o in nb.cells[-1].outputs] == [stop]
+    assert [c.id for c in nb.cells if c.cell_type == "code" and c.outputs and c.id != "summary"] == ["setup"]
+    assert not re.search(r"\bsynthetic\b", _text_outputs(executed).replace(stop, ""), re.I), \
+        "must not fall back to sample data"
     assert json.dumps(error.evalue).count("\\n") == 0
