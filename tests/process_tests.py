@@ -29,6 +29,7 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_run_static_on_a_zip_from_anywhere",
     ),
     "tests/differential/test_block_sched_vs_artifact.py": ALL,
+    "tests/frontend/test_jupyter_front_end.py": ALL,
     "tests/differential/test_dmat_vs_artifact.py": (
         "test_cli_on_all_ones_clocks_writes_the_artifacts_map_and_a_figure",
         "test_one_thread_blocks_without_probe_toml_read_as_thread_level",
