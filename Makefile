@@ -36,11 +36,10 @@ report: $(VENV)/.installed-report
 # as root, as in a container); Ctrl-C stops it. Its default settings (tools/lab-settings/overrides.json): Notebook 7
 # shows tall outputs whole (the verdict, the figures; it folds anything over ~1,820 px into a 310 px box
 # otherwise) and no news is fetched.
-LAB_SETTINGS = --LabApp.app_settings_dir=$(CURDIR)/tools/lab-settings \
-	--JupyterNotebookApp.app_settings_dir=$(CURDIR)/tools/lab-settings
+LAB_SETTINGS = --LabApp.app_settings_dir="$(CURDIR)/tools/lab-settings" \
+	--JupyterNotebookApp.app_settings_dir="$(CURDIR)/tools/lab-settings"
 lab: $(VENV)/.installed-lab
-	$(PY) -m jupyter $(if $(NOTEBOOK),notebook,lab) --ServerApp.ip=127.0.0.1 $(LAB_SETTINGS) \
-	  $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(PY) -m jupyter $(if $(NOTEBOOK),notebook,lab) --ServerApp.ip=127.0.0.1 $(LAB_SETTINGS) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The render tests (tests/run/test_notebook_report.py: the report printed to PDF by a headless Chromium, read
 # back with poppler's pdftotext) need Debian's chromium and poppler-utils, the front-end tests (tests/frontend:

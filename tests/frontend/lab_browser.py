@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -44,7 +45,7 @@ def lab_settings() -> list[str]:
     proc = subprocess.run(["make", "-n", "-s", "-C", str(REPO), "lab", "VENV=/nonexistent-venv"],
                           capture_output=True, text=True, check=False)
     line = next((ln for ln in proc.stdout.splitlines() if " -m jupyter lab " in ln), "")  # none: Jupyter's own
-    return [arg for arg in line.split() if arg.startswith(("--LabApp.", "--JupyterNotebookApp."))]
+    return [arg for arg in shlex.split(line) if arg.startswith(("--LabApp.", "--JupyterNotebookApp."))]
 
 
 def free_port() -> int:
