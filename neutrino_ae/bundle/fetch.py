@@ -177,6 +177,7 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
                                 f"folder); pass that folder as the trace root (`--trace-root {nested}`)")
 
     _refuse_source_tree(root)
+    made = new_folders(root)
     root.mkdir(parents=True, exist_ok=True)
     # The writing part holds the root's lock: never beside a run reading it, nor a sample generation.
     with hold_target(root, progress=progress):
@@ -184,8 +185,35 @@ def fetch_paper_bundle(trace_root: str | os.PathLike[str], url: str = PAPER_BUND
             _download_and_extract(root, archive, url, expected, force, progress, keep_zip, retries, backoff,
                                   timeout, max_bytes, max_attempts, deadline_s, limits or ExtractLimits())
         except NetworkError as exc:
+            # Nothing fetched: no empty .download/ (nor the folders this call made) is left to puzzle the next
+            # run; a partial download stays, for the next run to resume.
+            remove_if_empty([archive.parent, *made])
             raise NetworkError(exc.path, f"{exc.problem}; {LOCAL_COPY_HINT}") from None
     return root
+
+
+def new_folders(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first (what making it creates)."""
+    out, folder = [], Path(path).absolute()
+    while not folder.exists() and folder != folder.parent:
+        out.append(folder)
+        folder = folder.parent
+    return out
+
+
+def remove_if_empty(folders: list[Path]) -> None:
+    """After a failed fetch: remove ``folders`` in order (deepest first) while each is an empty folder; one
+    missing is passed over, the first that is not empty (a partial archive kept for resuming) or is a link
+    ends it, so a folder holding anything stays with its parents."""
+    for folder in folders:
+        if not os.path.lexists(folder):
+            continue
+        if folder.is_symlink():
+            return
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _reused(root: Path, manifest: dict[str, Any], digest: str, source: Path) -> Path:

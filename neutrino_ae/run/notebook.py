@@ -42,9 +42,7 @@ from neutrino_ae.run.notebook_setup import (
     check,
     check_types,
     flag,
-    new_folders,
     prepare_output,
-    remove_empty,
     section_names,
     separate,
 )
@@ -90,7 +88,7 @@ class StaticNotebook:
         trace_root = default_trace_root(bundle) if not str(trace_root).strip() else trace_root
         separate(self.out_root, Path(trace_root))
         previous = prepare_output(self.out_root)  # (verdict, summary) a partial run merges into
-        created = new_folders(Path(trace_root))
+        created = fetch.new_folders(Path(trace_root))
         try:
             # The sample's generator prints a line per section; a download keeps its progress bar.
             self.bundle_root = fetch.ensure_bundle(trace_root, bundle=bundle, url=bundle_url,
@@ -98,7 +96,7 @@ class StaticNotebook:
                                                    seed=int(seed), progress=bundle != "sample",
                                                    generator=generate_bundle)
         except (NeutrinoAEError, OSError, ValueError) as exc:
-            remove_empty(Path(trace_root), created, fetch.DOWNLOAD_DIR)  # no empty traces/paper/ left
+            fetch.remove_if_empty([Path(trace_root) / fetch.DOWNLOAD_DIR, *created])  # no empty traces/paper/ left
             message = f"trace_root {os_error_line(exc)}" if isinstance(exc, OSError) else str(exc)
             if 'bundle="sample"' not in message and bundle != "sample":
                 message += f"; {fetch.SAMPLE_HINT}"

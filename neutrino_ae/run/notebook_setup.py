@@ -4,7 +4,6 @@ one ``NotebookInputError`` line) and the output folder claimed for the run."""
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -108,24 +107,3 @@ def prepare_output(output_dir: Path) -> tuple[dict[str, Any] | None, dict[str, A
     (output_dir / "summary.md").unlink(missing_ok=True)
     return retire_verdict(output_dir), retire_verdict(output_dir, "summary.json")
 
-
-def new_folders(path: Path) -> list[Path]:
-    """``path`` and those of its parents that do not exist yet, deepest first (what a download may create)."""
-    out, folder = [], Path(path).absolute()
-    while not folder.exists() and folder != folder.parent:
-        out.append(folder)
-        folder = folder.parent
-    return out
-
-
-def remove_empty(root: Path, created: list[Path], staging: str) -> None:
-    """After a failed first download into ``root``: remove its ``staging`` folder if empty, then the folders
-    of ``created`` (from :func:`new_folders`) that are empty, deepest first. Only empty folders go: a
-    partial archive kept for resuming keeps its folders, and a folder that was there stays."""
-    with contextlib.suppress(OSError):
-        (Path(root) / staging).rmdir()
-    for folder in created:
-        try:
-            folder.rmdir()
-        except OSError:
-            return

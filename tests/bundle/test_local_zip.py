@@ -165,6 +165,18 @@ def test_offline_errors_say_how_to_use_a_local_copy(tmp_path, no_sleep):
     assert no_sleep, "a closed port is retried before the error (test_fetch.py times the retries)"
 
 
+def test_a_failed_fetch_leaves_nothing_behind(tmp_path, no_sleep, capsys):
+    """`neutrino-ae fetch` with no network (issue 46 item 3): exit 4, one line, and no empty trace root or
+    `.download/` left to puzzle the next run; a trace root the user made stays."""
+    root = tmp_path / "traces"
+    assert main(["-q", "fetch", "--url", _closed_port_url(), "--trace-root", str(root)]) == 4
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not root.exists()
+    root.mkdir()
+    assert main(["-q", "fetch", "--url", _closed_port_url(), "--trace-root", str(root)]) == 4
+    assert list(root.iterdir()) == []
+
+
 def test_fetch_zip_on_the_command_line(paper_zip, tmp_path, capsys):
     root = tmp_path / "traces"
     assert main(["fetch", "--zip", str(paper_zip), "--trace-root", str(root)]) == 0
