@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from neutrino_ae.atomic import atomic_open
     from neutrino_ae.formats.tracedir import engine_errors
-    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino
+    from neutrino_ae.workloads.neutrino import CollectError, run_neutrino, staged
 
     if args.family == "ptx":
         from neutrino_ae.workloads.ptx_kernels import prebuild
@@ -140,17 +140,18 @@ def main(argv: list[str] | None = None) -> int:
             samples = []
             for r in range(max(1, args.repeats)):
                 dest = args.out / "traces" / name / Path(probe).stem / f"run{r}"
-                shutil.rmtree(dest, ignore_errors=True)
-                try:
-                    res = run_neutrino(["-p", probe, "-k", kw, *cmd], None, dest / "normal", args.neutrino,
-                                       timeout=args.timeout)
-                    built = engine_errors(res.trace_dir)
-                    if built:  # the hook ran the kernel unprobed: nothing of this probe to time
-                        raise CollectError(f"probe not built: {built[0]}")
-                    times = launch_times(res.trace_dir / "event.log")
-                    res = run_neutrino(["--benchmark", "-p", probe, "-k", kw, *cmd], None, dest / "benchmark",
-                                       args.neutrino, timeout=args.timeout)
-                    samples.append({**times, "original": original_time(res.trace_dir / "event.log")})
+                try:  # a new run replaces the previous one only once both of its collections are in and whole
+                    with staged(dest) as stage:
+                        res = run_neutrino(["-p", probe, "-k", kw, *cmd], None, stage / "normal", args.neutrino,
+                                           timeout=args.timeout)
+                        built = engine_errors(res.trace_dir)
+                        if built:  # the hook ran the kernel unprobed: nothing of this probe to time
+                            raise CollectError(f"probe not built: {built[0]}")
+                        times = launch_times(res.trace_dir / "event.log")
+                        res = run_neutrino(["--benchmark", "-p", probe, "-k", kw, *cmd], None, stage / "benchmark",
+                                           args.neutrino, timeout=args.timeout)
+                        sample = {**times, "original": original_time(res.trace_dir / "event.log")}
+                    samples.append(sample)
                 except (CollectError, ValueError) as exc:
                     print(f"failed {name}/{probe}: {exc}")
             if not samples:

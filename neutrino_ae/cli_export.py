@@ -9,7 +9,7 @@ from typing import Any
 
 from neutrino_ae.errors import InputError
 from neutrino_ae.escape import terminal
-from neutrino_ae.report.command.paths import outside_bundles
+from neutrino_ae.report.command.paths import not_an_input, outside_bundles
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,7 @@ def cmd_export_perfetto(args: argparse.Namespace) -> int:
     if args.max_slices < 1:
         raise InputError(None, f"--max-slices must be at least 1, not {args.max_slices}")
     outside_bundles(args.out, "-o")  # never into a trace bundle
+    not_an_input(args.out, [args.trace], "-o")  # never over the trace it reads
     done = export_perfetto(args.trace, args.out, level=args.level, align=args.clock_align,
                            max_slices=args.max_slices)
     log.info("%s: %d blocks, %d %s slices, %d SM(s) summarised, %d events", done.path, done.blocks, done.slices,

@@ -17,7 +17,6 @@ expect the same qualitative picture, not the paper's cycle counts. Output layout
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
@@ -67,10 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         if mode == "tail":
             dest, name = args.out / "tail", None
         else:
-            dest, name = args.out, f"{mode}_sched"
-            shutil.rmtree(dest / name, ignore_errors=True)
+            dest, name = args.out, f"{mode}_sched"  # replaced only by a collection that passed its check
         try:
-            res = run_neutrino(cmd, None, dest, args.neutrino, timeout=args.timeout, dest_name=name, log_name=mode)
+            res = run_neutrino(cmd, None, dest, args.neutrino, timeout=args.timeout, dest_name=name, log_name=mode,
+                               replace=name is not None)
         except CollectError as exc:
             print(f"failed {mode}: {exc}")
             failed += 1

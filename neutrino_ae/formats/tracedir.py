@@ -327,6 +327,18 @@ def find_trace_dirs(root: str | os.PathLike[str], recursive: bool = False) -> li
     return sorted(workload_dirs(found), key=trace_dir_order_key)
 
 
+def check_collected(root: str | os.PathLike[str]) -> None:
+    """Raise :class:`TraceFormatError` naming the first ``result/*.bin`` under ``root`` (a trace directory or a
+    collection holding several) that does not open whole: a truncated file, an impossible header. The Neutrino
+    CLI exits 0 whatever its hook driver managed to write (a full disk, a killed workload), so a collection is
+    checked before it replaces an earlier one."""
+    r = Path(root)
+    dirs = [r] if is_trace_dir(r) else _walk_trace_dirs(r)
+    for d in dirs:
+        for trace in sorted((d / "result").glob("*.bin")):
+            open_trace(trace)
+
+
 def newest_trace_dir(root: str | os.PathLike[str], recursive: bool = False) -> Path:
     """The newest of :func:`find_trace_dirs` (``root`` itself when it is a trace directory)."""
     dirs = find_trace_dirs(root, recursive)

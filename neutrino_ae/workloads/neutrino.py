@@ -28,6 +28,7 @@ from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.escape import terminal
 from neutrino_ae.formats.tracedir import (
     TRACE_LINE_MARK,
+    check_collected,
     trace_dir_order_key,
     trace_dirs_from_stderr,
     workload_dirs,
@@ -128,15 +129,71 @@ def run_command(argv: Sequence[str], workdir: str | os.PathLike[str], out_dir: s
     return returncode, so, se, time.monotonic() - t0
 
 
+def _warn(text: str) -> None:
+    print(terminal(f"warning: {text}"), file=sys.stderr, flush=True)
+
+
+def announced_inside(announced: Sequence[str], workdir: Path, cmd: str) -> list[Path]:
+    """The announced trace folders that are inside ``workdir`` (the collection's own working folder), each by
+    its real path, in order and once. The workload shares the CLI's stderr, so a "trace in <folder>" line may
+    name any folder: one outside ``workdir`` (by an absolute path, ``..`` or a symbolic link leading out) is
+    ignored with a warning, never moved or deleted."""
+    base = Path(os.path.realpath(workdir))
+    found: list[Path] = []
+    for name in announced:
+        src = Path(name) if Path(name).is_absolute() else workdir / name
+        real = Path(os.path.realpath(src))
+        if real == base or not real.is_relative_to(base):
+            _warn(f"`{cmd}` announced trace folder {src}, outside its working folder {workdir}; ignored")
+            continue
+        if not real.is_dir():
+            raise CollectError(f"`{cmd}` announced trace folder {src}, which does not exist")
+        if real not in found:
+            found.append(real)
+    return found
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Put the folder ``new`` at ``target``; the one there before is removed only once ``new`` is in place (a
+    kill in between leaves it as ``.<name>.old-<pid>``, which :func:`_recover` puts back)."""
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    _remove(old)
+    if os.path.lexists(target):
+        os.replace(target, old)
+    os.replace(new, target)
+    _remove(old)
+
+
+def _recover(final: Path) -> None:
+    """A collection killed between moving the previous folder aside and putting the new one in place left
+    ``final`` missing and ``.<name>.old-<pid>`` beside it: put that back."""
+    olds = sorted(final.parent.glob(f".{glob.escape(final.name)}.old-*"), key=lambda p: p.lstat().st_mtime_ns)
+    if olds and not os.path.lexists(final):
+        os.replace(olds.pop(), final)
+    for old in olds:
+        _remove(old)
+
+
 def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
                  neutrino: str = "neutrino", env: Mapping[str, str] | None = None, timeout: float | None = None,
-                 dest_name: str | None = None, log_name: str = "neutrino") -> CollectResult:
+                 dest_name: str | None = None, log_name: str = "neutrino", replace: bool = False) -> CollectResult:
     """Run ``neutrino <args>`` in ``workdir``; move the trace folder(s) it announced into ``out_dir``.
 
     Each folder keeps its name under ``out_dir`` unless ``dest_name`` is given and the run made
-    exactly one folder (Table 2's layout calls it ``trace``). Raises :class:`CollectError` with
-    the stderr tail when the CLI exits non-zero, announces no trace folder, or names one that
-    does not exist.
+    exactly one folder (Table 2's layout calls it ``trace``); ``replace``: a folder already there under
+    that name is replaced (only once the new one passed its check), else the new one gets a free name.
+    Only folders inside ``workdir`` are taken (:func:`announced_inside`), and only once every trace in
+    them opens whole (:func:`~neutrino_ae.formats.tracedir.check_collected`: the real CLI exits 0 with a
+    truncated trace). Raises :class:`CollectError` with the stderr tail when the CLI exits non-zero,
+    announces no trace folder inside ``workdir``, names one that does not exist, or one that fails the
+    check; then nothing in ``out_dir`` is replaced.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -144,9 +201,10 @@ def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, ou
         # A private working directory: the CLI's ./trace never collides with folders in out_dir.
         scratch = Path(tempfile.mkdtemp(prefix=".neutrino-work-", dir=out))
         try:
-            return run_neutrino(args, scratch, out, neutrino, env, timeout, dest_name, log_name)
+            return run_neutrino(args, scratch, out, neutrino, env, timeout, dest_name, log_name, replace)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+    workdir = Path(workdir)
     argv = [neutrino, *args]
     rc, so, se, secs = run_command(argv, workdir, out, log_name, env, timeout)
     err_text = se.read_text(encoding="utf-8", errors="replace")
@@ -157,46 +215,61 @@ def run_neutrino(args: Sequence[str], workdir: str | os.PathLike[str] | None, ou
     if not announced:
         raise CollectError(f"`{cmd}` printed no '{TRACE_LINE_MARK} <dir>' line on stderr: {tail(err_text)} "
                            f"(full log: {se})")
-    found = []
-    for name in announced:
-        src = Path(name)
-        if not src.is_absolute():
-            src = Path(workdir) / src
-        if not src.is_dir():
-            raise CollectError(f"`{cmd}` announced trace folder {src}, which does not exist")
-        found.append(src)
+    found = announced_inside(announced, workdir, cmd)
+    if not found:
+        raise CollectError(f"`{cmd}` announced no trace folder inside its working folder {workdir}: "
+                           f"{tail(err_text)} (full log: {se})")
     # The probe engine's nvidia-smi calls run hooked too; their folders hold nothing of the workload.
     kept = workload_dirs(found)
     for src in found:
         if src not in kept:
             shutil.rmtree(src, ignore_errors=True)
     found = kept
+    for src in found:
+        try:
+            check_collected(src)
+        except NeutrinoAEError as exc:
+            raise CollectError(f"`{cmd}`: {exc}; not collected, the previous collection is kept") from None
     moved = []
     for src in found:
         target = out / (dest_name if dest_name and len(found) == 1 else src.name)
-        target = _unique(target)
-        shutil.move(str(src), str(target))
+        if replace and dest_name and len(found) == 1:
+            _recover(target)
+            _replace_dir(src, target)
+        else:
+            target = _unique(target)
+            shutil.move(str(src), str(target))
         moved.append(target)
     with contextlib.suppress(OSError):
-        (Path(workdir) / "trace").rmdir()  # the CLI's default parent, now empty
+        (workdir / "trace").rmdir()  # the CLI's default parent, now empty
     return CollectResult(argv, rc, so, se, moved, secs)
 
 
 def collect_into(dest: str | os.PathLike[str], args: Sequence[str], label: str, neutrino: str = "neutrino",
                  timeout: float | None = None, dest_name: str | None = None) -> CollectResult | None:
-    """One run of a collector's loop: ``neutrino <args>`` into ``dest`` (emptied first), the workload's
-    stdout kept as ``dest/stdout.log``. A failed run is said in one line (``failed <label>: <why>``) and
-    gives None, so the loop goes on with the next run."""
+    """One run of a collector's loop: ``neutrino <args>`` into ``dest``, the workload's stdout kept as
+    ``dest/stdout.log``. The run is made in a hidden staging folder beside ``dest`` that replaces it only when
+    the run succeeded and its traces passed their check. A failed run is said in one line (``failed <label>:
+    <why>``; the previous collection in ``dest``, if any, is kept) and gives None, so the loop goes on with
+    the next run; its staging folder stays with the logs the line names until the next collection of
+    ``dest``."""
     dest = Path(dest)
-    shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _recover(dest)
+    for old_stage in dest.parent.glob(f".{glob.escape(dest.name)}.collecting-*"):
+        shutil.rmtree(old_stage, ignore_errors=True)
+    stage = dest.with_name(f".{dest.name}.collecting-{os.getpid()}")
     try:
-        res = run_neutrino(args, None, dest, neutrino, timeout=timeout, dest_name=dest_name)
+        res = run_neutrino(args, None, stage, neutrino, timeout=timeout, dest_name=dest_name)
     except CollectError as exc:
-        print(terminal(f"failed {label}: {exc}"))
+        kept = "; the previous collection is kept" if dest.exists() and "previous collection" not in str(exc) else ""
+        print(terminal(f"failed {label}: {exc}{kept}"))
         return None
-    res.stdout_path.replace(dest / "stdout.log")
-    return res
-
+    res.stdout_path.replace(stage / "stdout.log")
+    _replace_dir(stage, dest)
+    rel = lambda p: dest / p.relative_to(stage)  # noqa: E731 - the result's paths, now under dest
+    return CollectResult(res.argv, res.returncode, dest / "stdout.log", rel(res.stderr_path),
+                         [rel(p) for p in res.trace_dirs], res.seconds)
 
 
 class CollectRuns:
@@ -224,21 +297,25 @@ class CollectRuns:
 
 @contextlib.contextmanager
 def staged(final: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield an empty staging folder that replaces ``final`` only if the block succeeds. A failed
-    block leaves the staging folder (hidden, so no analysis reads it) with the logs its error names;
-    the next collection of ``final`` removes it."""
+    """Yield an empty staging folder that replaces ``final`` only if the block succeeds and every trace in
+    it opens whole (:func:`~neutrino_ae.formats.tracedir.check_collected`); otherwise :class:`CollectError`
+    says in one line that the previous collection is kept. A failed block leaves the staging folder
+    (hidden, so no analysis reads it) with the logs its error names; the next collection of ``final``
+    removes it."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
+    _recover(final)
     for old_stage in final.parent.glob(f".{glob.escape(final.name)}.collecting-*"):
         shutil.rmtree(old_stage, ignore_errors=True)
     stage = final.with_name(f".{final.name}.collecting-{os.getpid()}")
     stage.mkdir()
     yield stage  # an exception in the block propagates from here: nothing below runs
-    old = final.with_name(f".{final.name}.old-{os.getpid()}")
-    if final.exists():
-        final.rename(old)
-    stage.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    try:
+        check_collected(stage)
+    except NeutrinoAEError as exc:
+        kept = "the previous collection is kept" if final.exists() else "nothing was replaced"
+        raise CollectError(f"{final}: the new collection is not whole ({exc}); {kept} (the new one: {stage})") from None
+    _replace_dir(stage, final)
 
 
 def gpu_visible(timeout: float = 20.0) -> str | None:

@@ -107,7 +107,7 @@ def test_no_trace_line(fake_path, tmp_path, monkeypatch):
 
 def test_announced_dir_missing(tmp_path):
     tool = tmp_path / "liar"
-    tool.write_text("#!/bin/sh\necho '[info] trace in /nonexistent/Apr01_000000_1' >&2\n")
+    tool.write_text("#!/bin/sh\necho '[info] trace in ./trace/Apr01_000000_1' >&2\n")
     tool.chmod(0o755)
     with pytest.raises(CollectError, match="does not exist"):
         run_neutrino(["-p", "x", "true"], None, tmp_path / "o", neutrino=str(tool))

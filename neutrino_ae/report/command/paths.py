@@ -10,6 +10,9 @@ the option, never in an ``OSError``/``RuntimeError`` traceback from deep inside 
   root, the home folder, the repository root and the repository's source folders (the package,
   a section's code folder, ``tests/``, ``tools/``, ``docs/`` ...). Folders the repository keeps for
   outputs (``results/``, ``traces/``) and new folders are fine.
+* :func:`not_an_input`: an output that is one of the command's inputs (the same file by device and inode,
+  so through a symbolic or a hard link too) or lies inside an input folder: writing it would replace or
+  change what the command reads.
 * :func:`outside_bundles`: a folder for results inside a trace bundle (at or below a folder holding
   ``bundle.json``): a file written there changes the bundle, which every run then refuses.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from neutrino_ae.errors import InputError, UsageError
@@ -145,6 +149,36 @@ def outside_bundles(path: str | os.PathLike[str], option: str) -> None:
         raise InputError(shown(path), f"{where} (it holds {MANIFEST}): writing "
                                       f"there would change the bundle, which every run then refuses; {option} "
                                       "must name a folder outside it")
+
+
+def _file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def not_an_input(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]], option: str) -> None:
+    """Refuse (InputError, exit 2) an output ``out`` (a file or a folder to write) that is one of ``inputs``
+    or inside an input folder, compared on the real paths and on device and inode (so a symbolic link, a
+    ``..`` detour or a hard link to an input is seen): writing there would replace or change an input."""
+    out_real, out_id = Path(os.path.realpath(out)), _file_id(out)
+    for given in inputs:
+        real = Path(os.path.realpath(given))
+        if out_id is not None and out_id == _file_id(given):
+            raise InputError(shown(out), f"is the input {shown(given)} ({option}); writing it would replace the "
+                                         "input: name another path")
+        if not real.is_dir():
+            continue
+        if out_real.is_relative_to(real):
+            raise InputError(shown(out), f"is inside the input folder {shown(given)} ({option}); writing there would "
+                                         "change the input: name a path outside it")
+        if out_id is not None and not os.path.isdir(out):
+            for dirpath, _dirs, files in os.walk(real):
+                if any(_file_id(os.path.join(dirpath, f)) == out_id for f in files):
+                    raise InputError(shown(out), f"is a link to an input file in {shown(given)} ({option}); writing "
+                                                 "it would replace the input: name another path")
 
 
 def unsafe_output(path: str | os.PathLike[str]) -> str | None:

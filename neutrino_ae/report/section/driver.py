@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
 from neutrino_ae.escape import terminal
-from neutrino_ae.report.command.paths import missing_reason
+from neutrino_ae.report.command.paths import missing_reason, not_an_input
 from neutrino_ae.report.command.script import add_output_args, emit
 from neutrino_ae.report.figures.process import FigureJob, FigureProcess, draw
 
@@ -281,6 +281,7 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     command-line options (:func:`build_parser`), given to ``load`` in ``Source.options`` by their names."""
     args = build_parser(section, default, prog, flags).parse_args(argv)
     paths = tuple(args.inputs) if isinstance(args.inputs, list) else (args.inputs,)
+    not_an_input(args.out, [p for p in paths if p is not None], "--out")  # never into what it reads
     given = {k: v for k, v in vars(args).items() if k not in ("inputs", "out", "json")}
     options = {**(options or {}), **given}
     # The section's own modules are imported before the fork: the figure process inherits them, and the command
