@@ -250,6 +250,7 @@ def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> in
 def _print_outputs(output_dir: Path) -> None:
     """Tell a batch user where the results are (only when the notebook wrote a summary)."""
     from neutrino_ae.report.results.summary import SUMMARY_NAME, read_summary
+    from neutrino_ae.run.publish import published_set
 
     if not (output_dir / SUMMARY_NAME).is_file():
         return
@@ -257,8 +258,9 @@ def _print_outputs(output_dir: Path) -> None:
     kinds = sorted({str(r.get("bundle_kind")) for r in rows})
     note = " (SYNTHETIC sample data)" if "sample" in kinds else ""
     # Hidden names are no figures: a temp file of an atomic write (``.<stem>.tmp-*.png``), the previous run's set.
-    pngs = sorted(p for p in output_dir.rglob("*.png")
-                  if not any(part.startswith(".") for part in p.relative_to(output_dir).parts))
+    published = published_set(output_dir)  # the generation the folder's links read (run/publish.py)
+    pngs = sorted(p for p in published.rglob("*.png")
+                  if not any(part.startswith(".") for part in p.relative_to(published).parts))
     _print(f"summary: {_shown(output_dir / SUMMARY_NAME)} ({len(rows)} results, bundle kind "
           f"{', '.join(kinds) or 'n/a'}){note}")
     _print(f"figures: {len(pngs)} PNG files under {_shown(output_dir)}")

@@ -31,9 +31,11 @@ def _compute(name: str, bundle: Bundle, out_root: str, force: bool) -> tuple[flo
     """(seconds, None) when the worker computed the section, (0, None) when it reused its cache, and
     (seconds, error) when it failed."""
     from neutrino_ae.logs import log_to_file
+    from neutrino_ae.run.publish import public_dir
     from neutrino_ae.run.runner import run_section
 
-    log_to_file(out_root)  # a spawned worker starts with no handlers: its sections' lines go to run.log too
+    # A spawned worker starts with no handlers: its sections' lines go to the output folder's run.log too.
+    log_to_file(public_dir(out_root))
     start = time.perf_counter()
     try:
         res = run_section(name, bundle, out_root, force=force)

@@ -17,6 +17,7 @@ from neutrino_ae.escape import html_text, md_link, md_text
 from neutrino_ae.report.figures.legibility import display_width_px
 from neutrino_ae.report.results import SectionResult
 from neutrino_ae.run.lock import parent_hold
+from neutrino_ae.run.publish import GEN_PREFIX
 
 
 def _display(obj: Any, **kwargs: Any) -> None:
@@ -113,11 +114,14 @@ def _link_base() -> Path:
 
 
 def link(path: Path) -> str:
-    """``path`` as a link target in the outputs (relative to :func:`_link_base`)."""
+    """``path`` as a link target in the outputs (relative to :func:`_link_base`). A path inside the run's
+    generation (run/publish.py) is named by the output folder's link to it: the published path."""
     try:
-        return Path(os.path.relpath(Path(path).resolve(), _link_base().resolve())).as_posix()
+        rel = Path(os.path.relpath(Path(path).resolve(), _link_base().resolve()))
     except ValueError:  # another drive (Windows)
-        return Path(path).resolve().as_posix()
+        rel = Path(path).resolve()
+    parts = [p for p in rel.parts if not p.startswith(GEN_PREFIX)]
+    return Path(*parts).as_posix() if parts else "."
 
 
 def relative_text(text: str, base: Path | None) -> str:

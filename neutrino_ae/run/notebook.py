@@ -46,6 +46,7 @@ from neutrino_ae.run.notebook_setup import (
     section_names,
     separate,
 )
+from neutrino_ae.run.publish import public_dir
 from neutrino_ae.run.runner import is_cached, run_section
 from neutrino_ae.run.verdict import (
     VerdictRun,
@@ -318,4 +319,4 @@ def _shown_path(path: str | os.PathLike[str]) -> str:
     """A folder as the notebook names it: relative to the results folder (``neutrino-ae run``) or the
     working directory (Jupyter), so the outputs name no folder of the machine that ran it."""
     shown = link(Path(path))
-    return f"{Path(path).resolve().name}/ (this notebook's folder)" if shown == "." else shown
+    return f"{public_dir(path).resolve().name}/ (this notebook's folder)" if shown == "." else shown

@@ -14,6 +14,7 @@ from neutrino_ae.report.command.paths import output_folder, user_path
 from neutrino_ae.report.section import NotebookInputError, NotebookStop, registry
 from neutrino_ae.run.lock import hold_output_lock
 from neutrino_ae.run.parameters import problem
+from neutrino_ae.run.publish import public_dir
 from neutrino_ae.run.verdict import retire_verdict
 
 
@@ -92,14 +93,17 @@ def prepare_output(output_dir: Path) -> tuple[dict[str, Any] | None, dict[str, A
     warnings) and drop a summary and verdict a previous run left: a new run's results must never sit
     beside an old summary or verdict that looks complete. Returns the previous verdict (None if there
     was none) and summary, which a partial run merges into (``run/verdict.py``)."""
+    # Run by `neutrino-ae run`, the kernel writes into a generation of the output folder (run/publish.py);
+    # the lock and run.log are the folder's own.
+    folder = public_dir(output_dir)
     try:
-        hold_output_lock(output_dir)
+        hold_output_lock(folder)
     except OSError as exc:
         raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     except NeutrinoAEError as exc:
         raise NotebookInputError(str(exc)) from None
     try:
-        log_to_file(output_dir)
+        log_to_file(folder)
     except OSError as exc:
         raise NotebookInputError(f"output_dir {output_dir}: {exc.strerror or exc}") from None
     except NeutrinoAEError as exc:  # run.log is a symbolic link

@@ -34,7 +34,7 @@ from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.command.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock, release_output_lock
-from neutrino_ae.run.publish import Previous, failed_name, publish_notebook
+from neutrino_ae.run.publish import Generations, failed_name, public_dir, publish_notebook, unmask_set
 from neutrino_ae.run.stop import cleanup_temp_files, mark_run_start, on_stop, stop_descendants
 
 NOTEBOOKS = ("static", "dynamic")
@@ -116,11 +116,12 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
                  progress_bar: bool | None = None) -> Path:
     """Execute ``notebook`` with papermill; return ``<output_dir>/<stem>.executed.ipynb``.
 
-    ``output_dir`` (made absolute) is injected as the ``output_dir`` parameter. The executed
-    notebook is written under a temporary name and published atomically at the end. A run that fails
-    never replaces the previous run's notebook, summary and verdict: they are put back byte-identical
-    (run/publish.py). When a cell failed (:class:`NotebookError` carries its error line) the failed
-    run's notebook goes beside them as ``<stem>.failed.ipynb`` (its summary and verdict, if it wrote
+    The kernel writes the run's whole set (notebook, summary, verdict, section folders) into a generation
+    of ``output_dir`` of its own (injected as the ``output_dir`` parameter; the paths it prints are shown
+    as ``output_dir``'s), published with one rename only when the run finished (run/publish.py). A run
+    that fails never replaces the previous run's notebook, summary and verdict. When a cell failed
+    (:class:`NotebookError` carries its error line) the failed run's notebook goes beside them as
+    ``<stem>.failed.ipynb`` (its summary and verdict, if it wrote
     any, as ``summary.failed.json`` / ``verdict.failed.json``); when the disk fills (:class:`DiskFull`,
     exit 74), the kernel dies or the run is stopped by a signal (run/stop.py), nothing is published.
     Every process the run started has ended when this returns or raises.
@@ -140,24 +141,29 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     final = out_dir / f"{nb.stem}.executed.ipynb"
     running = out_dir / f".{nb.stem}.executed.running.ipynb"
     running.unlink(missing_ok=True)  # papermill writes it by name: never through a link left there
-    previous = Previous(out_dir, final.name)
-    previous.save()
+    # The run writes its whole set into a generation of its own, published by one rename (run/publish.py).
+    generations = Generations(out_dir, final.name)
+    gen = generations.begin()
 
     def undo() -> str:  # after a signal stopped every process of the run (run/stop.py)
         running.unlink(missing_ok=True)
         cleanup_temp_files(out_dir)
-        previous.restore()
+        generations.abort(gen)
         release_output_lock(out_dir)
         return f"nothing published; {out_dir} keeps the previous run's notebook and summary"
 
     forget = on_stop(undo)
     mark_run_start()
     try:
-        executed = _execute(nb, running, out_dir, parameters, cwd, log_output, kernel_name, progress_bar)
+        _execute(nb, running, gen, parameters, cwd, log_output, kernel_name, progress_bar)
     except BaseException as exc:
         stop_descendants()
-        if isinstance(exc, NotebookError):  # a cell failed: its summary and verdict, if any, go beside
-            previous.set_failed_aside()
+        if isinstance(exc, NotebookError):  # a cell failed: its notebook, summary and verdict go beside
+            cleanup_temp_files(out_dir)
+            try:
+                generations.fail(gen)
+            except OSError:
+                generations.abort(gen)
         undo()  # the previous run's notebook, summary and verdict stay, byte for byte
         raise
     finally:
@@ -166,8 +172,14 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     # Every writer has ended: what a section worker killed mid-write left (``.<stem>.tmp-*``) goes now,
     # not at the next stop (issue 36).
     cleanup_temp_files(out_dir)
-    previous.drop()
-    return executed
+    try:
+        unmask_set(gen)
+        generations.commit(gen)
+    except BaseException:
+        generations.abort(gen)
+        raise
+    log.info("executed notebook: %s", final)
+    return final
 
 
 def check_kernel(kernel_name: str | None) -> None:
@@ -231,9 +243,12 @@ def check_open_files() -> None:
                           "(below it the kernel or its sockets fail); raise it")
 
 
-def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] | None,
+def _execute(nb: Path, running: Path, gen: Path, parameters: dict[str, Any] | None,
              cwd: str | os.PathLike[str] | None, log_output: bool, kernel_name: str | None,
              progress_bar: bool | None) -> Path:
+    """Run the notebook with ``gen`` (the run's generation, run/publish.py) as its ``output_dir``; its executed
+    notebook goes into ``gen`` (under its failed name when a cell failed)."""
+    out_dir = gen
     final = out_dir / f"{nb.stem}.executed.ipynb"
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -261,7 +276,8 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
         cell = f"[{exc.exec_count}]" if exc.exec_count is not None else f"#{exc.cell_index + 1}"
         line = f"{nb.name}: cell {cell} failed: {exc.ename}: {_first_line(exc.evalue)}"
         failed = out_dir / failed_name(final.name)
-        saved = _publish(running, failed, line)
+        saved = _publish(running, failed, line, gen)
+        failed = public_dir(gen) / failed.name  # where it is once published
         where = (f"failed run's notebook: {failed}; the previous run's results are unchanged" if saved
                  else "the failed run's notebook could not be saved")
         err = NotebookError(f"{line} ({where})", failed if saved else None)
@@ -275,11 +291,10 @@ def _execute(nb: Path, running: Path, out_dir: Path, parameters: dict[str, Any] 
     except OSError as exc:
         if is_disk_full(exc):  # papermill saving the running notebook
             raise DiskFull(exc.filename or running, exc.errno) from None
-        return _could_not_run(nb, running, final, exc)
+        return _could_not_run(nb, running, public_dir(gen) / final.name, exc)
     except Exception as exc:  # noqa: BLE001 - kernel start failures, dead kernels, bad notebook JSON
-        return _could_not_run(nb, running, final, exc)
-    publish_notebook(running, final, _verdict_cell(out_dir))
-    log.info("executed notebook: %s", final)
+        return _could_not_run(nb, running, public_dir(gen) / final.name, exc)
+    publish_notebook(running, final, _verdict_cell(out_dir), gen=gen)
     return final
 
 
@@ -315,12 +330,12 @@ def _verdict_cell(out_dir: Path) -> Any:
     return None if text is None else nbformat.v4.new_markdown_cell(text, id="verdict-top")
 
 
-def _publish(running: Path, failed: Path, line: str) -> bool:
+def _publish(running: Path, failed: Path, line: str, gen: Path) -> bool:
     """Publish the notebook of a failed run under its failed name if it reads back whole."""
     if not running.is_file():
         return False
     try:
-        publish_notebook(running, failed, failed=line)
+        publish_notebook(running, failed, failed=line, gen=gen)
     except (NeutrinoAEError, OSError):
         running.unlink(missing_ok=True)
         return False

@@ -11,7 +11,6 @@ the summary as it merges the verdict, and only for sections whose results are st
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,10 +119,8 @@ def test_summary_and_verdict_always_cover_the_same_runs(sample_run, typo_run, pa
     # results now gone.
     out = copy_run(partial_run.out, tmp_path / "out")
     gone = [s for s in good_verdict["sections"] if s != one]
-    for name in gone:
-        for path in sorted((out / name).rglob("*"), reverse=True):
-            path.rmdir() if path.is_dir() else path.unlink()
-        os.rmdir(out / name)
+    for name in gone:  # as a user removes them: `rm -r out/<section>` (a link to the published set's folder)
+        subprocess.run(["rm", "-r", str(out / name)], check=True)
     alone = _run(out, partial_run.traces, "--sections", one)
     assert alone.returncode == 0, alone.stdout + alone.stderr
     summary = json.loads((out / "summary.json").read_text())
