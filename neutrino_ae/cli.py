@@ -20,7 +20,7 @@ from typing import Any
 from neutrino_ae.bundle.manifest import MAX_SEED
 from neutrino_ae.cli_export import add_export as _add_export
 from neutrino_ae.console import utf8_mode
-from neutrino_ae.errors import NeutrinoAEError, UsageError, exit_codes_text
+from neutrino_ae.errors import InputError, NeutrinoAEError, UsageError, exit_codes_text
 from neutrino_ae.escape import terminal
 from neutrino_ae.logs import add_verbosity_options, configure_from_args
 from neutrino_ae.report.command.layout import MAX_SUMMARY_BYTES, PAPER_TRACES, SAMPLE_TRACES
@@ -188,6 +188,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif isinstance(output_dir, str | os.PathLike):
         option = "--output-dir" if args.output_dir else "-p output_dir"
         outside_bundles(output_folder(output_dir, option), option)
+    if isinstance(params.get("trace_root"), str) and isinstance(output_dir, str | os.PathLike):
+        _not_published_over(Path(params["trace_root"]), Path(output_dir), trace_opt)
     if args.notebook is not None:
         user_path(args.notebook, "--notebook", kind="file")
     notebook = find_notebook(args.name, args.notebook)
@@ -198,6 +200,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _print(_shown(executed))
     _print_outputs(Path(output_dir))
     return _verdict_status(Path(output_dir), args.report_only, args.allow_skip)
+
+
+def _not_published_over(trace_root: Path, output_dir: Path, option: str) -> None:
+    """Refuse (InputError, exit 2) a trace root at or under a name the run publishes in its output folder (a
+    section's folder, a file of its set, its generations): the run's output would be one of its inputs."""
+    from neutrino_ae.report.section import registry
+    from neutrino_ae.run.publish import FAILED_NAMES, TOP_LEVEL
+
+    try:
+        rel = trace_root.resolve().relative_to(output_dir.resolve())
+    except (ValueError, OSError):
+        return
+    if not rel.parts:
+        return  # the output folder itself: the notebook refuses an output_dir inside its trace_root
+    first = rel.parts[0]
+    if first in registry.names() or first in TOP_LEVEL or first in FAILED_NAMES.values() or first.startswith(
+            (".neutrino-ae", "static.", "dynamic.")):
+        raise InputError(str(trace_root), f"is where the run publishes {first!r} in its output folder {output_dir} "
+                                          f"({option}): the output would be one of the inputs; choose a trace "
+                                          "root outside it")
 
 
 def _verdict_status(output_dir: Path, report_only: bool, allow_skip: bool) -> int:
@@ -276,7 +298,9 @@ def _shown(path: str | os.PathLike[str]) -> str:
     """``path`` as the run's last lines name it: relative to the working directory when under it
     (``results/static/verdict.json`` after ``make run``), else as given."""
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve())) or "."
+        # The folder resolved, not the name: a result's name is a link into its published set (run/publish.py).
+        p = Path(path)
+        return str((p.parent.resolve() / p.name).relative_to(Path.cwd().resolve())) or "."
     except (ValueError, OSError):
         return os.fspath(path)
 

@@ -110,12 +110,15 @@ def timeline_runs(tiny_bundle, tmp_path_factory) -> SimpleNamespace:
                                                              timeout=600, check=False))
 
     def build(folder: Path) -> None:
+        from neutrino_ae.run.publish import published_set
+
         shutil.copytree(tiny_bundle, folder / "traces")
         run(folder, "first", "-p", "workers", "2")
         out = folder / "results"
         shutil.copy2(out / "static.executed.ipynb", folder / "first.ipynb")
+        published = published_set(out)  # the names in ``out`` are links into it (run/publish.py)
         (folder / "first-mtimes.json").write_text(json.dumps(
-            {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}))
+            {str(p.relative_to(published)): p.stat().st_mtime_ns for p in published.rglob("*") if p.is_file()}))
         run(folder, "second")
 
     folder = build_once(tmp_path_factory, "timeline-runs", build)

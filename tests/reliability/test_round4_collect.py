@@ -155,3 +155,17 @@ def test_a_figure_script_never_writes_into_its_input_folder(tiny_bundle, tmp_pat
     assert proc.returncode == 2, proc.stderr
     assert "input" in _one_error_line(proc)
     assert _tree(tdir) == before
+
+
+def test_run_never_publishes_over_its_trace_root(tiny_bundle, tmp_path):
+    """A trace root where the run publishes a section's results (``--output-dir out --trace-root
+    out/kernel_overhead``): main wrote the section's results into the bundle it read."""
+    out = tmp_path / "out"
+    traces = Path(shutil.copytree(tiny_bundle, out / "kernel_overhead"))
+    before = _tree(traces)
+    proc = subprocess.run([sys.executable, "-m", "neutrino_ae", "run", "static", "--trace-root", str(traces),
+                           "--output-dir", str(out), "--sections", "kernel_overhead"], cwd=tmp_path, env=cli_env(),
+                          text=True, capture_output=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "one of the inputs" in _one_error_line(proc)
+    assert _tree(traces) == before

@@ -64,10 +64,12 @@ def test_run_injects_parameters_and_saves_executed_notebook(tmp_path: Path, monk
     injected = [c for c in nbformat.read(executed, as_version=4).cells
                 if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and f'output_dir = "{tmp_path / "out"}"' in injected[0].source
-    # plus the hidden lock file that keeps a second run out of the folder
-    # and run.log, the run's log beside its results
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".neutrino-ae.lock", "run.log", "seen.json",
-                                                                    "tiny.executed.ipynb"]
+    # plus the hidden lock file that keeps a second run out of the folder, run.log, the run's log beside its
+    # results, and the published set's generation with the pointer to it (run/publish.py)
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert [n for n in names if not n.startswith(".neutrino-ae.gen-")] == [
+        ".neutrino-ae.current", ".neutrino-ae.lock", "run.log", "seen.json", "tiny.executed.ipynb"]
+    assert len(names) == 6 and (tmp_path / "out" / "seen.json").is_symlink()
 
 
 def test_failing_cell_exits_1_with_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
