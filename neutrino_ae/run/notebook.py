@@ -308,6 +308,8 @@ def mark_reports_stale(out_root: Path) -> None:
     that cannot be rewritten is a warning, not a failed run."""
     from neutrino_ae.run.report import mark_stale
 
+    if public_dir(out_root) != Path(out_root):
+        return  # a generation (run/publish.py): `neutrino-ae run` marks them once the set is published
     try:
         for page in mark_stale(out_root):
             log.warning("%s shows an earlier run: marked STALE (rebuild it with `make report`)", page)

@@ -178,8 +178,21 @@ def run_notebook(notebook: str | os.PathLike[str], output_dir: str | os.PathLike
     except BaseException:
         generations.abort(gen)
         raise
+    _mark_reports_stale(out_dir)
     log.info("executed notebook: %s", final)
     return final
+
+
+def _mark_reports_stale(out_dir: Path) -> None:
+    """``make report``'s pages of an earlier run in ``out_dir`` say so, now that this run's set is published
+    (run/report.py); a page that cannot be rewritten is a warning."""
+    from neutrino_ae.run.report import mark_stale
+
+    try:
+        for page in mark_stale(out_dir):
+            log.warning("%s shows an earlier run: marked STALE (rebuild it with `make report`)", page)
+    except OSError as exc:
+        log.warning("could not mark the report in %s stale: %s", out_dir, exc)
 
 
 def check_kernel(kernel_name: str | None) -> None:
