@@ -73,7 +73,13 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_the_per_figure_script_says_n_a_for_an_empty_ncu_cell",
     ),
     "tests/reliability/test_round4_caches.py": ALL,
+    "tests/reliability/test_round4_collect.py": ALL,
     "tests/reliability/test_round4_escape.py": ALL,
+    "tests/reliability/test_round4_publish.py": (
+        "test_a_real_sigkill_at_the_commit_leaves_one_set_and_the_next_run_recovers",
+        "test_a_sigkill_as_the_verdict_changes_leaves_the_verdict_of_the_notebook_beside_it",
+        "test_what_a_kill_left_on_main_keeps_the_finished_set",
+    ),
     "tests/reliability/test_round4_timeouts.py": ALL,
     "tests/reliability/test_round4_usage.py": (
         "test_a_huge_seed_is_refused_by_name_not_blamed_on_a_manifest",

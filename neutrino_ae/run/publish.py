@@ -109,11 +109,9 @@ def _exchange(a: Path, b: Path) -> bool:
     """Swap the names ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
     system or the file system cannot."""
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        renameat2 = libc.renameat2
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2  # this process's libc (glibc 2.28+)
     except (OSError, AttributeError):
         return False
     at_fdcwd, rename_exchange = -100, 2

@@ -2,7 +2,7 @@
 naming a folder outside the collector's own working folder (the workload shares the CLI's stderr), a new
 collection whose traces are truncated (the real CLI exits 0 regardless), and an output that is one of the
 inputs (``export perfetto t.bin -o t.bin``, a per-figure script's ``--out``, ``run --trace-root`` under
-``--output-dir``). Each failed on main ffc5880."""
+``--output-dir``). Each failed on main b3c272a."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ of a pointer (neutrino_ae/run/publish.py); these tests kill a publish at every o
 (the step hook raising where a SIGKILL would land) and for real (SIGKILL of the command line), and check after
 each that a reader of the documented paths sees one run's set, old or new, and that the next run recovers.
 
-On main ffc5880 the two issue examples fail: a SIGKILL between publishing the notebook and removing
+On main b3c272a the two issue examples fail: a SIGKILL between publishing the notebook and removing
 ``.neutrino-ae.previous`` made the next run put the older set back over the finished one, and a SIGKILL between
 writing verdict.json and publishing the notebook left the killed run's verdict beside the previous notebook."""
 
