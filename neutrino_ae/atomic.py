@@ -14,7 +14,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -62,6 +62,43 @@ def open_no_follow(path: str | os.PathLike[str], flags: int, mode: int = 0o666) 
     return fd
 
 
+#: (device, inode) of every file this process reads as an input and so must never replace (:func:`protect`).
+_protected: set[tuple[int, int]] = set()
+
+
+def protect(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Never replace the files of ``paths`` (a command's inputs: files, and every file under a folder): an
+    atomic write whose final name is one of them, by any path, link or hard link, raises
+    :class:`~neutrino_ae.errors.InputError` (exit 2) instead. A command whose output folder holds its input
+    (``exposed_latency.py x/exposed_latency.csv --out x``) so never writes its results over it."""
+    for given in paths:
+        if os.path.isdir(given):
+            for dirpath, _dirs, files in os.walk(given):
+                for f in files:
+                    _protect_one(os.path.join(dirpath, f))
+        else:
+            _protect_one(given)
+
+
+def _protect_one(path: str | os.PathLike[str]) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        st = os.stat(path)
+        if stat.S_ISREG(st.st_mode):
+            _protected.add((st.st_dev, st.st_ino))
+
+
+def _refuse_input(final: Path) -> None:
+    if not _protected:
+        return
+    try:
+        st = os.stat(final)
+    except (OSError, ValueError):
+        return
+    if (st.st_dev, st.st_ino) in _protected:
+        raise InputError(final, "is an input of this command; refusing to write over it (name an output folder "
+                                "that holds none of the inputs)")
+
+
 def is_disk_full(exc: BaseException) -> bool:
     """True for an OSError that says the disk is full or the file-size limit is reached."""
     return isinstance(exc, OSError) and exc.errno in _FULL
@@ -75,6 +112,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
     from the extension, such as ``matplotlib.savefig``, behave as for the final name.
     """
     final = Path(path)
+    _refuse_input(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{final.stem}.tmp-", suffix=final.suffix if suffix is None else suffix, dir=final.parent
@@ -84,6 +122,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
     try:
         yield tmp_path
         _fsync(tmp_path)  # the data is on disk before the name points at it
+        _refuse_input(final)  # made meanwhile by a link to an input
         os.replace(tmp_path, final)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):

@@ -169,3 +169,19 @@ def test_run_never_publishes_over_its_trace_root(tiny_bundle, tmp_path):
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "one of the inputs" in _one_error_line(proc)
     assert _tree(traces) == before
+
+
+def test_a_figure_script_never_writes_a_result_over_an_input_beside_it(tiny_bundle, tmp_path):
+    """``exposed_latency.py x/exposed_latency.csv --out x``: main wrote its results table over the input."""
+    folder = tmp_path / "x"
+    folder.mkdir()
+    table = folder / "exposed_latency.csv"
+    shutil.copy2(tiny_bundle / "exposed_latency" / "attn.csv", table)
+    before = table.read_bytes()
+    proc = subprocess.run([sys.executable, str(REPO / "exposed_latency" / "exposed_latency.py"), str(table), "--out",
+                           str(folder)], cwd=tmp_path, env=cli_env(), text=True, capture_output=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert _one_error_line(proc) == (f"error: {table}: is an input of this command; refusing to write over it "
+                                     "(name an output folder that holds none of the inputs)")
+    assert table.read_bytes() == before
