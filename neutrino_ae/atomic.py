@@ -62,29 +62,40 @@ def open_no_follow(path: str | os.PathLike[str], flags: int, mode: int = 0o666) 
     return fd
 
 
-#: (device, inode) of every file this process reads as an input and so must never replace (:func:`protect`).
+#: (device, inode) of every file this process reads as an input and so must never replace (:func:`protecting`).
 _protected: set[tuple[int, int]] = set()
 
 
-def protect(paths: Iterable[str | os.PathLike[str]]) -> None:
-    """Never replace the files of ``paths`` (a command's inputs: files, and every file under a folder): an
-    atomic write whose final name is one of them, by any path, link or hard link, raises
-    :class:`~neutrino_ae.errors.InputError` (exit 2) instead. A command whose output folder holds its input
-    (``exposed_latency.py x/exposed_latency.csv --out x``) so never writes its results over it."""
+@contextlib.contextmanager
+def protecting(paths: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
+    """While the block runs, never replace the files of ``paths`` (a command's inputs: files, and every file
+    under a folder but the suite's hidden bookkeeping): an atomic write whose final name is one of them, by
+    any path, link or hard link, raises :class:`~neutrino_ae.errors.InputError` (exit 2) instead. So a
+    command whose output folder holds its input (``exposed_latency.py x/exposed_latency.csv --out x``) never
+    writes its results over it."""
+    added: set[tuple[int, int]] = set()
     for given in paths:
         if os.path.isdir(given):
-            for dirpath, _dirs, files in os.walk(given):
+            for dirpath, dirs, files in os.walk(given):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
                 for f in files:
-                    _protect_one(os.path.join(dirpath, f))
+                    if not f.startswith("."):
+                        _protect_one(os.path.join(dirpath, f), added)
         else:
-            _protect_one(given)
+            _protect_one(given, added)
+    added -= _protected
+    _protected.update(added)
+    try:
+        yield
+    finally:
+        _protected.difference_update(added)
 
 
-def _protect_one(path: str | os.PathLike[str]) -> None:
+def _protect_one(path: str | os.PathLike[str], into: set[tuple[int, int]]) -> None:
     with contextlib.suppress(OSError, ValueError):
         st = os.stat(path)
         if stat.S_ISREG(st.st_mode):
-            _protected.add((st.st_dev, st.st_ino))
+            into.add((st.st_dev, st.st_ino))
 
 
 def _refuse_input(final: Path) -> None:

@@ -30,7 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neutrino_ae.atomic import protect
+from neutrino_ae.atomic import protecting
 from neutrino_ae.bundle.context import Bundle, bundle_of
 from neutrino_ae.errors import InputError
 from neutrino_ae.escape import terminal
@@ -283,13 +283,14 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     args = build_parser(section, default, prog, flags).parse_args(argv)
     paths = tuple(args.inputs) if isinstance(args.inputs, list) else (args.inputs,)
     not_an_input(args.out, [p for p in paths if p is not None], "--out")  # never into what it reads
-    protect(p for p in paths if p is not None)  # nor a result written over an input beside it
     given = {k: v for k, v in vars(args).items() if k not in ("inputs", "out", "json")}
     options = {**(options or {}), **given}
     # The section's own modules are imported before the fork: the figure process inherits them, and the command
     # does not import them while the figure process imports matplotlib (on a loaded machine, both wait for a CPU).
     section.entry("load"), section.entry("compute")
-    with FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
+    # Nor a result written over an input beside it (the figure process, forked here, inherits the protection).
+    with protecting(p for p in paths if p is not None), \
+            FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
         source = source_of(paths, options, args.out)
         result = compute(section, source)
         if not args.json and result.lines:
