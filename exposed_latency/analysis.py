@@ -4,6 +4,7 @@ section's ``compute`` (:func:`compute`) and what its figures show (:func:`figure
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,7 +14,9 @@ from neutrino_ae.report.results.text_table import text_table
 from neutrino_ae.report.section.driver import Figure, Result
 
 if TYPE_CHECKING:
-    from .inputs import Workloads
+    from pathlib import Path
+
+    from neutrino_ae.bundle.context import Bundle
 
 SECTION = "exposed_latency"
 PAPER_REF = "Fig. 12"
@@ -83,6 +86,17 @@ def _truth(gt: dict[str, Any] | None, workload: str, probe: str) -> dict[str, fl
                 out[key] = float(per_probe[name])
                 break
     return out
+
+
+@dataclass
+class Workloads:
+    """Fig. 12's inputs read: each workload's times table (:func:`.inputs.read_workload_csv`) by name and CSV,
+    the workload files missing from a folder, the bundle and its ground truth."""
+
+    tables: list[tuple[str, Path, pd.DataFrame]]
+    missing: list[str]
+    bundle: Bundle
+    ground_truth: Any
 
 
 PARTS = ("epilogue", "kernel", "prologue")  # stacking order, bottom first: the paper's (epilogue at the foot)

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.inputs import MiB, check_input
 from neutrino_ae.report.command.paths import missing_reason
 from neutrino_ae.report.section.driver import Source
 
-from .analysis import COLUMNS, OPTIONAL_COLUMNS, TIME_COLUMNS, WORKLOADS
+from .analysis import COLUMNS, OPTIONAL_COLUMNS, TIME_COLUMNS, WORKLOADS, Workloads
 
 MAX_CSV_BYTES = 16 * MiB
 
@@ -100,17 +97,6 @@ def resolve_inputs(paths: Sequence[str | Path]) -> tuple[list[tuple[str, Path]],
         else:
             raise InputError(p, missing_reason(p, "no such folder or CSV file"))
     return found, missing
-
-
-@dataclass
-class Workloads:
-    """Fig. 12's inputs read: each workload's times table (:func:`read_workload_csv`) by name and CSV,
-    the workload files missing from a folder, the bundle and its ground truth."""
-
-    tables: list[tuple[str, Path, pd.DataFrame]]
-    missing: list[str]
-    bundle: Bundle
-    ground_truth: Any
 
 
 def load(source: Source) -> Workloads:

@@ -14,9 +14,11 @@ from neutrino_ae.report.results.text_table import text_table
 from neutrino_ae.report.section.driver import Figure, Result
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
-    from .inputs import Measured
+    from neutrino_ae.bundle.context import Bundle
 
 SECTION = "max_mem"
 PAPER_REF = "Fig. 11"
@@ -66,6 +68,20 @@ class Entry:
         if self.probe_mem_max is None or not self.workload_max:
             return None
         return self.probe_mem_max / self.workload_max
+
+@dataclass
+class Measured:
+    """Fig. 11's inputs read: every model x probe of one max_mem folder (ground truth attached), and the
+    models' missing or unusable inputs."""
+
+    root: Path
+    bundle: Bundle
+    entries: list[Entry]
+    problems_by_model: dict[str, list[str]]
+
+    @property
+    def notes(self) -> list[str]:
+        return [n for e in self.entries for n in e.notes]
 
 def _order(names: Sequence[str], preferred: Sequence[str]) -> list[str]:
     rank = {n: i for i, n in enumerate(preferred)}

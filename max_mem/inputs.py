@@ -6,13 +6,11 @@ model x probe's peaks (:func:`measure_entry`) with its ground truth attached: th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.eventlog import parse_event_log
 from neutrino_ae.formats.inputs import MiB, read_text_input
@@ -20,7 +18,7 @@ from neutrino_ae.formats.tracedir import trace_dir_order_key
 from neutrino_ae.report.command.paths import missing_reason
 from neutrino_ae.report.section.driver import Source
 
-from .analysis import MODEL_ORDER, PROBE_ORDER, SECTION, Entry, _order, _truth
+from .analysis import MODEL_ORDER, PROBE_ORDER, SECTION, Entry, Measured, _order, _truth
 
 MAX_MEMORY_TAG = "max memory:"
 
@@ -136,21 +134,6 @@ def discover(root: str | Path) -> tuple[list[tuple[str, str, Path]], dict[str, l
             empty[model] = [f"{root / model}: no <probe>/ folders, model not measured"]
         runs += [(model, probe, root / model / probe) for probe in probes]
     return runs, empty
-
-
-@dataclass
-class Measured:
-    """Fig. 11's inputs read: every model x probe of one max_mem folder (ground truth attached), and the
-    models' missing or unusable inputs."""
-
-    root: Path
-    bundle: Bundle
-    entries: list[Entry]
-    problems_by_model: dict[str, list[str]]
-
-    @property
-    def notes(self) -> list[str]:
-        return [n for e in self.entries for n in e.notes]
 
 
 def load(source: Source) -> Measured:
