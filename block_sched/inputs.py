@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neutrino_ae.bundle.context import Bundle, bundle_of
+from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError, TraceFormatError, refuse_pickle
 from neutrino_ae.formats.bintrace import BinTrace, open_trace
 from neutrino_ae.formats.level import Level
@@ -160,18 +160,14 @@ def find_bundle_traces(root: str | os.PathLike[str]) -> list[Path]:
     return [raw[-1], *variants]
 
 
-def read_traces(paths: list[Path], section: int = 0, bundle: Bundle | None = None) -> list[Trace]:
-    """Every trace of ``paths`` (``.bin`` or trace dirs; a trace dir gives one per ``result/*.bin``), in order.
-    ``bundle``: the run's; without it each trace's own, found from its path."""
-    if not paths:
+def read_traces(inputs: list[tuple[Path, Bundle]], section: int = 0) -> list[Trace]:
+    """Every trace of ``inputs`` (``.bin`` or trace dirs, each with its bundle; a trace dir gives one per
+    ``result/*.bin``), in order."""
+    if not inputs:
         raise InputError(None, "no block_sched trace given")
-    read = [(p, first_warp_records(t, section)) for path in paths for p, t in resolve_traces(path)]
+    read = [(p, first_warp_records(t, section), owner) for path, owner in inputs for p, t in resolve_traces(path)]
     used: set[str] = set()
-    out = []
-    for p, rec in read:
-        owner = bundle or bundle_of(p)
-        out.append(Trace(trace_label(p, used, owner), p, rec, owner, trace_truth(p, owner)))
-    return out
+    return [Trace(trace_label(p, used, owner), p, rec, owner, trace_truth(p, owner)) for p, rec, owner in read]
 
 
 def load(source: Source) -> Traces:
@@ -179,7 +175,7 @@ def load(source: Source) -> Traces:
     with its own bundle; in the notebooks' run its bundle's block_sched folder (:func:`find_bundle_traces`)
     and the fixes' timing."""
     if not source.notebook:
-        return Traces(read_traces(list(source.paths), source.options.get("section", 0)))
+        return Traces(read_traces(source.inputs(), source.options.get("section", 0)))
     timing = source.bundle.path("block_sched", "timing", "events.json")
-    return Traces(read_traces(find_bundle_traces(source.paths[0]), bundle=source.bundle),
+    return Traces(read_traces([(p, source.bundle) for p in find_bundle_traces(source.paths[0])]),
                   timing if timing.is_file() else None)

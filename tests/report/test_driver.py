@@ -259,3 +259,22 @@ def test_a_required_input_a_positive_flag_and_the_files_load_wrote(drv, tmp_path
     assert list(doc["files"])[:3] == ["figure", "figure.svg", "side"]  # after the figures, before the results
     assert doc["files"]["side"] == str(out / "side.txt") and (out / "side.txt").read_text() == "read"
     assert doc["summary"][0]["value"] == 24
+
+
+def test_each_input_is_given_its_own_bundle_at_the_edge(drv, tmp_path):
+    # block_sched's command line reads traces of several bundles: the driver finds each one's bundle, once,
+    # so no section finds one from a path (issue 49: no path-or-Bundle fallback left in a section).
+    other = tmp_path / "other"
+    (other / "drv").mkdir(parents=True)
+    (other / "drv" / "counts.txt").write_text("1\n")
+    manifest.write_manifest(other, manifest.DYNAMIC)
+    loose = tmp_path / "loose.txt"
+    loose.write_text("2\n")
+    source = driver.source_of([drv / "drv", other / "drv", loose])
+    pairs = source.inputs()
+    assert [p for p, _ in pairs] == [drv / "drv", other / "drv", loose]
+    assert [(b.kind, b.root) for _, b in pairs] == [("sample", drv.resolve()), ("dynamic", other.resolve()),
+                                                   ("unknown", None)]
+    assert source.bundle is pairs[0][1]
+    notebook = driver.Source(pairs[1][1], (other / "drv",), notebook=True)
+    assert notebook.inputs() == [(other / "drv", pairs[1][1])]  # the run's bundle for its own folder

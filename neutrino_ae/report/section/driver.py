@@ -56,6 +56,11 @@ class Source:
     options: Mapping[str, Any] = field(default_factory=dict)
     out: Path | None = None  # the results folder, for a reader that writes as it reads (dmat's sparsified .dmat)
     notebook: bool = False
+    bundles: tuple[Bundle, ...] = ()  # each path's own bundle, found at the edge; empty: ``bundle`` for each
+
+    def inputs(self) -> list[tuple[Path, Bundle]]:
+        """Each input path with its bundle (a command line's traces may come from several bundles)."""
+        return list(zip(self.paths, self.bundles or (self.bundle,) * len(self.paths), strict=True))
 
 
 @dataclass
@@ -211,13 +216,15 @@ def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
 
 def source_of(paths: Sequence[str | Path], options: Mapping[str, Any] | None = None,
               out: str | Path | None = None) -> Source:
-    """The command line's inputs with their bundle, found once from the first (a path the file system cannot
-    use -- a symbolic link loop, a name too long -- is refused here, in one line, before any is read)."""
+    """The command line's inputs, each with its bundle, found once here (the run's is the first's; a path the
+    file system cannot use -- a symbolic link loop, a name too long -- is refused here, in one line, before any
+    is read)."""
     paths = tuple(Path(p) for p in paths)
     for p in paths:
         if not p.exists() and (why := missing_reason(p, "")):
             raise InputError(p, why)
-    return Source(bundle_of(paths[0]), paths, options or {}, Path(out) if out is not None else None)
+    bundles = tuple(bundle_of(p) for p in paths)  # one read per bundle root: bundle_of caches it
+    return Source(bundles[0], paths, options or {}, Path(out) if out is not None else None, bundles=bundles)
 
 
 def analyzer(section: Section) -> Callable[..., SectionResult]:
