@@ -25,7 +25,8 @@ def render_seconds(trace: str, repeat: int = 3) -> float:
 
     with tempfile.TemporaryDirectory(prefix="dmat-render-") as tmp:
         source = driver.source_of([trace], {}, Path(tmp) / "run")
-        (fig,) = SECTION.entry("figures")(driver.compute(SECTION, source))  # the job the command line sends
+        (result,) = driver.compute(SECTION, source).values()
+        (fig,) = SECTION.entry("figures")(result)  # the job the command line sends
         job = FigureJob(fig.stem, f"dmat.{fig.builder}", Path(tmp) / "run", fig.arrays, fig.params)
         draw(job)  # once, untimed: warms matplotlib
         best = float("inf")

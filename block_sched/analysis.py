@@ -5,7 +5,7 @@ text out (no I/O, no plots): the section's ``compute`` (:func:`compute`) and wha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neutrino_ae.report.results.columns import Columns
-from neutrino_ae.report.section.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Number, Result
 from neutrino_ae.sched import intervals as accel
 
 from .estimates import FifoPerSM, SlotReuse, _gt, fifo_per_sm, line_of, share_of_running, slot_reuse_per_sm
@@ -224,14 +224,13 @@ def compute(loaded: Traces) -> Result:
     })
     # Each number with its ground truth and the kind of the bundle its trace came from (a command line's
     # traces may come from several).
-    numbers: dict[str, Any] = {}
+    numbers: dict[str, Number] = {}
     truth: dict[str, float | None] = {}
-    kinds: dict[str, str] = {}
     for key, value, gt, bundle in [*_per_trace(traces, truths, owners), *_reductions(traces, truths, owners)]:
-        numbers[key], truth[key], kinds[key] = value, gt, bundle.kind
+        numbers[key], truth[key] = Number(value, kind=bundle.kind), gt
     timed = _timing(loaded.timing, owners[0], truths) if loaded.timing is not None else None
     for key, value, gt in timed["numbers"] if timed else []:
-        numbers[key], truth[key], kinds[key] = value, gt, owners[0].kind
+        numbers[key], truth[key] = Number(value, kind=owners[0].kind), gt
     data: dict[str, Any] = {
         "section": SECTION,
         "paper_ref": PAPER_REF,
@@ -259,12 +258,8 @@ def compute(loaded: Traces) -> Result:
     notes = [f"  {t.label}: {note}" for t in traces if (note := artifact_deviation(t))]
     read = "trace dirs read: " + ", ".join(f"{t.label} {dirs[t.label]}" for t in traces)
     rest = [*extra, *notes, *([timed["line"]] if timed else []), read]
-
-    def done(files: Mapping[str, Path]) -> str:
-        return "\n".join([*rest, f"results: {files['json']}"])
-
-    return Result(tables=tables, numbers=numbers, truth=truth, units=UNITS, kinds=kinds, data=data,
-                  lines=[t.line for t in traces], done=done, input=traces[0].path,
+    return Result(files=tables, numbers=numbers, truth=truth, units=UNITS, data=data,
+                  lines=[t.line for t in traces], done="\n".join([*rest, "results: {json}"]), input=traces[0].path,
                   plots={"traces": traces, "truths": truths, "synthetic": any(b.synthetic for b in owners)})
 
 

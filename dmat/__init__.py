@@ -103,7 +103,7 @@ def dmat_figure(path: str | os.PathLike[str], out_dir: str | os.PathLike[str], n
     from neutrino_ae.report.section import driver
 
     source = driver.source_of([path], {"name": name, "xbins": xbins, "ybins": ybins}, out_dir)
-    result = driver.compute(SECTION, source)
-    done = driver.finish(SECTION, source, result, out_dir)
-    done.plot = result.plots["plot"]  # type: ignore[attr-defined]
+    results = driver.compute(SECTION, source)
+    done = driver.finish(SECTION, source, results, out_dir)
+    done.plot = list(results.values())[-1].plots["plot"]  # type: ignore[attr-defined]
     return done

@@ -8,7 +8,7 @@ number); a bundle's four figures are the section result's ``parts``, with ``dmat
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neutrino_ae.formats.dmat import PAGE_MASK
-from neutrino_ae.report.section.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Number, Result
 
 from . import FIGURES, SECTION
 from .binning import ARTIFACT_CLOCK_CUTOFF, DmatPlotData
@@ -118,20 +118,19 @@ class BinnedFigure:
     workloads: str | None  # how the bundle was collected ("ptx": stand-in kernels, named in the title)
 
 
-def compute(frames: BinnedFigure | Sequence[BinnedFigure]) -> Result:
-    """One figure's result; for a bundle's figures, the section's result with each as one of its ``parts``."""
+def compute(frames: BinnedFigure | Sequence[BinnedFigure]) -> dict[str, Result]:
+    """One figure's result (``dmat_<figure>.json``); for a bundle's figures, each figure's, then the section's
+    (``dmat.json``: every figure's document and numbers, each figure's line and path as its text)."""
     if isinstance(frames, BinnedFigure):
-        return figure_result(frames)
-    parts = [figure_result(f) for f in frames]
+        return {f"dmat_{frames.name}": figure_result(frames)}
+    figures = {f"dmat_{f.name}": figure_result(f) for f in frames}
+    parts = list(figures.values())
     data = {"section": SECTION.name, "paper_ref": SECTION.paper_ref, "figures": [p.data for p in parts],
-            "trace_dirs": [f.trace_dir for f in frames if f.trace_dir]}
-
-    def done(files: Mapping[str, Path]) -> str:
-        return "\n".join(f"{p.lines[0]}\n{files[f'{f.name}.png']}" for f, p in zip(frames, parts, strict=True))
-
-    return Result(numbers={k: v for p in parts for k, v in p.numbers.items()},
-                  truth={k: v for p in parts for k, v in p.truth.items()}, units=UNITS, data=data, done=done,
-                  input=frames[0].given, refs={k: v for p in parts for k, v in p.refs.items()}, parts=parts)
+            "trace_dirs": [f.trace_dir for f in frames if f.trace_dir], "summary": None}
+    done = "\n".join(f"{p.lines[0]}\n{{{f.name}.png}}" for f, p in zip(frames, parts, strict=True))
+    return {**figures, SECTION.name: Result(numbers={k: v for p in parts for k, v in p.numbers.items()},
+                                            truth={k: v for p in parts for k, v in p.truth.items()}, units=UNITS,
+                                            data=data, done=done, input=frames[0].given)}
 
 
 def figure_result(f: BinnedFigure) -> Result:
@@ -215,13 +214,11 @@ def figure_result(f: BinnedFigure) -> Result:
             + (f"; {f.level_note}" if f.level_note else "")
             + (f"; names from trace dir {f.trace_dir}" if f.trace_dir else "; no naming trace dir (pages unnamed)"))
 
-    def done(files: Mapping[str, Path]) -> str:
-        return str(files[f"{f.name}.png"])
-
-    return Result(tables={f"dmat_{f.name}_tensors": tensors}, numbers=numbers, truth=gts, units=UNITS, data=data,
-                  lines=[line], done=done, input=f.source, stem=f"dmat_{f.name}",
-                  plots={"plot": plot, "title": title, "synthetic": f.synthetic},
-                  refs=dict.fromkeys(numbers, ref), files={f"{f.name}.dmat": f.sparsified} if f.sparsified else {})
+    files: dict[str, Any] = {f"{f.name}.dmat": f.sparsified} if f.sparsified else {}  # written while it was read
+    files[f"dmat_{f.name}_tensors"] = tensors
+    return Result(files=files, numbers={k: Number(v, ref=ref) for k, v in numbers.items()}, truth=gts, units=UNITS,
+                  data=data, lines=[line], done=f"{{{f.name}.png}}", input=f.source,
+                  plots={"plot": plot, "title": title, "synthetic": f.synthetic})
 
 
 def _cycles(clock: float) -> int | None:
@@ -231,7 +228,7 @@ def _cycles(clock: float) -> int | None:
 
 def figures(result: Result) -> list[Figure]:
     """A figure's drawing (:func:`.figures.dmat_figure_from_arrays`): the arrays it reads, nothing else; none
-    for the section's result (its figures are its parts')."""
+    for the section's own result (its figures are the figures' results')."""
     if "plot" not in result.plots:
         return []
     plot: DmatPlotData = result.plots["plot"]

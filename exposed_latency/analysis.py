@@ -128,8 +128,8 @@ def compute(w: Workloads) -> Result:
     synthetic = w.bundle.synthetic
     data = {"paper_ref": PAPER_REF, "bundle_kind": w.bundle.kind, "synthetic": synthetic,
             "inputs": [{"workload": n, "csv": str(p)} for n, p, _ in w.tables], "missing": w.missing,
-            "warnings": warnings, "rows": df.to_dict(orient="records")}
-    return Result(tables={SECTION: df}, numbers=numbers, truth=truth, units=dict.fromkeys(SUMMARY_KEYS, "x"),
+            "warnings": warnings, "rows": df.to_dict(orient="records"), "summary": None}
+    return Result(files={SECTION: df}, numbers=numbers, truth=truth, units=dict.fromkeys(SUMMARY_KEYS, "x"),
                   data=data, lines=_lines(panels, numbers, truth, warnings, w.missing, synthetic),
                   done="wrote {figure} and one figure per workload", input=w.tables[0][1],
                   plots={"panels": panels, "synthetic": synthetic})

@@ -55,7 +55,7 @@ def _lines(m: Measured) -> list[str]:
     return lines
 
 
-def compute(m: Measured) -> Result:
+def compute(m: Measured) -> dict[str, Result]:
     """The section's ``compute``: per kernel x probe, the median slowdown and the extra registers."""
     numbers: dict[str, Any] = {}
     truth: dict[str, Any] = {}
@@ -67,13 +67,13 @@ def compute(m: Measured) -> Result:
     synthetic = m.bundle.synthetic
     data = {"paper_ref": PAPER_REF, "bundle_kind": m.bundle.kind, "synthetic": synthetic, "root": str(m.root),
             "probes": _ordered_probes(m.cells), "cells": [asdict(c) for c in m.cells], "failed_launches": m.failed,
-            "problems": m.problems}
-    tables = {m.stem: partial(wide_table, m.cells), f"{m.stem}_long": partial(long_table, m.cells)}  # after the lines
-    return Result(tables=tables, numbers=numbers,
-                  truth=truth, units={"slowdown": "x", "extra_registers": "registers"}, data=data, lines=_lines(m),
-                  done="wrote {figure} and {html}", input=m.root, stem=m.stem,
-                  documents={"html": (f"{m.stem}.html", render_html(m.cells, TITLE, synthetic))},
-                  plots={"stem": m.stem, "synthetic": synthetic, "cells": data["cells"]})
+            "problems": m.problems, "summary": None}
+    files = {"html": (f"{m.stem}.html", render_html(m.cells, TITLE, synthetic)),
+             m.stem: partial(wide_table, m.cells), f"{m.stem}_long": partial(long_table, m.cells)}  # after the lines
+    return {m.stem: Result(files=files, numbers=numbers, truth=truth,
+                           units={"slowdown": "x", "extra_registers": "registers"}, data=data, lines=_lines(m),
+                           done="wrote {figure} and {html}", input=m.root,
+                           plots={"stem": m.stem, "synthetic": synthetic, "cells": data["cells"]})}
 
 
 def figures(result: Result) -> list[Figure]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neutrino_ae.report.results.text_table import text_table
-from neutrino_ae.report.section.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Result, Table
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -212,11 +212,11 @@ def compute(m: Measured) -> Result:
     data = {"paper_ref": PAPER_REF, "bundle_kind": m.bundle.kind, "synthetic": m.bundle.synthetic, "root": str(m.root),
             "entries": [{**asdict(e), "ratio": e.ratio} for e in m.entries],
             "workload_peaks": workload_peaks(m.entries), "problems_by_model": m.problems_by_model,
-            "workload_memory_rule": WORKLOAD_MEMORY_RULE, "workload_memory_notes": notes}
-    return Result(tables={SECTION: partial(table, m.entries)}, numbers=numbers, truth=truth,
+            "workload_memory_rule": WORKLOAD_MEMORY_RULE, "workload_memory_notes": notes, "summary": None}
+    return Result(files={SECTION: Table(partial(table, m.entries), "\n" + _rule_lines(notes, markdown=True) + "\n")},
+                  numbers=numbers, truth=truth,
                   units={"probe_mem_max": "bytes", "workload_max": "bytes", "probe_over_workload": "ratio"},
                   data=data, lines=_lines(m), done="wrote {figure}", input=m.root,
-                  notes={SECTION: "\n" + _rule_lines(notes, markdown=True) + "\n"},
                   plots={"synthetic": m.bundle.synthetic, "entries": m.entries})
 
 

@@ -95,7 +95,7 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_a_required_input_a_positive_flag_and_the_files_load_wrote",
         "test_command_line_errors_are_one_line",
         "test_command_line_prints_the_lines_first_then_the_rest",
-        "test_parts_refs_flags_and_closing_lines_of_a_function",
+        "test_several_results_numbers_of_their_own_flags_and_closing_lines",
         "test_the_folders_script_runs_the_driver",
     ),
     "tests/report/test_exact_numbers.py": (

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neutrino_ae.bundle.context import Bundle
-from neutrino_ae.report.section.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Number, Result
 
 from .analysis import (
     DEFAULT_TAIL_THRESHOLD,
@@ -102,7 +102,7 @@ def _table(n: TailNumbers):  # noqa: ANN202 - a DataFrame, pandas imported after
 
 
 def tail_result(n: TailNumbers) -> Result:
-    """Fig. 13c/13d's numbers, table and results document ``fig13cd.json`` (its rows last)."""
+    """Fig. 13c/13d's numbers, table and results document (``fig13cd.json``, its rows last)."""
     bundle, tail, wave, truth = n.bundle, n.tail, n.wave, n.truth
     data = {
         "figure": "fig13cd", "paper_ref": f"{PAPER_REF}c/d", "input": str(n.path), **read_from(n.path, n.rec, bundle),
@@ -121,12 +121,12 @@ def tail_result(n: TailNumbers) -> Result:
     numbers = {"tail_fraction": tail.tail_fraction, "last_wave_tail_fraction": wave.fraction,
                "last_wave_tail_idle_sm_fraction": wave.idle_sm_fraction, "sm_idle_fraction": n.idle_all}
     return Result(
-        tables={"fig13cd_busy_sms": lambda: _table(n)}, numbers=numbers,
+        files={"fig13cd_busy_sms": lambda: _table(n)},
+        numbers={k: Number(v, ref=f"{PAPER_REF}d") for k, v in numbers.items()},
         truth={"last_wave_tail_fraction": gt.get("tail_fraction"),
                "last_wave_tail_idle_sm_fraction": gt.get("tail_idle_sm_fraction")},
         units=dict.fromkeys(numbers, "fraction"), data=data, lines=n.lines,
-        done=lambda files: "\n".join(str(files[k]) for k in PNGS), input=n.path, stem="fig13cd",
-        refs=dict.fromkeys(numbers, f"{PAPER_REF}d"), plots={"tail": n})
+        done="\n".join(f"{{{k}}}" for k in PNGS), input=n.path, plots={"tail": n})
 
 
 def tail_figures(n: TailNumbers) -> list[Figure]:

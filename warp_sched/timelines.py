@@ -16,7 +16,7 @@ import numpy as np
 
 from neutrino_ae.bundle.context import Bundle
 from neutrino_ae.errors import InputError
-from neutrino_ae.report.section.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Number, Result
 
 from .analysis import (
     LastWaveTail,
@@ -118,9 +118,9 @@ def timeline_result(n: TimelineNumbers) -> Result:
           f"{stem}.max_resident_blocks_per_sm": truth.get("max_resident_blocks_per_sm"),
           f"{stem}.last_wave_tail_fraction": truth.get("tail_fraction")}
     return Result(
-        tables={f"{stem}_warps": lambda: _table(n.cols)}, numbers=numbers, truth=gt, units=UNITS, data=data,
-        lines=[n.line], done=lambda files: str(files[f"{stem}.png"]), input=n.path, stem=stem,
-        refs=dict.fromkeys(numbers, ref), rows_in_data=False, plots={"timelines": [n]})
+        files={f"{stem}_warps": lambda: _table(n.cols)}, numbers={k: Number(v, ref=ref) for k, v in numbers.items()},
+        truth=gt, units=UNITS, data=data, lines=[n.line], done=f"{{{stem}.png}}", input=n.path,
+        plots={"timelines": [n]})
 
 
 #: The summary rows' units by the key's last part.

@@ -60,7 +60,7 @@ def load_writing(source):
 ANALYSIS = '''
 import pandas as pd
 
-from neutrino_ae.report.section.driver import Figure, Result
+from neutrino_ae.report.section.driver import Figure, Number, Result, Table, value
 
 
 def compute(frames):
@@ -68,10 +68,10 @@ def compute(frames):
     table = pd.DataFrame({"i": range(len(counts)), "count": counts})
     numbers = {"total.count": sum(counts), "mean.cycles": sum(counts) / len(counts), "first.count": counts[0]}
     truth = {"total.count": frames["truth"].get("total")}
-    return Result(tables={"drv": table}, numbers=numbers, truth=truth, units={"count": "n", "cycles": "cycles"},
+    return Result(files={"page": ("drv.html", "<p>drv</p>"), "drv": Table(table, "\\nnote\\n")}, numbers=numbers,
+                  truth=truth, units={"count": "n", "cycles": "cycles"},
                   data={"paper_ref": "Fig. 98", "summary": None, "after": 1}, lines=[f"drv total {sum(counts)}"],
-                  done="wrote {figure}", input=frames["path"], notes={"drv": "\\nnote\\n"},
-                  documents={"page": ("drv.html", "<p>drv</p>")}, plots={"counts": counts})
+                  done="wrote {figure}", input=frames["path"], plots={"counts": counts})
 
 
 def figures(result):
@@ -80,26 +80,31 @@ def figures(result):
 
 
 def compute_parts(frames):
-    """A part of its own (warp_sched's Fig. 13a/b/cd in warp_sched.json), this result without rows in its data."""
+    """A figure's result of its own (warp_sched's Fig. 13a/b/cd beside warp_sched.json), then the section's, whose
+    data holds no rows; a number with its own paper reference and one with its own bundle kind."""
     counts = [c * frames["scale"] for c in frames["counts"]]
-    part = Result(tables={"drv_part": lambda: pd.DataFrame({"x": [1, 2]})}, numbers={"part.count": counts[0]},
-                  units={"count": "n"}, refs={"part.count": "Fig. 98b"}, data={"figure": "part", "summary": None},
-                  stem="drv_part", lines=[f"part {counts[0]}"], plots={"counts": counts},
-                  done=lambda files: f"part figure {files['drv_part.png']}")
-    return Result(numbers={**part.numbers, "total.count": sum(counts)}, refs=part.refs, units={"count": "n"},
-                  data={"parts": [part.data]}, parts=[part], rows_in_data=False,
-                  done=lambda files: "\\n".join([*part.lines, part.done(files), "end"]))
+    part = Result(files={"drv_part": lambda: pd.DataFrame({"x": [1, 2]})},
+                  numbers={"part.count": Number(counts[0], ref="Fig. 98b")},
+                  units={"count": "n"}, data={"figure": "part", "summary": None},
+                  lines=[f"part {counts[0]}"], plots={"counts": counts, "stem": "drv_part"},
+                  done="part figure {drv_part.png}")
+    own = Result(numbers={**part.numbers, "total.count": sum(counts), "other.count": Number(1, kind="paper")},
+                 units={"count": "n"}, data={"parts": [part.data]},
+                 done="\\n".join([*part.lines, part.done,
+                                   f"end {{json}} {{unknown}} {value(part.numbers['part.count'])}"]))
+    return {"drv_part": part, "drv": own}
 
 
 def compute_files(frames):
     result = compute(frames)
-    result.files = {"side": frames["side"]}
+    result.files = {"side": frames["side"], **result.files}
     return result
 
 
 def figures_parts(result):
-    return ([Figure(result.stem, "figures:bars", {"counts": __import__("numpy").array(result.plots["counts"])},
-                    {"title": result.stem}, key="")] if result.plots else [])
+    stem = result.plots.get("stem")
+    return ([Figure(stem, "figures:bars", {"counts": __import__("numpy").array(result.plots["counts"])},
+                    {"title": stem}, key="")] if stem else [])
 '''
 
 FIGURES = '''
@@ -210,8 +215,8 @@ def test_the_folders_script_runs_the_driver(drv, tmp_path):
     assert proc.stdout.splitlines()[0] == "drv total 12" and (out / "drv.png").is_file()
 
 
-def test_parts_refs_flags_and_closing_lines_of_a_function(drv, tmp_path, capsys):
-    # warp_sched's shape: the section's figures each written as a part with its own document and paper ref.
+def test_several_results_numbers_of_their_own_flags_and_closing_lines(drv, tmp_path, capsys):
+    # warp_sched's shape: each figure written as a result with its own document and paper ref, then the section's.
     import dataclasses
 
     section = dataclasses.replace(registry.get("drv"), compute="analysis:compute_parts",
@@ -221,17 +226,19 @@ def test_parts_refs_flags_and_closing_lines_of_a_function(drv, tmp_path, capsys)
     assert run_main(driver.partial(driver.main, section, flags=flags), [str(drv / "drv"), "--scale", "3", "--out",
                                                                          str(out)]) == 0
     png = out / "drv_part.png"
-    assert capsys.readouterr().out == f"part 9\npart figure {png}\nend\n"  # no lines first: all at the end
+    # no lines first: all at the end; "{key}" of a written file is its path, any other brace text is kept
+    assert capsys.readouterr().out == f"part 9\npart figure {png}\nend {out / 'drv.json'} {{unknown}} 9\n"
     part_doc = json.loads((out / "drv_part.json").read_text())
     top_doc = json.loads((out / "drv.json").read_text())
     assert [(r["key"], r["value"], r["paper_ref"], r["unit"]) for r in part_doc["summary"]] == [
         ("part.count", 9, "Fig. 98b", "n")]
     assert top_doc["parts"][0]["summary"] == part_doc["summary"]  # the part's data, rows filled in place
-    assert "summary" not in top_doc  # rows_in_data=False
+    assert "summary" not in top_doc  # no "summary" place in its data: no rows in it
     assert (out / "drv_part.csv").read_text() == "x\n1\n2\n"
     res = driver.analyze_paths(section, [drv / "drv"], tmp_path / "again", {"scale": 2})
-    assert [(r["key"], r["value"], r["paper_ref"]) for r in res.summary] == [
-        ("part.count", 6, "Fig. 98b"), ("total.count", 24, "Fig. 98")]
+    assert [(r["key"], r["value"], r["paper_ref"], r["bundle_kind"]) for r in res.summary] == [
+        ("part.count", 6, "Fig. 98b", "sample"), ("total.count", 24, "Fig. 98", "sample"),
+        ("other.count", 1, "Fig. 98", "paper")]
     # A part's figure (key "": its own file names) and files come before the section's own results.
     assert list(res.files)[:4] == ["drv_part.png", "drv_part.svg", "drv_part.csv", "drv_part.md"]
     assert res.files["json"] == tmp_path / "again" / "drv.json" and set(res.tables) == {"drv_part"}

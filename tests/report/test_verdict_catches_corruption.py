@@ -175,8 +175,8 @@ def analysed(name: str, root: Path, out: Path) -> SectionResult:
     bundle = open_bundle(root)
     (out / name).mkdir(parents=True, exist_ok=True)
     source = driver.Source(bundle, (bundle.path(name),), out=out / name, notebook=True)
-    result = driver.compute(section, source)
-    return SectionResult(name, {}, summary=driver.number_rows(section, bundle, result))
+    own = list(driver.compute(section, source).values())[-1]  # the section's own result: its rows are the summary
+    return SectionResult(name, {}, summary=driver.number_rows(section, bundle, own))
 
 
 def judge(name: str, root: Path, out: Path) -> list[Outcome]:

@@ -7,7 +7,8 @@ A section folder supplies only what is its own, as three entry points of its :cl
   :class:`Bundle` and the input paths, the bundle's own section folder unless a command line named
   others) into whatever the computation takes;
 * ``compute(frames) -> Result``: the tables, the numbers (summary key -> value), their ground
-  truth by the same keys, the results document and the text the artifact's script printed;
+  truth by the same keys, the results document and the text the artifact's script printed (or several
+  results by name, ``{stem: Result}``, the section's own last: dmat's four figures);
 * ``figures(result) -> [Figure]``: what each figure shows, as arrays and JSON parameters for a builder
   ``fn(arrays, params) -> Figure`` in the section's matplotlib module.
 
@@ -23,6 +24,7 @@ line's (:func:`run_script` runs it for the folder's script; :func:`command` is a
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,8 +48,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Source:
     """What ``load`` reads: the run's bundle, and the inputs (the bundle's ``<section>/`` folder in a
-    notebook run; what the command line was given, else its default); ``options`` are what a script of
-    the folder fixes (e.g. kernel_overhead's per-group scripts: ``{"groups": ("triton_op",)}``). ``notebook``:
+    notebook run; what the command line was given, else its default; :meth:`inputs` pairs each with its own
+    bundle, found with the run's); ``options`` are what a script of the folder fixes (e.g. kernel_overhead's
+    per-group scripts: ``{"groups": ("triton_op",)}``). ``notebook``:
     the notebooks' run, whose input is the bundle's own folder (block_sched then reads its variants and timing
     too; a command line given that folder reads the traces it names, as the artifact's script did)."""
 
@@ -65,41 +68,49 @@ class Source:
 
 @dataclass
 class Result:
-    """What ``compute`` returns. ``numbers`` are the summary rows' values by key, in the summary's order; ``truth`` the
-    sample generator's values by the same keys (absent: none); ``units`` a unit by the key's last dotted part;
-    ``kinds`` a row's bundle kind by key where its input came from another bundle than the run's (several traces
-    on one command line). ``data`` is ``<section>.json`` without what the driver adds (``summary`` goes last, or
-    where ``data`` holds a ``"summary"`` place); ``tables`` are written as CSV and Markdown, with
-    ``notes[table]`` appended to the Markdown (a table may be given as a function that builds it: it is built
-    after the lines are printed, so a section whose numbers need no pandas prints before pandas is imported).
-    ``lines`` are printed first (the artifact's result); ``done`` is the closing line, formatted with the
-    written files (``{figure}``). ``input`` is the input the provenance names; ``plots`` what only the figures
-    take (``figures(result)`` reads it). ``stem`` names the results files (default: the section's name);
-    ``documents`` are more files, ``{key: (file name, text)}``, listed after the figures. ``refs`` are the
-    numbers' paper references by key (default: the section's); ``rows_in_data=False`` leaves the summary rows
-    out of ``data`` (a document without them). ``done`` may also be a function of the written files (several
-    closing lines). ``parts`` are results of their own, each written as ``<part.stem>.json`` with its tables
-    (before this one's files; a part's ``data`` that holds a ``"summary"`` place gets the part's rows there, in
-    place, so a ``data`` of this result holding it sees them); their tables join the section's.
-    ``files`` are files ``load`` wrote already (dmat's sparsified ``.dmat``), listed after this result's figures."""
+    """What ``compute`` returns: the contract, one line a field, each optional.
 
-    tables: Mapping[str, Any] = field(default_factory=dict)
+    * ``files``: what is written beside the document, by key: a table (or a function building it, built after
+      the lines are printed; a :class:`Table` with a note) as ``<key>.csv`` and ``.md``, text as
+      ``(file name, text)``, or a Path ``load`` wrote already (dmat's sparsified ``.dmat``);
+    * ``numbers``: summary key -> value, in the summary's order (a :class:`Number` for its own paper reference
+      or bundle kind);
+    * ``truth``: summary key -> the sample generator's value (absent: none);
+    * ``units``: a key's last dotted part -> its unit;
+    * ``data``: the results document, ``<stem>.json``; the summary rows go where it holds ``"summary"``;
+    * ``lines``: printed as soon as ``compute`` returns (the artifact's result);
+    * ``done``: the closing line(s), printed last; ``{key}`` is replaced by the written file of that key;
+    * ``input``: the input the document's provenance names;
+    * ``plots``: what only ``figures(result)`` reads.
+    """
+
+    files: Mapping[str, Any] = field(default_factory=dict)
     numbers: Mapping[str, Any] = field(default_factory=dict)
     truth: Mapping[str, Any] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=dict)
-    kinds: Mapping[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     lines: Sequence[str] = ()
-    done: str | Callable[[Mapping[str, Path]], str] = ""
+    done: str = ""
     input: Path | None = None
-    notes: Mapping[str, str] = field(default_factory=dict)
     plots: Mapping[str, Any] = field(default_factory=dict)
-    stem: str = ""
-    documents: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    refs: Mapping[str, str] = field(default_factory=dict)
-    rows_in_data: bool = True
-    parts: Sequence[Result] = ()
-    files: Mapping[str, Path] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Number:
+    """A summary number whose paper reference (warp_sched's Fig. 13d) or bundle kind (a block_sched trace of
+    another bundle than the run's) is not the section's."""
+
+    value: Any
+    ref: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of :attr:`Result.files` (or a function building it) with a note under its Markdown copy."""
+
+    table: Any
+    note: str = ""
 
 
 @dataclass
@@ -120,10 +131,17 @@ def number_rows(section: Section, bundle: Bundle, result: Result) -> list[dict[s
     """One summary row per number, in ``numbers``' order, with its unit and ground truth."""
     from neutrino_ae.report.results.summary import summary_row
 
-    return [summary_row(section.name, key, value, result.units.get(key.rsplit(".", 1)[-1]),
-                        result.refs.get(key, section.paper_ref), result.kinds.get(key, bundle.kind),
-                        result.truth.get(key))
-            for key, value in result.numbers.items()]
+    rows = []
+    for key, given in result.numbers.items():
+        n = given if isinstance(given, Number) else Number(given)
+        rows.append(summary_row(section.name, key, n.value, result.units.get(key.rsplit(".", 1)[-1]),
+                                n.ref or section.paper_ref, n.kind or bundle.kind, result.truth.get(key)))
+    return rows
+
+
+def value(number: Any) -> Any:
+    """A number of :attr:`Result.numbers` as a plain value (a :class:`Number`'s ``value``)."""
+    return number.value if isinstance(number, Number) else number
 
 
 def _jobs(section: Section, figures: Sequence[Figure], out: Path) -> list[FigureJob]:
@@ -145,67 +163,84 @@ def _figure_files(section: Section, figures: Sequence[Figure], drawn: Mapping[st
     return files
 
 
-def compute(section: Section, source: Source) -> Result:
-    """``load`` then ``compute`` of ``section`` on ``source``."""
-    return section.entry("compute")(section.entry("load")(source))
+def compute(section: Section, source: Source) -> dict[str, Result]:
+    """``load`` then ``compute`` of ``section`` on ``source``: its results by stem, the section's own last."""
+    results = section.entry("compute")(section.entry("load")(source))
+    return dict(results) if isinstance(results, Mapping) else {section.name: results}
 
 
-def finish(section: Section, source: Source, result: Result, out: str | Path,
+def closing(done: str, files: Mapping[str, Path]) -> str:
+    """``done`` with each ``{key}`` that names a written file replaced by its path (any other text kept as is:
+    a trace's label or a tensor's name in it is data, never a format field)."""
+    return _FIELD.sub(lambda m: str(files[m[1]]) if m[1] in files else m[0], done)
+
+
+_FIELD = re.compile(r"\{([^{}]+)\}")
+
+
+def finish(section: Section, source: Source, results: Mapping[str, Result], out: str | Path,
            figures: FigureProcess | None = None) -> SectionResult:
-    """Figures, results files, summary rows: the :class:`SectionResult` of ``result``. ``figures``: a figure
-    process to send the figures to (without it they are drawn here)."""
-    from neutrino_ae.atomic import write_text
+    """Figures, results files, summary rows: the :class:`SectionResult` of ``results`` (by stem, the section's own
+    last: its rows are the summary, its lines and closing line the text; each result is written as
+    ``<stem>.json`` with its files, and the rows of each go where its ``data`` holds ``"summary"``, in place, so a
+    later result's ``data`` holding that document sees them). ``figures``: a figure process to send the figures
+    to (without it they are drawn here)."""
     from neutrino_ae.report.results import SectionResult
     from neutrino_ae.report.results.columns import FrameMap
 
     out = Path(out)
-    each = [*result.parts, result]  # a part's figures are figures(part), its files listed with its own
-    wanted = [section.entry("figures")(r) for r in each]
+    wanted = [section.entry("figures")(r) for r in results.values()]
     jobs = _jobs(section, [f for w in wanted for f in w], out)
     if figures is not None:
         figures.send(jobs)
         drawn = None
     else:
         drawn = {k: v for job in jobs for k, v in draw(job).items()}
-    rows = number_rows(section, source.bundle, result)
-    documents = {key: write_text(out / name, text) for key, (name, text) in result.documents.items()}
+    own = list(results.values())[-1]
     tables: dict[str, Any] = {}
-    written: list[dict[str, Path]] = []
-    for part in result.parts:
-        if "summary" in part.data:
-            part.data["summary"] = number_rows(section, source.bundle, part)
-        written.append({})
-        tables.update(_write(section, source, part, out, part.data, written[-1]))
-    # the rows last, or in the place a "summary" key of data holds
-    data = {**result.data, "summary": rows} if result.rows_in_data else dict(result.data)
-    written.append({})
-    tables.update(_write(section, source, result, out, data, written[-1]))
+    written: list[tuple[dict[str, Path], dict[str, Path]]] = []  # per result: files given, files written here
+    for stem, result in results.items():
+        rows = number_rows(section, source.bundle, result)
+        if "summary" in result.data:
+            result.data["summary"] = rows
+        summary = rows if result is own else []
+        written.append(_write(source, result, stem, out, tables))
     drawn = figures.join() if drawn is None else drawn
     files: dict[str, Path] = {}
-    for i, mine in enumerate(wanted):
+    for mine, (given, wrote) in zip(wanted, written, strict=True):
         files.update(_figure_files(section, mine, drawn))
-        files.update(each[i].files)
-        files.update(documents if i == len(result.parts) else {})
-        files.update(written[i])
-    done = result.done(files) if callable(result.done) else result.done.format(**files)
-    text = "\n".join([*result.lines, *([done] if done else [])])
-    return SectionResult(section.name, data, files, FrameMap(tables), rows, text)  # Columns read as DataFrames
+        files.update(given)
+        files.update(wrote)
+    done = closing(own.done, files)
+    text = "\n".join([*own.lines, *([done] if done else [])])
+    return SectionResult(section.name, own.data, files, FrameMap(tables), summary, text)  # Columns read as DataFrames
 
 
-def _write(section: Section, source: Source, result: Result, out: Path, data: dict[str, Any],
-           written: dict[str, Path]) -> dict[str, Any]:
-    """``result``'s results document (``data``) and tables, their paths added to ``written``; its tables."""
+def _write(source: Source, result: Result, stem: str, out: Path,
+           tables: dict[str, Any]) -> tuple[dict[str, Path], dict[str, Path]]:
+    """``result``'s document ``<stem>.json`` and files; its tables added to ``tables``. The files given (text
+    written here, a Path load wrote) and those written from the document and tables, by key."""
     from neutrino_ae.atomic import write_text
     from neutrino_ae.report.results import write_results
 
-    tables = {name: table() if callable(table) else table for name, table in result.tables.items()}
-    files = write_results(out, result.stem or section.name, data, input_path=result.input, tables=tables,
-                          bundle=source.bundle)
-    for table, note in result.notes.items():
+    given: dict[str, Path] = {}
+    mine: dict[str, Any] = {}
+    notes: dict[str, str] = {}
+    for key, item in result.files.items():
+        if isinstance(item, Path):
+            given[key] = item
+        elif isinstance(item, tuple):
+            given[key] = write_text(out / item[0], item[1])
+        else:
+            if isinstance(item, Table):
+                item, notes[key] = item.table, item.note
+            mine[key] = item() if callable(item) else item
+    files = write_results(out, stem, result.data, input_path=result.input, tables=mine, bundle=source.bundle)
+    for table, note in notes.items():
         md = files[f"{table}.md"]
         write_text(md, md.read_text(encoding="utf-8") + note)
-    written.update(files)
-    return tables
+    tables.update(mine)
+    return given, files
 
 
 def analyze(section: Section, bundle: Bundle, out: str | Path) -> SectionResult:
@@ -299,14 +334,15 @@ def main(section: Section, argv: Sequence[str] | None = None, options: Mapping[s
     with protecting(p for p in paths if p is not None), \
             FigureProcess.start(warm=[f"{section.package or section.name}.figures"]) as figures:
         source = source_of(paths, options, args.out)
-        result = compute(section, source)
-        if not args.json and result.lines:
-            print(terminal("\n".join(result.lines)) + "\n", end="", flush=True)  # one write: never split by a figure's
-        done = finish(section, source, result, args.out, figures)
+        results = compute(section, source)
+        own = list(results.values())[-1]
+        if not args.json and own.lines:
+            print(terminal("\n".join(own.lines)) + "\n", end="", flush=True)  # one write: never split by a figure's
+        done = finish(section, source, results, args.out, figures)
     if args.json:
         emit(done, True)
-    elif result.done:
-        head = "\n".join(result.lines)  # printed already; what follows it is the closing line(s)
+    elif own.done:
+        head = "\n".join(own.lines)  # printed already; what follows it is the closing line(s)
         print(terminal(done.text[len(head) + 1:] if head else done.text))  # a folder name: never a control sequence
     sys.stdout.flush()
     return 0

@@ -12,10 +12,11 @@ from neutrino_ae.report.section.driver import Figure, Result
 def compute(frames: dict[str, Any]) -> Result:
     counts = frames["counts"]
     total, mean = int(counts.sum()), float(counts.mean())
-    return Result(tables={"toy": pd.DataFrame({"i": range(counts.size), "count": counts})},
+    return Result(files={"toy": pd.DataFrame({"i": range(counts.size), "count": counts})},
                   numbers={"total.count": total, "mean.count": mean},
                   truth={"total.count": frames["truth"].get("total")}, units={"count": "n"},
-                  data={"total": total, "mean": mean}, lines=[f"toy total {total}"], done="wrote {figure}",
+                  data={"total": total, "mean": mean, "summary": None}, lines=[f"toy total {total}"],
+                  done="wrote {figure}",
                   input=frames["path"], plots={"counts": counts})
 
 
