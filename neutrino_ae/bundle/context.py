@@ -28,22 +28,19 @@ import copy
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from neutrino_ae import __version__
 from neutrino_ae.bundle.manifest import (
     DYNAMIC,
-    MANIFEST,
     SAMPLE,
     SAMPLE_LAYOUT_MARKER,
     UNKNOWN,
-    find_bundle_root,
-    read_manifest,
-    sample_layout_root,
+    Found,
+    find_bundle,
 )
-from neutrino_ae.bundle.trust import Identity, identity, verify_bundle
+from neutrino_ae.bundle.trust import Identity, identity, verified_bundle
 
 #: How a bundle's kind is known.
 FROM_MANIFEST, FROM_LAYOUT, FROM_NOTHING = "manifest", "layout", "none"
@@ -168,45 +165,25 @@ class Bundle:
         return find_trace_dirs(self.path(*parts), recursive=recursive)
 
 
-def _manifest_signature(root: Path) -> tuple[int, int, int] | None:
-    try:
-        st = (root / MANIFEST).stat()
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size, st.st_ino
-
-
-@lru_cache(maxsize=64)
-def _read(root: Path, signature: tuple[int, int, int] | None) -> Mapping[str, Any]:
-    """``root/bundle.json``, read once per content (``signature``: its mtime, size and inode)."""
-    return read_manifest(root) or {}
-
-
-def _manifest_of(root: Path) -> Mapping[str, Any]:
-    return _read(root, _manifest_signature(root))
-
-
-def _kind(manifest_root: Path | None, manifest: Mapping[str, Any], layout_root: Path | None) -> tuple[str, str]:
+def _kind(found: Found) -> tuple[str, str]:
     """The kind and how it is known: the sample layout's own evidence first (a manifest saying ``paper``
     over the sample's folders does not make them measurements), then ``bundle.json``."""
-    if manifest_root is not None and manifest and (manifest["kind"] == SAMPLE or layout_root is None):
+    manifest = found.manifest
+    if manifest and (manifest["kind"] == SAMPLE or found.layout_root is None):
         return str(manifest["kind"]), FROM_MANIFEST
-    if layout_root is not None:
+    if found.layout_root is not None:
         return SAMPLE, FROM_LAYOUT
     return UNKNOWN, FROM_NOTHING
 
 
 def open_bundle(root: str | os.PathLike[str], verify: bool = True) -> Bundle:
-    """The bundle a run reads at ``root``: its ``bundle.json`` (at or above ``root``) read once and,
-    unless ``verify`` is False, its files checked against it (``bundle/trust.py``: a changed, missing
-    or added file, or a paper archive that does not match its pin, raises one ``BundleError`` line)."""
+    """The bundle a run reads at ``root``, top to bottom: its ``bundle.json`` (at or above ``root``) read once
+    and checked as a schema (``bundle/manifest.py``); unless ``verify`` is False, its files checked against it
+    with the verified-stamp cache (``bundle/trust.py``: a changed, missing or added file, or a paper archive
+    that does not match its pin, raises one ``BundleError`` line); the :class:`Bundle` built."""
     root = Path(root)
-    manifest_root = find_bundle_root(root)
-    manifest = _manifest_of(manifest_root) if manifest_root is not None else {}
-    if verify and manifest_root is not None and manifest:
-        verify_bundle(manifest_root, manifest)
-    kind, kind_from = _kind(manifest_root, manifest, sample_layout_root(root))
-    return Bundle(root, kind, kind_from, manifest_root, manifest)
+    found = verified_bundle(root) if verify else find_bundle(root)
+    return Bundle(root, *_kind(found), found.manifest_root, found.manifest)
 
 
 def bundle_of(path: str | os.PathLike[str]) -> Bundle:
@@ -214,9 +191,6 @@ def bundle_of(path: str | os.PathLike[str]) -> Bundle:
     by walking up to the nearest ``bundle.json`` (else the sample layout), read once per bundle root
     while its ``bundle.json`` is unchanged. A path in no bundle gives a Bundle of kind ``unknown``
     whose ``root`` is None."""
-    manifest_root = find_bundle_root(path)
-    manifest = _manifest_of(manifest_root) if manifest_root is not None else {}
-    layout_root = sample_layout_root(path)
-    kind, kind_from = _kind(manifest_root, manifest, layout_root)
-    root = manifest_root if manifest_root is not None and manifest else layout_root
-    return Bundle(root, kind, kind_from, manifest_root, manifest)
+    found = find_bundle(path)
+    root = found.manifest_root if found.manifest else found.layout_root
+    return Bundle(root, *_kind(found), found.manifest_root, found.manifest)

@@ -10,16 +10,18 @@ provenance, ground truth by section) is :class:`neutrino_ae.bundle.context.Bundl
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from neutrino_ae.atomic import write_json
+from neutrino_ae.bundle.verified import sha256_file, stat_stamp, write_verified
 from neutrino_ae.errors import BundleError
 from neutrino_ae.formats.inputs import MiB, read_text_input
 
@@ -30,31 +32,13 @@ DYNAMIC = "dynamic"  # traces collected by dynamic.ipynb on this machine
 UNKNOWN = "unknown"
 FORMAT_VERSION = 1
 KINDS = (PAPER, SAMPLE, DYNAMIC)
-#: Which files were last found equal to their digest in ``bundle.json``, and in what state (size,
-#: mtime, ctime in ns, inode): a file still in that state is not hashed again (``bundle/trust.py``).
-#: Hidden, so it is no file of the bundle's own.
-VERIFIED = ".bundle-verified.json"
-
-
-def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
-def stat_stamp(st: os.stat_result) -> list[int]:
-    """A file's state as the verification cache keys it: size, mtime and ctime (ns), inode. Any write
-    changes the ctime, which nobody can set back: a same-size edit with its mtime restored is seen."""
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def file_digests(root: str | os.PathLike[str],
                  stamps: dict[str, list[Any]] | None = None) -> dict[str, dict[str, Any]]:
     """sha256 and size of every regular file under ``root`` except the manifest and hidden names at the top
-    level (the suite's bookkeeping: :data:`VERIFIED`, ``.download/``), keyed by POSIX path.
-    ``stamps`` (if given) receives each file's :func:`stat_stamp` plus its sha256, for :data:`VERIFIED`."""
+    level (the suite's bookkeeping: the verified-stamp cache, ``.download/``), keyed by POSIX path.
+    ``stamps`` (if given) receives each file's :func:`stat_stamp` plus its sha256, for that cache."""
     root = Path(root)
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
@@ -72,28 +56,12 @@ def file_digests(root: str | os.PathLike[str],
 
 def write_manifest(root: str | os.PathLike[str], kind: str, **fields: Any) -> Path:
     """Write ``root/bundle.json`` (atomically) with ``kind``, ``fields`` and the file digests; the
-    verification cache (:data:`VERIFIED`) starts with the files just hashed."""
+    verification cache (``bundle/verified.py``) starts with the files just hashed."""
     stamps: dict[str, list[Any]] = {}
     manifest = {"kind": kind, "format_version": FORMAT_VERSION, **fields, "files": file_digests(root, stamps)}
     path = write_json(Path(root) / MANIFEST, manifest)
     write_verified(root, stamps)
     return path
-
-
-def read_verified(root: str | os.PathLike[str]) -> dict[str, list[Any]]:
-    """The verification cache of the bundle at ``root`` (empty when absent or unreadable)."""
-    try:
-        doc = json.loads((Path(root) / VERIFIED).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    files = doc.get("files") if isinstance(doc, dict) and doc.get("version") == 1 else None
-    return {k: v for k, v in files.items() if isinstance(v, list) and len(v) == 5} if isinstance(files, dict) else {}
-
-
-def write_verified(root: str | os.PathLike[str], stamps: dict[str, list[Any]]) -> None:
-    """Replace the verification cache; a read-only bundle keeps none (every run then hashes)."""
-    with contextlib.suppress(OSError):
-        write_json(Path(root) / VERIFIED, {"version": 1, "files": stamps})
 
 
 def write_dynamic_manifest(root: str | os.PathLike[str], **fields: Any) -> Path:
@@ -282,3 +250,35 @@ def sample_layout_root(path: str | os.PathLike[str]) -> Path | None:
         if (candidate / SAMPLE_LAYOUT_MARKER).is_dir():
             return candidate
     return None
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where a path's bundle is, as :func:`find_bundle` found it."""
+
+    manifest_root: Path | None  # the nearest folder at or above the path holding bundle.json
+    manifest: Mapping[str, Any]  # its content, checked as a schema (empty without one)
+    layout_root: Path | None  # the nearest folder at or above the path laid out like a sample bundle
+
+
+def find_bundle(path: str | os.PathLike[str]) -> Found:
+    """The bundle holding ``path``: its ``bundle.json`` found and read, once per content (cached while its
+    mtime, size and inode are unchanged: a command line of several traces of one bundle reads it once),
+    and the sample layout's root."""
+    manifest_root = find_bundle_root(path)
+    manifest = _read(manifest_root, _signature(manifest_root)) if manifest_root is not None else {}
+    return Found(manifest_root, manifest, sample_layout_root(path))
+
+
+def _signature(root: Path) -> tuple[int, int, int] | None:
+    try:
+        st = (root / MANIFEST).stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+@lru_cache(maxsize=64)
+def _read(root: Path, signature: tuple[int, int, int] | None) -> Mapping[str, Any]:
+    """``root/bundle.json``, read once per content (``signature``: its mtime, size and inode)."""
+    return read_manifest(root) or {}

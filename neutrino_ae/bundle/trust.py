@@ -2,22 +2,23 @@
 archive's digest checked against the pin, and the one line that names the bundle in a verdict.
 
 * **Files.** ``bundle.json`` records the sha256 and size of every file when the bundle is made (the
-  sample generator; the paper's ``trace.zip`` right after extraction). :func:`verify_bundle` -- called
+  sample generator; the paper's ``trace.zip`` right after extraction). :func:`verified_bundle` -- called
   by :func:`neutrino_ae.bundle.context.open_bundle`, i.e. by every ``neutrino-ae run`` and every
-  notebook -- refuses a bundle in which a recorded file is missing, changed, or a file was added
-  (a file in a section folder that no digest covers would be read as the bundle's), with one
-  :class:`BundleError` line naming the file. A bundle without digests (``dynamic``: traces collected
-  on this machine, hundreds of MB, made here) is not checked.
-* **Speed.** Hashing every file of the small sample (690 files, 32.6 MB) takes about 0.17 s, the
-  paper's bundle about a second per GB, on every run. So a file is hashed again only when its state
-  changed since it was last found equal to its digest: the cache ``.bundle-verified.json`` in the
-  bundle root keeps, per file, size, mtime and ctime (ns), inode and the digest it matched. Any write
-  to a file changes its ctime, which cannot be set back (``touch -d`` and ``os.utime`` set only
-  atime/mtime), so a same-size edit with the mtime restored is still hashed and caught; a copied
-  bundle has new inodes and is hashed once. With the cache the sample's check takes about 0.05 s
-  (stat calls and the walk for added files). The cache catches accidents (a tool writing into the
-  bundle, a partial copy), not a forger: one who rewrites ``bundle.json`` can rewrite the cache too.
-  A read-only bundle keeps no cache and is hashed each run.
+  notebook: ``bundle.json`` read once, then :func:`verify_bundle` -- refuses a bundle in which a
+  recorded file is missing, changed, or a file was added (a file in a section folder that no digest
+  covers would be read as the bundle's), with one :class:`BundleError` line naming the file. A bundle
+  without digests (``dynamic``: traces collected on this machine, hundreds of MB, made here) is not
+  checked.
+* **Speed.** Hashing every file of the small sample (690 files, 32.6 MB) takes about 0.17 s, the paper's
+  bundle about a second per GB, on every run. So a file is hashed again only when its state changed
+  since it was last found equal to its digest: the cache ``.bundle-verified.json`` in the bundle root
+  (``bundle/verified.py``; read once and written at most once a run) keeps, per file, size, mtime and
+  ctime (ns), inode and the digest it matched. Any write to a file changes its ctime, which cannot be
+  set back (``touch -d`` and ``os.utime`` set only atime/mtime), so a same-size edit with the mtime
+  restored is still hashed and caught; a copied bundle has new inodes and is hashed once. With the cache
+  the sample's check takes about 0.05 s (stat calls and the walk for added files). The cache catches
+  accidents (a tool writing into the bundle, a partial copy), not a forger: one who rewrites
+  ``bundle.json`` can rewrite the cache too. A read-only bundle keeps no cache and is hashed each run.
 * **The paper's archive.** Its sha256 and size are recorded in ``bundle.json`` at the first download
   (trust on first use) and checked on every later run: against :data:`PAPER_ARCHIVE_SHA256`, the
   published digest, once it is pinned (the one place; None until the authors publish one), and
@@ -34,17 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from neutrino_ae.bundle.manifest import (
-    DYNAMIC,
-    MANIFEST,
-    PAPER,
-    SAMPLE,
-    read_manifest,
-    read_verified,
-    sha256_file,
-    stat_stamp,
-    write_verified,
-)
+from neutrino_ae.bundle.manifest import DYNAMIC, MANIFEST, PAPER, SAMPLE, Found, find_bundle, read_manifest
+from neutrino_ae.bundle.verified import read_verified, sha256_file, stat_stamp, write_verified
 from neutrino_ae.errors import BundleError
 
 #: The published sha256 of the paper's ``trace.zip``: pinning it is this one line. None: not pinned,
@@ -97,14 +89,17 @@ def _on_disk(root: Path) -> set[str]:
     return found
 
 
-def file_problems(root: Path, manifest: Mapping[str, Any], use_cache: bool = True) -> list[Problem]:
+def file_problems(root: Path, manifest: Mapping[str, Any], cache: Mapping[str, list[Any]] | None = None,
+                  fresh: dict[str, list[Any]] | None = None) -> list[Problem]:
     """Files of the bundle at ``root`` that do not match ``manifest["files"]``: missing, changed
-    (size, then sha256) or not recorded. Empty when the manifest records no files (a dynamic tree)."""
+    (size, then sha256) or not recorded. Empty when the manifest records no files (a dynamic tree).
+    ``cache``: the verified-stamp cache (a file in the state it records is not hashed again; None: every
+    file hashed); ``fresh`` receives each file found equal to its digest, with its state."""
     recorded = manifest.get("files")
     if not isinstance(recorded, dict) or not recorded:
         return []
-    cache = read_verified(root) if use_cache else {}
-    fresh = {rel: entry for rel, entry in cache.items() if rel not in recorded}  # e.g. a kept archive
+    cache = cache or {}
+    fresh = {} if fresh is None else fresh
     problems: list[Problem] = []
     base = os.fspath(root)
     for rel, meta in sorted(recorded.items()):
@@ -134,8 +129,6 @@ def file_problems(root: Path, manifest: Mapping[str, Any], use_cache: bool = Tru
     for rel in sorted(_on_disk(root) - set(recorded)):
         problems.append(Problem(root / rel, "not listed in bundle.json: added after the bundle was made "
                                             "(other traces belong in a trace root of their own)"))
-    if use_cache and fresh != cache:
-        write_verified(root, fresh)
     return problems
 
 
@@ -147,8 +140,10 @@ def _sha_or_error(path: str) -> str:
         return f"cannot be read: {exc.strerror or exc}"
 
 
-def archive_problems(root: Path, manifest: Mapping[str, Any]) -> list[Problem]:
-    """A paper bundle's archive digest against the pin, and a kept archive against its record."""
+def archive_problems(root: Path, manifest: Mapping[str, Any], cache: Mapping[str, list[Any]],
+                     fresh: dict[str, list[Any]]) -> list[Problem]:
+    """A paper bundle's archive digest against the pin, and a kept archive against its record (hashed only
+    when its state is not the one ``cache`` records; ``fresh`` receives its state and digest)."""
     if manifest.get("kind") != PAPER:
         return []
     recorded = str(manifest.get("sha256") or "").lower() or None
@@ -162,7 +157,8 @@ def archive_problems(root: Path, manifest: Mapping[str, Any]) -> list[Problem]:
     if recorded and archive.is_file():
         size = manifest.get("archive_bytes")
         try:
-            differs = (size is not None and archive.stat().st_size != size) or _cached_sha(root, archive) != recorded
+            differs = ((size is not None and archive.stat().st_size != size)
+                       or _cached_sha(root, archive, cache, fresh) != recorded)
         except OSError as exc:
             return [*problems, Problem(archive, f"cannot be read: {exc.strerror or exc}")]
         if differs:
@@ -170,17 +166,27 @@ def archive_problems(root: Path, manifest: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _cached_sha(root: Path, path: Path) -> str:
+def _cached_sha(root: Path, path: Path, cache: Mapping[str, list[Any]], fresh: dict[str, list[Any]]) -> str:
     """The kept archive's sha256, through the same cache as the bundle's files (it can be GBs)."""
     rel = path.relative_to(root).as_posix()
-    cache = read_verified(root)
     stamp = stat_stamp(path.stat())
     if cache.get(rel, [None])[:4] == stamp:
+        fresh[rel] = cache[rel]
         return str(cache[rel][4])
     digest = sha256_file(path)
     if stat_stamp(path.stat()) == stamp:
-        write_verified(root, {**cache, rel: [*stamp, digest]})
+        fresh[rel] = [*stamp, digest]
     return digest
+
+
+def verified_bundle(path: str | os.PathLike[str]) -> Found:
+    """The bundle holding ``path``, top to bottom: its ``bundle.json`` found, read once and checked as a schema
+    (``bundle/manifest.py``), then its files checked against it with the verified-stamp cache
+    (:func:`verify_bundle`; a bundle without digests is not checked)."""
+    found = find_bundle(path)
+    if found.manifest:
+        verify_bundle(found.manifest_root, found.manifest)
+    return found
 
 
 def verify_bundle(root: str | os.PathLike[str], manifest: Mapping[str, Any]) -> None:
@@ -188,7 +194,14 @@ def verify_bundle(root: str | os.PathLike[str], manifest: Mapping[str, Any]) -> 
     ``manifest`` and a paper archive matches its pin: one :class:`BundleError` line naming the first
     file at fault, how many more there are, and how to get an intact bundle."""
     root = Path(root)
-    problems = [*archive_problems(root, manifest), *file_problems(root, manifest)]
+    # The verified-stamp cache, read once and written once: what was found equal to its digest, in what state
+    # (entries of no recorded file, e.g. a kept archive's, kept unless checked again here).
+    cache = read_verified(root)
+    recorded = manifest.get("files") if isinstance(manifest.get("files"), dict) else {}
+    fresh = {rel: entry for rel, entry in cache.items() if rel not in recorded}
+    problems = [*archive_problems(root, manifest, cache, fresh), *file_problems(root, manifest, cache, fresh)]
+    if fresh != cache:
+        write_verified(root, fresh)
     if problems:
         first = problems[0]
         more = f" (and {len(problems) - 1} more file(s))" if len(problems) > 1 else ""
@@ -256,4 +269,4 @@ def verify_manifest(root: str | os.PathLike[str]) -> list[str]:
     manifest = read_manifest(root)
     if manifest is None:
         return [f"{Path(root) / MANIFEST}: missing"]
-    return [str(problem) for problem in file_problems(Path(root), manifest, use_cache=False)]
+    return [str(problem) for problem in file_problems(Path(root), manifest)]

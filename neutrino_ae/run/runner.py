@@ -205,8 +205,20 @@ def _load_record(out: Path, bundle: Bundle, declared: list[Path], code: str) -> 
 def _cache_key(section: Section, root: Path) -> tuple[list[Path], str]:
     """What a section's cache record must match besides the files it opened: its declared inputs and the
     code (the package and the section's folder)."""
-    declared = [*section.input_paths(root), *section.optional_paths(root), root / MANIFEST]
-    return declared, code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
+    return _declared(section, root), code_fingerprint([PACKAGE_DIR, *([section.folder] if section.folder else [])])
+
+
+def _declared(section: Section, root: Path) -> list[Path]:
+    """The section's declared inputs in the bundle at ``root`` (``Section.inputs``: the first missing one raises
+    InputError), those of ``Section.optional_inputs`` that are there, and ``bundle.json``."""
+    found: list[Path] = []
+    for rel in section.inputs:
+        matches = sorted(root.glob(rel)) if "*" in rel else [root / rel] if (root / rel).exists() else []
+        if not matches:
+            what = "no file matches" if "*" in rel else "missing"
+            raise InputError(root / rel, f"{what} (needed by section {section.name}, {section.paper_ref})")
+        found.extend(matches)
+    return [*found, *sorted(p for rel in section.optional_inputs for p in root.glob(rel)), root / MANIFEST]
 
 
 def is_cached(name: str, bundle: Bundle, output_dir: str | os.PathLike[str]) -> bool:

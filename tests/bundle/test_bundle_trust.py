@@ -23,7 +23,8 @@ from paper_site import serve_paper_zip
 
 from neutrino_ae.bundle import fetch, trust
 from neutrino_ae.bundle.context import open_bundle
-from neutrino_ae.bundle.manifest import MANIFEST, VERIFIED, read_manifest
+from neutrino_ae.bundle.manifest import MANIFEST, read_manifest
+from neutrino_ae.bundle.verified import VERIFIED
 from neutrino_ae.errors import BundleError
 from neutrino_ae.report.section import NotebookInputError
 from neutrino_ae.run import lock
@@ -136,6 +137,37 @@ def test_a_kept_archive_is_checked_against_its_record(paper_site, tmp_path):
     with pytest.raises(BundleError, match="differs from the archive recorded in bundle.json") as refused:
         open_bundle(root)
     assert str(refused.value).startswith(str(archive))
+
+
+def test_opening_a_bundle_reads_its_manifest_and_the_verified_cache_once(paper_site, tmp_path, monkeypatch):
+    # Issue 49: opening reads top to bottom -- bundle.json read once, the files checked against it with the
+    # verified-stamp cache read once and written at most once (the kept archive's entry with the files').
+    url, digest, _ = paper_site
+    root = fetch.fetch_paper_bundle(tmp_path / "traces", url=url, progress=False, keep_zip=True)
+    (root / VERIFIED).unlink()  # nothing vouched for yet: the archive and every file are hashed
+    calls: dict[str, int] = {"manifest": 0, "read": 0, "write": 0}
+
+    def counting(name, real):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return call
+
+    from neutrino_ae.bundle import context, manifest
+
+    monkeypatch.setattr(manifest, "read_manifest", counting("manifest", manifest.read_manifest))
+    monkeypatch.setattr(trust, "read_verified", counting("read", trust.read_verified))
+    monkeypatch.setattr(trust, "write_verified", counting("write", trust.write_verified))
+    for module in (context, manifest):  # a cold start: bundle.json not read yet in this process
+        if hasattr(module, "_read"):
+            module._read.cache_clear()
+    assert open_bundle(root).identity.digest == digest
+    assert calls == {"manifest": 1, "read": 1, "write": 1}
+    cache = json.loads((root / VERIFIED).read_text())["files"]
+    assert ".download/trace.zip" in cache and set(read_manifest(root)["files"]) <= set(cache)
+    calls.update(dict.fromkeys(calls, 0))
+    open_bundle(root)  # again, nothing changed: the cache vouches for everything and is not rewritten
+    assert calls == {"manifest": 0, "read": 1, "write": 0}
 
 
 @pytest.fixture

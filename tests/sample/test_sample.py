@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neutrino_ae.bundle.manifest import VERIFIED, read_manifest
+from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.bundle.trust import verify_manifest
+from neutrino_ae.bundle.verified import VERIFIED
 from neutrino_ae.errors import InputError
 from neutrino_ae.formats.dmat import page_of, read_dmat
 from neutrino_ae.formats.dmat.sparsify import sparsify

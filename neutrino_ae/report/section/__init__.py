@@ -25,13 +25,12 @@ the driver is then its ``analyze`` and its command line (``driver.analyzer(secti
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neutrino_ae.errors import InputError, NeutrinoAEError
+from neutrino_ae.errors import NeutrinoAEError
 from neutrino_ae.report.claims import AnyClaim
 
 
@@ -94,27 +93,6 @@ class Section:
         module, _, func = spec.partition(":")
         mod = importlib.import_module(f"{self.package or self.name}.{module}")
         return getattr(mod, func)
-
-    def input_paths(self, bundle_root: str | os.PathLike[str]) -> list[Path]:
-        """The concrete input paths in ``bundle_root``; the first missing one raises InputError."""
-        root = Path(bundle_root)
-        found: list[Path] = []
-        for rel in self.inputs:
-            if "*" in rel:
-                matches = sorted(root.glob(rel))
-                if not matches:
-                    raise InputError(root / rel, f"no file matches (needed by section {self.name}, {self.paper_ref})")
-                found.extend(matches)
-            else:
-                path = root / rel
-                if not path.exists():
-                    raise InputError(path, f"missing (needed by section {self.name}, {self.paper_ref})")
-                found.append(path)
-        return found
-
-    def optional_paths(self, bundle_root: str | os.PathLike[str]) -> list[Path]:
-        root = Path(bundle_root)
-        return sorted(p for rel in self.optional_inputs for p in root.glob(rel))
 
 
 class NotebookStop(NeutrinoAEError):
