@@ -3,8 +3,9 @@ target's first step runs on its own fresh copy of the checkout's tracked files (
 results/), in a folder whose path has a space, and must not fail for want of a folder of its own.
 
 The step is the target's first command that runs the project's Python, as ``make -n`` prints it, with this
-test run's environment as ``VENV`` and its install stamps taken as current (no pip). Too slow here, said
-once: ``make report``'s render (its first step is ``make run``'s command, run below; the render is
+test run's environment as the clone's ``.venv`` (a link to it: make cannot name a target whose path has a
+space, so the Makefile's relative default is kept) and its install stamps taken as current (no pip). Too
+slow here, said once: ``make report``'s render (its first step is ``make run``'s command, run below; the render is
 tests/run/test_notebook_report.py's), ``make dynamic-emulated``'s build and run of the real Neutrino (this
 checks its own folders are made before it; the run is tests/run/test_dynamic_ptx_emulated.py's), the
 whole ``make bench`` (``--smoke`` on one case here), and ``make setup``'s pip installs."""
@@ -68,7 +69,7 @@ def documented_targets() -> list[str]:
 
 def _stamps() -> list[str]:
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    return [arg for name in ["", *(f"-{e}" for e in extras)] for arg in ("-o", f"{VENV}/.installed{name}")]
+    return [arg for name in ["", *(f"-{e}" for e in extras)] for arg in ("-o", f".venv/.installed{name}")]
 
 
 def fresh_clone(where: Path) -> Path:
@@ -92,11 +93,11 @@ def _env() -> dict[str, str]:
 
 def first_step(clone: Path, target: str, make_vars: dict[str, str]) -> str:
     """The first command of ``make target`` that runs the environment's Python."""
-    argv = ["make", "-n", "-C", str(clone), f"VENV={VENV}", *_stamps(), *(f"{k}={v}" for k, v in make_vars.items()),
+    argv = ["make", "-n", "-C", str(clone), *_stamps(), *(f"{k}={v}" for k, v in make_vars.items()),
             target]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=_env(), check=False)
     assert proc.returncode == 0, proc.stderr
-    return next(line for line in proc.stdout.splitlines() if f"{VENV}/bin/python" in line)
+    return next(line for line in proc.stdout.splitlines() if ".venv/bin/python" in line)
 
 
 def test_every_documented_target_has_a_step():
@@ -109,6 +110,7 @@ def test_every_documented_target_has_a_step():
 def test_the_first_step_needs_no_folder_it_does_not_make(target, tmp_path):
     step = STEPS[target]
     clone = fresh_clone(tmp_path / "fresh clone")
+    (clone / ".venv").symlink_to(VENV, target_is_directory=True)
     assert not (clone / "traces").exists() and not (clone / "results").exists()
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -12,6 +13,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def q(path: object) -> str:
+    """``path`` as the dry run prints it in a command: shell-quoted (a checkout whose path has a space)."""
+    return shlex.quote(str(path))
 
 
 def _path_without_gpu(tmp_path: Path, nvidia_smi: str | None = None) -> str:
@@ -87,7 +93,7 @@ def test_install_dry_run_lists_steps(tmp_path):
     assert "git clone --depth 1 --branch artifact https://example.invalid/neutrino" in out
     # Into the project's environment with its pip, never the deprecated `setup.py install`.
     assert "setup.py" not in out
-    assert f"{sys.executable} -m pip install --no-build-isolation {tmp_path / 'tp' / 'neutrino'}" in out
+    assert f"{q(sys.executable)} -m pip install --no-build-isolation {q(tmp_path / 'tp' / 'neutrino')}" in out
     assert f"installing into the environment {sys.prefix} (Python {sys.executable})" in out
     assert "-DCUTLASS_NVCC_ARCHS=80" in out and "-DCUTLASS_NVCC_EMBED_PTX=ON" in out
     assert "dry run:" in out
@@ -120,7 +126,7 @@ def test_install_targets_the_projects_environment_whatever_python_runs_it(tmp_pa
     assert "Traceback" not in out + proc.stderr
     assert f"running under the project's environment {REPO / '.venv'} ({project})" in out
     assert f"installing into the environment {REPO / '.venv'}" in out
-    assert f"{project} -m pip install --no-build-isolation" in out and f"{other}" not in out.split("installing")[1]
+    assert f"{q(project)} -m pip install --no-build-isolation" in out and f"{other}" not in out.split("installing")[1]
 
     # --python names another environment explicitly; a path that is no Python is one error line.
     proc = subprocess.run([sys.executable, str(REPO / "prepare_env.py"), "--check", "--python", str(tmp_path / "no")],
@@ -218,7 +224,7 @@ def test_default_cutlass_folder_is_the_repositorys_third_party(tmp_path):
     install step clones into (not neutrino_ae/third_party)."""
     proc = _without_cutlass_dir(tmp_path, "--install", "--dry-run", extra_env={"CUTLASS_ARCH": "80"})
     cdir = REPO / "third_party" / "cutlass"
-    assert f"cmake -S {cdir} -B {cdir / 'build'}" in proc.stdout, proc.stdout
+    assert f"cmake -S {q(cdir)} -B {q(cdir / 'build')}" in proc.stdout, proc.stdout
     doc = json.loads(_without_cutlass_dir(tmp_path, "--check", "--json").stdout)
     cutlass = next(c for c in doc["checks"] if c["name"] == "cutlass")
     assert cutlass["detail"].startswith(f"{cdir / 'build' / 'examples' / 'benchmark'}:"), cutlass
