@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -167,7 +168,7 @@ def build(branch: str, root: Path) -> Install:
     (bindir / "cuinit.c").write_text(CUINIT_C)
     _cc("-O1", "-o", str(bindir / "cuinit"), str(bindir / "cuinit.c"), "-ldl")
     smi.write_text("#!/bin/sh\n"
-                   f"'{bindir / 'cuinit'}' >&2 || true\n"
+                   f"{shlex.quote(str(bindir / 'cuinit'))} >&2 || true\n"
                    'case "$*" in *query-gpu=compute_cap" "*) echo 8.0 ;;\n'
                    '  *) echo "NVIDIA A100-SXM4-40GB (emucuda), 8.0, 999.0" ;; esac\n')
     smi.chmod(0o755)
@@ -199,7 +200,8 @@ def build(branch: str, root: Path) -> Install:
                          "NEUTRINO_REAL_DRIVER_LIB_NAME": "libcuda.so.999.0", "NEUTRINO_REAL_DRIVER_LIB_DIR": str(emu)}}
     (out / "config.toml").write_text(toml.dumps(config))
     neutrino = bindir / "neutrino"
-    neutrino.write_text(f"#!/bin/sh\nexec {sys.executable} {tree / 'neutrino' / 'cli.py'} \"$@\"\n")
+    # Quoted: the Python may live in a checkout whose path has a space.
+    neutrino.write_text(f"#!/bin/sh\nexec {shlex.join([sys.executable, str(tree / 'neutrino' / 'cli.py')])} \"$@\"\n")
     neutrino.chmod(0o755)
     ptx = root / "kernels.ptx"
     subprocess.run(["nvcc", "-ptx", "-arch=sm_80", str(KERNELS_CU), "-o", str(ptx)], check=True,
