@@ -109,6 +109,21 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def run_cli(args: list, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m neutrino_ae *args`` in ``cwd`` with :func:`cli_env`, its output captured as text."""
+    return subprocess.run([sys.executable, "-m", "neutrino_ae", *args], cwd=cwd, env=cli_env(**env), text=True,
+                          errors="backslashreplace", capture_output=True, stdin=subprocess.DEVNULL, timeout=300,
+                          check=False)
+
+
+def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one ``error: ...`` line of a usage error (exit 2), asserted to be all that stderr holds."""
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-3000:]
+    return lines[0]
+
+
 # --------------------------------------------------------------------------------------------- processes
 
 

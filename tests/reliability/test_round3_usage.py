@@ -9,37 +9,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from faultkit import cli_env
+from faultkit import one_error_line, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _cli(args: list, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neutrino_ae", *args], cwd=cwd, env=cli_env(**env), text=True,
-                          errors="backslashreplace", capture_output=True, stdin=subprocess.DEVNULL, timeout=300,
-                          check=False)
-
-
-def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-3000:]
-    return lines[0]
 
 
 def test_a_negative_seed_is_a_usage_error(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    proc = _cli(["sample", "--out", str(work / "traces"), "--seed", "-1"], work)
-    assert _one_error_line(proc) == "error: --seed must be a whole number from 0 to 9223372036854775807, not -1"
+    proc = run_cli(["sample", "--out", str(work / "traces"), "--seed", "-1"], work)
+    assert one_error_line(proc) == "error: --seed must be a whole number from 0 to 9223372036854775807, not -1"
     assert os.listdir(work) == []
 
 
 def test_an_unknown_kernel_is_a_usage_error(tiny_bundle, tmp_path):
     out = tmp_path / "out"
-    proc = _cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
+    proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
                  "--kernel", "nosuchkernel"], tmp_path)
-    line = _one_error_line(proc)
+    line = one_error_line(proc)
     assert line.startswith("error: --kernel 'nosuchkernel': no such Jupyter kernel (installed: ")
     assert not out.exists()
 
@@ -48,10 +35,10 @@ def test_a_non_utf8_output_folder_under_a_posix_locale_is_a_usage_error(tiny_bun
     work = tmp_path / "work"
     work.mkdir()
     out = os.fsencode(work) + b"/out\xff"
-    proc = _cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", out,
+    proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", out,
                  "--sections", "kernel_overhead"], tmp_path, LC_ALL="POSIX", LANG="POSIX")
     assert "Logging error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    assert _one_error_line(proc) == f"error: {work}/out\\xff: is not a UTF-8 name; rename it (--output-dir)"
+    assert one_error_line(proc) == f"error: {work}/out\\xff: is not a UTF-8 name; rename it (--output-dir)"
     assert os.listdir(work) == []
 
 

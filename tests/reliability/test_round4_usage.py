@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from faultkit import cli_env
+from faultkit import cli_env, one_error_line, run_cli
 
 from neutrino_ae import cli
 
@@ -25,26 +25,13 @@ REPO = Path(__file__).resolve().parents[2]
 ASCII_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
 
 
-def _cli(args: list, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neutrino_ae", *args], cwd=cwd, env=cli_env(**env), text=True,
-                          errors="backslashreplace", capture_output=True, stdin=subprocess.DEVNULL, timeout=300,
-                          check=False)
-
-
-def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-3000:]
-    return lines[0]
-
-
 @pytest.mark.parametrize("value", ["5", "1.5", "[1]", "{}", "true"])
 def test_an_output_dir_of_another_type_is_one_line(tiny_bundle, tmp_path, value):
     """The issue's case, through the command line (was a TypeError traceback, exit 1)."""
     work = tmp_path / "work"
     work.mkdir()
-    proc = _cli(["run", "static", "--trace-root", str(tiny_bundle), "-p", "output_dir", value], work)
-    assert _one_error_line(proc).startswith("error: -p output_dir must be a path (a non-empty string), not ")
+    proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "-p", "output_dir", value], work)
+    assert one_error_line(proc).startswith("error: -p output_dir must be a path (a non-empty string), not ")
     assert os.listdir(work) == []
 
 
@@ -82,9 +69,9 @@ def test_a_huge_seed_is_refused_by_name_not_blamed_on_a_manifest(tmp_path):
     """Was accepted, a sample bundle generated, then refused as a bundle.json field (exit 2 after the work)."""
     work = tmp_path / "work"
     work.mkdir()
-    proc = _cli(["run", "static", "-p", "bundle", "sample", "--trace-root", str(work / "traces"),
+    proc = run_cli(["run", "static", "-p", "bundle", "sample", "--trace-root", str(work / "traces"),
                  "--output-dir", str(work / "out"), "-p", "seed", str(2**70)], work)
-    line = _one_error_line(proc)
+    line = one_error_line(proc)
     assert line == (f"error: -p seed must be a whole number from 0 to {2**63 - 1} (2**63 - 1), not int {2**70}")
     assert "bundle.json" not in line and os.listdir(work) == []
 
@@ -100,7 +87,7 @@ def test_a_run_from_a_non_ascii_folder_under_an_ascii_locale(tiny_bundle, tmp_pa
     the names (was ``could not run: UnicodeEncodeError``, exit 1)."""
     work = _non_ascii_folder(tmp_path)
     os.symlink(tiny_bundle, work / "traces")
-    proc = _cli(["-q", "run", "static", "--trace-root", "traces", "--output-dir", "out", "--sections",
+    proc = run_cli(["-q", "run", "static", "--trace-root", "traces", "--output-dir", "out", "--sections",
                  "kernel_overhead"], work, **ASCII_LOCALE)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (work / "out" / "static.executed.ipynb").is_file()
@@ -123,7 +110,7 @@ def test_compare_prints_non_ascii_keys_under_an_ascii_locale(tmp_path):
         (tmp_path / name).mkdir()
         doc = {"results": [{"section": "max_mem", "key": "modèle.peak", "value": value, "unit": "B"}]}
         (tmp_path / name / "summary.json").write_text(json.dumps(doc), encoding="utf-8")
-    proc = _cli(["compare", "a", "b"], tmp_path, **ASCII_LOCALE)
+    proc = run_cli(["compare", "a", "b"], tmp_path, **ASCII_LOCALE)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert "1 of 1 values moved" in proc.stdout and "max_mem/mod" in proc.stdout
 
@@ -176,10 +163,10 @@ def test_compare_says_the_runs_read_different_bundles(tmp_path):
     """Two sample runs (same kind) on bundles of other digests, values equal: one warning line, exit 0 (the
     values decide; README, compare). Was silent: only a different kind was noted."""
     a, b = _summary(tmp_path / "a", "1" * 64), _summary(tmp_path / "b", "2" * 64)
-    proc = _cli(["compare", str(a), str(b)], tmp_path)
+    proc = run_cli(["compare", str(a), str(b)], tmp_path)
     warned = [line for line in proc.stdout.splitlines() if "different bundles" in line]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert warned == [f"warning: the runs read different bundles: A sample (sha256 {'1' * 16}...), "
                       f"B sample (sha256 {'2' * 16}...); values may differ because the data differ"]
-    same = _cli(["compare", str(a), str(a)], tmp_path)
+    same = run_cli(["compare", str(a), str(a)], tmp_path)
     assert same.returncode == 0 and "different bundles" not in same.stdout
