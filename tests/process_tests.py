@@ -120,6 +120,9 @@ PROCESS: dict[str, str | tuple[str, ...]] = {
         "test_the_injected_parameters_name_no_folder_of_this_machine_inside_the_checkout",
     ),
     "tests/run/test_cli_os_errors.py": ALL,
+    "tests/run/test_kernel_sockets.py": (
+        "test_the_kernel_listens_on_private_unix_sockets_removed_after_the_run",
+    ),
     "tests/run/test_cli_paths.py": (
         "test_per_figure_script_names_a_symlink_loop_as_its_input",
         "test_per_figure_script_refuses_its_own_code_folder",

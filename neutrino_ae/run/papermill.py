@@ -33,6 +33,7 @@ from neutrino_ae.errors import InputError, NetworkError, NeutrinoAEError
 from neutrino_ae.logs import log_to_file
 from neutrino_ae.report.command.layout import checkout_root
 from neutrino_ae.report.section import NotebookInputError, NotebookNetworkError
+from neutrino_ae.run.kernel_sockets import kernel_sockets
 from neutrino_ae.run.lock import hold_output_lock, lend_output_lock, release_output_lock
 from neutrino_ae.run.publish import Generations, failed_name, public_dir, publish_notebook, unmask_set
 from neutrino_ae.run.stop import cleanup_temp_files, mark_run_start, on_stop, stop_descendants
@@ -276,9 +277,11 @@ def _execute(nb: Path, running: Path, gen: Path, parameters: dict[str, Any] | No
         # request_save_on_cell_execute=False: papermill writes the running notebook once, at the end (or at
         # the failed cell), not at every cell's start and end: those ~50 writes of a notebook growing to
         # every figure's PNG cost a run about a CPU-second, and nobody reads the hidden file before the end.
-        papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(run_cwd),
-                                   log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar,
-                                   request_save_on_cell_execute=False, extra_arguments=list(KERNEL_ARGUMENTS))
+        with kernel_sockets() as sockets:  # no TCP port for another process to take first
+            papermill.execute_notebook(str(nb), str(running), parameters=params, cwd=str(run_cwd),
+                                       log_output=log_output, kernel_name=kernel_name, progress_bar=progress_bar,
+                                       request_save_on_cell_execute=False, extra_arguments=list(KERNEL_ARGUMENTS),
+                                       **sockets)
     except PapermillExecutionError as exc:
         if exc.ename in _DISK_FULL_NAMES:
             raise DiskFull(_first_line(exc.evalue).removeprefix("disk full: ").rsplit(" (", 1)[0]) from None
