@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from papermill_run import execute_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "dynamic.ipynb"
@@ -38,13 +39,12 @@ def test_notebook_is_generated_and_clean():
 
 
 def _execute(tmp_path: Path, path_dirs: list[str], sections: str, **params) -> tuple[nbformat.NotebookNode, dict]:
-    papermill = pytest.importorskip("papermill")
     env_path = os.pathsep.join([*path_dirs, str(Path(sys.executable).parent), "/usr/bin", "/bin"])
     old = os.environ["PATH"]
     os.environ["PATH"] = env_path
     try:
         out_nb = tmp_path / "out.ipynb"
-        papermill.execute_notebook(
+        execute_notebook(
             str(NOTEBOOK), str(out_nb), cwd=str(REPO), kernel_name="python3", progress_bar=False,
             parameters={"sections": sections, "output_dir": str(tmp_path / "res"),
                         "trace_root": str(tmp_path / "traces"), **params})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from papermill_run import execute_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "real_neutrino"))
@@ -30,7 +31,6 @@ def artifact(tmp_path_factory):
 
 
 def test_dynamic_notebook_collects_and_analyses_with_the_real_cli(artifact, tmp_path, monkeypatch):
-    papermill = pytest.importorskip("papermill")
     fill = tmp_path / "fill"
     block = next(c for c in trace_dirs.CASES if c.name == "block_sched")
     trace_dirs.write_fill(block, fill)
@@ -44,7 +44,7 @@ def test_dynamic_notebook_collects_and_analyses_with_the_real_cli(artifact, tmp_
     monkeypatch.setenv("STANDIN_PTX", str(artifact.ptx))
     monkeypatch.setenv("STANDIN_LOG", str(log))
     out = tmp_path / "res"
-    papermill.execute_notebook(
+    execute_notebook(
         str(REPO / "dynamic.ipynb"), str(tmp_path / "out.ipynb"), cwd=str(REPO), kernel_name="python3",
         progress_bar=False, parameters={
             "sections": "block_sched,dmat,kernel_overhead,max_mem,exposed_latency", "output_dir": str(out),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from papermill_run import execute_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,7 +46,6 @@ def plain_kernel(tmp_path_factory) -> tuple[str, Path]:
 
 @pytest.mark.parametrize("notebook", ["static.ipynb", "dynamic.ipynb"])
 def test_a_kernel_without_the_project_gets_one_line(plain_kernel, notebook, tmp_path, monkeypatch):
-    import papermill
     from papermill.exceptions import PapermillExecutionError
 
     name, jupyter_path = plain_kernel
@@ -55,7 +55,7 @@ def test_a_kernel_without_the_project_gets_one_line(plain_kernel, notebook, tmp_
     cwd.mkdir()
     executed = tmp_path / "executed.ipynb"
     with pytest.raises(PapermillExecutionError) as info:
-        papermill.execute_notebook(str(REPO / notebook), str(executed), cwd=str(cwd), kernel_name=name,
+        execute_notebook(str(REPO / notebook), str(executed), cwd=str(cwd), kernel_name=name,
                                    progress_bar=False)
     assert info.value.ename == "KernelLacksProject"
     message = info.value.evalue

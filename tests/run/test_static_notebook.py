@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from bundle_edit import reseal
+from papermill_run import execute_notebook
 
 from neutrino_ae.bundle.manifest import read_manifest
 from neutrino_ae.report.results.summary import read_summary
@@ -103,7 +104,6 @@ def test_committed_notebook_is_what_the_builder_produces():
 
 def _execute(tmp: Path, **params) -> tuple[Path, Exception | None]:
     """Run static.ipynb with papermill from an empty working directory; return the executed notebook."""
-    import papermill
     from papermill.exceptions import PapermillExecutionError
 
     cwd = tmp / "cwd"
@@ -111,7 +111,7 @@ def _execute(tmp: Path, **params) -> tuple[Path, Exception | None]:
     executed = tmp / "executed.ipynb"
     error = None
     try:
-        papermill.execute_notebook(str(NOTEBOOK), str(executed), parameters=params, cwd=str(cwd),
+        execute_notebook(str(NOTEBOOK), str(executed), parameters=params, cwd=str(cwd),
                                    progress_bar=False, kernel_name="python3")
     except PapermillExecutionError as exc:
         error = exc
