@@ -116,10 +116,12 @@ def run_cli(args: list, cwd: Path, **env: str) -> subprocess.CompletedProcess[st
                           check=False)
 
 
-def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    """The one ``error: ...`` line of a usage error (exit 2), asserted to be all that stderr holds."""
+def one_error_line(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:
+    """The one ``error: ...`` line of a refusal (exit ``code``, 2 for bad input), asserted to be all that stderr
+    holds."""
     lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode == code, proc.stderr[-3000:]
     assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-3000:]
     return lines[0]
 

@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from faultkit import REPO, cli_env
+from faultkit import REPO, cli_env, one_error_line, run_cli
 from figures_preloaded import preload_figures
 from paper_site import serve_folder
 from script_here import script_here
@@ -52,21 +52,8 @@ def _script_here(trace: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return script_here(BLOCK_SCHED, [trace, "--out", out], cwd=out.parent)
 
 
-def _cli(args: list, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neutrino_ae", *args], cwd=cwd, env=cli_env(), text=True,
-                          capture_output=True, stdin=subprocess.DEVNULL, timeout=300, check=False)
-
-
 def _trace(root: Path) -> Path:
     return next((root / "block_sched").glob("Jan_*"))
-
-
-def _one_error_line(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:
-    lines = proc.stderr.strip().splitlines()
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    assert proc.returncode == code, proc.stderr[-3000:]
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-3000:]
-    return lines[0]
 
 
 @pytest.mark.parametrize("kind", ["Sample", 5, None, ["sample"]])
@@ -74,7 +61,7 @@ def test_a_kind_that_is_none_of_the_kinds_is_refused_naming_the_field(tiny_bundl
     root = _copy(tiny_bundle, tmp_path / "traces")
     manifest = _edit(root, lambda doc: doc.update(kind=kind))
     run = _script if kind == "Sample" else _script_here  # the process once, its variations in this one
-    line = _one_error_line(run(_trace(root), tmp_path / "out"))
+    line = one_error_line(run(_trace(root), tmp_path / "out"))
     assert line.startswith(f"error: {manifest}: field 'kind' ")
     assert "'paper', 'sample' or 'dynamic'" in line
     assert not (tmp_path / "out").exists()
@@ -107,7 +94,7 @@ def test_the_sample_layout_wins_over_a_manifest_that_says_paper(tiny_bundle, tmp
 def test_a_field_of_the_wrong_type_is_refused_naming_it(tiny_bundle, tmp_path, change, field):
     root = _copy(tiny_bundle, tmp_path / "traces")
     manifest = _edit(root, change)
-    line = _one_error_line(_script_here(_trace(root), tmp_path / "out"))
+    line = one_error_line(_script_here(_trace(root), tmp_path / "out"))
     assert line.startswith(f"error: {manifest}: field {field} "), line
 
 
@@ -116,9 +103,9 @@ def test_files_that_are_not_an_object_do_not_switch_the_integrity_check_off(tiny
     manifest = _edit(root, lambda doc: doc.update(files="x"))
     events = root / "block_sched" / "timing" / "events.json"
     events.write_text(events.read_text().replace("1", "2", 1))
-    proc = _cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(tmp_path / "out"),
-                 "--sections", "block_sched"], tmp_path)
-    line = _one_error_line(proc)
+    proc = run_cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(tmp_path / "out"),
+                    "--sections", "block_sched"], tmp_path)
+    line = one_error_line(proc)
     assert f"{manifest}: field files must be an object" in line, line
 
 
@@ -128,7 +115,7 @@ def test_a_hostile_number_or_nesting_is_one_error_line(tiny_bundle, tmp_path, ho
     manifest = root / "bundle.json"
     text = manifest.read_text().rstrip()
     manifest.write_text(text[:-1] + f', "extra": {hostile}}}')
-    line = _one_error_line(_script_here(_trace(root), tmp_path / "out"))
+    line = one_error_line(_script_here(_trace(root), tmp_path / "out"))
     assert line.startswith(f"error: {manifest}: "), line
 
 
@@ -136,9 +123,9 @@ def test_a_hidden_trace_folder_is_covered_by_the_integrity_check(tiny_bundle, tm
     root = _copy(tiny_bundle, tmp_path / "traces")
     hidden = root / "block_sched" / ".hidden_copy"
     shutil.copytree(_trace(root), hidden)
-    proc = _cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(tmp_path / "out"),
-                 "--sections", "block_sched"], tmp_path)
-    line = _one_error_line(proc)
+    proc = run_cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(tmp_path / "out"),
+                    "--sections", "block_sched"], tmp_path)
+    line = one_error_line(proc)
     assert f"{hidden}/" in line and "not listed in bundle.json" in line, line
 
 
@@ -147,8 +134,8 @@ def test_a_hidden_trace_folder_is_never_read_as_the_newest_trace(tiny_bundle, tm
     root = _copy(tiny_bundle, tmp_path / "traces")
     _edit(root, lambda doc: doc.update(files={}))
     shutil.copytree(_trace(root), root / "block_sched" / ".hidden_copy")
-    proc = _cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(tmp_path / "out"),
-                 "--sections", "block_sched"], tmp_path)
+    proc = run_cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(tmp_path / "out"),
+                    "--sections", "block_sched"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"block_sched: {_trace(root).relative_to(root)}, " in " ".join(proc.stdout.split())  # lines wrap
     assert ".hidden_copy" not in proc.stdout + proc.stderr
@@ -165,7 +152,7 @@ def test_a_fetched_archive_laid_out_as_the_sample_is_not_recorded_as_the_papers(
                 zf.write(path, rel if rel != "bundle.json" else "README.json")
     with serve_folder(site) as base:
         url = f"{base}/trace.zip"
-        proc = _cli(["fetch", "-q", "--url", url, "--trace-root", str(tmp_path / "traces")], tmp_path)
+        proc = run_cli(["fetch", "-q", "--url", url, "--trace-root", str(tmp_path / "traces")], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((tmp_path / "traces" / "bundle.json").read_text())
     assert doc["kind"] == "sample" and doc["url"] == url

@@ -11,20 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from faultkit import LOCK, REPO, cli_env
+from faultkit import LOCK, REPO, cli_env, one_error_line, run_cli
 
 VICTIM_TEXT = "a file outside the output folder that must not change\n"
-
-
-def _cli(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neutrino_ae", *args], cwd=cwd, env=cli_env(**env), text=True,
-                          capture_output=True, stdin=subprocess.DEVNULL, timeout=300, check=False)
-
-
-def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    return lines[0]
 
 
 @pytest.fixture
@@ -49,10 +38,9 @@ def test_a_link_planted_in_the_output_folder_is_refused_not_followed(tiny_bundle
     out = tmp_path / "out"
     out.mkdir()
     (out / name).symlink_to(victim)
-    proc = _cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
-                 "--sections", "kernel_overhead"], tmp_path)
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    assert _one_error_line(proc) == f"error: {out / name}: is a symbolic link; refusing to write through it (remove it)"
+    proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
+                    "--sections", "kernel_overhead"], tmp_path)
+    assert one_error_line(proc) == f"error: {out / name}: is a symbolic link; refusing to write through it (remove it)"
     assert victim.read_text() == VICTIM_TEXT
     assert (out / name).is_symlink()
     assert not (out / "static.executed.ipynb").exists()
@@ -65,7 +53,7 @@ def test_a_bundle_roots_lock_is_not_a_guessable_name_beside_it(tmp_path, victim)
     shared.mkdir()
     runtime.mkdir(mode=0o700)
     (shared / ".traces.lock").symlink_to(victim)
-    proc = _cli(["sample", "--out", str(shared / "traces")], tmp_path, XDG_RUNTIME_DIR=str(runtime))
+    proc = run_cli(["sample", "--out", str(shared / "traces")], tmp_path, XDG_RUNTIME_DIR=str(runtime))
     assert proc.returncode == 0, proc.stderr
     assert victim.read_text() == VICTIM_TEXT
     assert sorted(p.name for p in shared.iterdir()) == [".traces.lock", "traces"]  # nothing else beside it
@@ -80,9 +68,8 @@ def test_a_lock_folder_that_is_a_planted_link_is_refused(tmp_path):
     runtime.mkdir(mode=0o700)
     elsewhere.mkdir()
     (runtime / "neutrino-ae").symlink_to(elsewhere)
-    proc = _cli(["sample", "--out", str(tmp_path / "traces")], tmp_path, XDG_RUNTIME_DIR=str(runtime))
-    assert proc.returncode == 2, proc.stderr
-    assert _one_error_line(proc).startswith(f"error: {runtime / 'neutrino-ae'}: is not a private folder of yours")
+    proc = run_cli(["sample", "--out", str(tmp_path / "traces")], tmp_path, XDG_RUNTIME_DIR=str(runtime))
+    assert one_error_line(proc).startswith(f"error: {runtime / 'neutrino-ae'}: is not a private folder of yours")
     assert list(elsewhere.iterdir()) == [] and not (tmp_path / "traces").exists()
 
 
@@ -90,10 +77,9 @@ def test_export_perfetto_refuses_an_output_inside_a_bundle(bundle_copy, tmp_path
     before = _files(bundle_copy)
     trace = next(p for p in (bundle_copy / "block_sched").iterdir() if (p / "result").is_dir())
     out = bundle_copy / "timeline.json"
-    proc = _cli(["export", "perfetto", str(trace), "-o", str(out)], tmp_path)
-    assert proc.returncode == 2, proc.stderr
-    assert _one_error_line(proc).startswith(f"error: {out}: is inside the trace bundle {bundle_copy} (it holds "
-                                            "bundle.json)")
+    proc = run_cli(["export", "perfetto", str(trace), "-o", str(out)], tmp_path)
+    assert one_error_line(proc).startswith(f"error: {out}: is inside the trace bundle {bundle_copy} (it holds "
+                                           "bundle.json)")
     assert _files(bundle_copy) == before
 
 
@@ -103,8 +89,7 @@ def test_dmat_script_refuses_an_output_inside_a_bundle(bundle_copy, tmp_path):
     proc = subprocess.run([sys.executable, str(REPO / "dmat" / "dmat.py"), str(bundle_copy / "dmat" / "fig1.dmat"),
                            "--out", str(out)], cwd=tmp_path, env=cli_env(), text=True, capture_output=True,
                           timeout=300, check=False)
-    assert proc.returncode == 2, proc.stderr
-    line = _one_error_line(proc)
+    line = one_error_line(proc)
     assert "is inside the trace bundle" in line and "--out must name a folder outside it" in line
     assert _files(bundle_copy) == before
 
@@ -112,10 +97,9 @@ def test_dmat_script_refuses_an_output_inside_a_bundle(bundle_copy, tmp_path):
 def test_run_refuses_an_output_folder_inside_another_bundle(tiny_bundle, bundle_copy, tmp_path):
     """`run` refused an output_dir inside its own trace_root; one inside any bundle is refused too, up front."""
     before = _files(bundle_copy)
-    proc = _cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(bundle_copy / "results"),
-                 "--sections", "kernel_overhead"], tmp_path)
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    assert "is inside the trace bundle" in _one_error_line(proc)
+    proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(bundle_copy / "results"),
+                    "--sections", "kernel_overhead"], tmp_path)
+    assert "is inside the trace bundle" in one_error_line(proc)
     assert _files(bundle_copy) == before
 
 
@@ -123,8 +107,7 @@ def test_no_file_written_through_a_hard_link_at_the_lock(tiny_bundle, tmp_path, 
     out = tmp_path / "out"
     out.mkdir()
     os.link(victim, out / LOCK)
-    proc = _cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
-                 "--sections", "kernel_overhead"], tmp_path)
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    assert "is a hard link to another file" in _one_error_line(proc)
+    proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
+                    "--sections", "kernel_overhead"], tmp_path)
+    assert "is a hard link to another file" in one_error_line(proc)
     assert victim.read_text() == VICTIM_TEXT

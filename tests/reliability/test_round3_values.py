@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from bundle_edit import reseal
-from faultkit import REPO, cli_env
+from faultkit import REPO, cli_env, run_cli
 from figures_preloaded import preload_figures
 from script_here import script_here
 
@@ -28,12 +28,6 @@ SCRIPT = REPO / "exposed_latency" / "exposed_latency.py"
 def _figures_preloaded():
     """The scripts run in this process fork their figure process from it: it finds matplotlib loaded."""
     preload_figures()
-
-
-def _cli(args: list, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neutrino_ae", *args], cwd=cwd, env=cli_env(), text=True,
-                          errors="backslashreplace", capture_output=True, stdin=subprocess.DEVNULL, timeout=300,
-                          check=False)
 
 
 def _bundle(tiny_bundle: Path, tmp_path: Path, edit) -> Path:
@@ -54,8 +48,8 @@ def _empty_ncu(line: str) -> str:
 
 def _run(root: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = tmp_path / "out"
-    proc = _cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(out),
-                 "--sections", "exposed_latency"], tmp_path)
+    proc = run_cli(["run", "static", "-q", "--trace-root", str(root), "--output-dir", str(out),
+                    "--sections", "exposed_latency"], tmp_path)
     verdict = json.loads((out / "verdict.json").read_text()) if (out / "verdict.json").is_file() else {}
     return proc, {o["claim"]: o for o in verdict.get("outcomes", verdict.get("claims", []))}
 
