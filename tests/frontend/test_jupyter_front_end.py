@@ -17,9 +17,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from lab_browser import (
     open_notebook,
     wait_for,
 )
+from plain_kernel import make_plain_kernel
 
 REPO = Path(__file__).resolve().parents[2]
 _why = missing_tools()
@@ -58,25 +57,6 @@ for (const pre of document.querySelectorAll('.neutrino-ae-progress')) {
 }
 return window.__runAll;
 """
-
-
-def _plain_kernel(tmp: Path) -> Path:
-    """A kernel on a fresh venv that sees ipykernel and the scientific stack but not the project (the
-    project env's site-packages as a plain folder: the editable install's hook is not run), as in
-    tests/run/test_kernel_check.py. Returns the JUPYTER_PATH folder that holds its kernelspec ``plain``."""
-    env = tmp / "plain-env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
-    python = env / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib).mkdir(parents=True, exist_ok=True)
-    (Path(purelib) / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    spec = tmp / "jupyter-path" / "kernels" / "plain"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "plain Python without the project", "language": "python"}))
-    return tmp / "jupyter-path"
 
 
 def _copy_notebook(name: str, to: Path, params: dict[str, str] | None = None, kernel: str | None = None) -> None:
@@ -107,7 +87,7 @@ def lab(tmp_path_factory, small_bundle):
     _copy_notebook("static.ipynb", root / "static-nb7.ipynb", {"bundle": '"sample"'})
     _copy_notebook("dynamic.ipynb", root / "dynamic.ipynb")
     _copy_notebook("static.ipynb", root / "static-plain.ipynb", kernel="plain")
-    server = LabServer(root, tmp / "jupyter-home", jupyter_path=_plain_kernel(tmp))
+    server = LabServer(root, tmp / "jupyter-home", jupyter_path=make_plain_kernel(tmp / "plain-kernel"))
     try:
         driver = chromium_driver(tmp / "chromium-profile")
     except Exception:

@@ -4,44 +4,19 @@ ModuleNotFoundError traceback from deep inside a later cell."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import nbformat
 import pytest
 from papermill_run import execute_notebook
+from plain_kernel import NAME, make_plain_kernel
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def plain_kernel(tmp_path_factory) -> tuple[str, Path]:
-    """A Jupyter kernel on a fresh virtual environment that sees ipykernel and the scientific stack
-    but not the project: the project's env's site-packages are on its path as a plain folder, so the
-    editable install's .pth hook is not run (as in a kernel of another env that has ipykernel)."""
-    tmp = tmp_path_factory.mktemp("plain-kernel")
-    env = tmp / "env"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True, timeout=120)
-    python = env / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib).mkdir(parents=True, exist_ok=True)
-    (Path(purelib) / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    # As the kernel will run (the test drops PYTHONPATH): an inherited one would make the project importable.
-    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe = subprocess.run([str(python), "-c", "import ipykernel, pandas; import neutrino_ae"], cwd=tmp,
-                           capture_output=True, text=True, check=False, env=clean)
-    assert "No module named 'neutrino_ae'" in probe.stderr, probe.stderr  # the setting the test needs
-    spec = tmp / "jupyter" / "kernels" / "plain"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "plain Python without the project", "language": "python"}))
-    return "plain", tmp / "jupyter"
+    return NAME, make_plain_kernel(tmp_path_factory.mktemp("plain-kernel"))
 
 
 @pytest.mark.parametrize("notebook", ["static.ipynb", "dynamic.ipynb"])
