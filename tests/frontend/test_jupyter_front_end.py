@@ -58,6 +58,13 @@ for (const pre of document.querySelectorAll('.neutrino-ae-progress')) {
 return window.__runAll;
 """
 
+# True once the front end has recorded the kernel's language_info (its reply to kernel_info).
+LANGUAGE_KNOWN = """
+const panel = window.jupyterapp.shell.currentWidget;
+const info = panel.context.model.getMetadata('language_info');
+return Boolean(info && info.version);
+"""
+
 
 def _copy_notebook(name: str, to: Path, params: dict[str, str] | None = None, kernel: str | None = None) -> None:
     """``name`` from the checkout as ``to``, with parameter lines replaced (``bundle = "sample"``) as a
@@ -106,6 +113,9 @@ def _run_all(lab_: tuple, page: str, path: str, restart: bool = False) -> tuple[
     the texts each progress line showed while it ran)."""
     server, driver, _, _ = lab_
     opened = {} if restart else open_notebook(driver, server, page, path)
+    if not restart:  # the front end records the kernel's language_info (its Python version) once it replies
+        wait_for(driver, LANGUAGE_KNOWN, what=f"{path}: the kernel's language_info")
+        opened["metadata"] = notebook_json(driver)["metadata"]
     driver.execute_script(RUN_ALL, restart)
     result = wait_for(driver, PROGRESS, timeout=600, what="Run All")
     assert "error" not in result, result
@@ -169,8 +179,13 @@ def static_notebook_in_jupyterlab(lab, sample_run):
     server, driver, _, shots = lab
     nb, opened = _run_all(lab, "lab/tree/static.ipynb", "static.ipynb")
     shot = shots / "lab-static.png"
-    assert opened["kernelName"] == "python3" and not opened["dirty"], \
-        f"opening the notebook changed it (its kernelspec): {opened}"
+    # Opening it keeps its kernel: its kernelspec as committed. Lab then marks it modified only because it fills
+    # in language_info from the kernel's reply (the Python version: machine-specific, so not committed).
+    committed = json.loads((REPO / "static.ipynb").read_text(encoding="utf-8"))["metadata"]
+    assert opened["kernelName"] == "python3" and opened["metadata"]["kernelspec"] == committed["kernelspec"], \
+        f"opening the notebook changed its kernelspec: {opened['metadata']}"
+    assert set(opened["metadata"]) == {"kernelspec", "language_info"}, opened["metadata"]
+    assert opened["metadata"]["language_info"]["name"] == committed["language_info"]["name"] == "python"
     _static_checks(lab, nb, shot, sample_run)
     # while the sections computed, the running cell said which one and how many were done; gone after
     line = re.compile(r"\w+: computing in a worker process \.\.\. [0-5] of 6 sections done \(\d+ s\)")
