@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -59,14 +60,18 @@ class LabServer:
 
     def __init__(self, root: Path, home: Path, jupyter_path: Path | None = None,
                  env: dict[str, str] | None = None) -> None:
-        self.root, self.port, self.token = root, free_port(), secrets.token_hex(16)
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.root, self.token = root, secrets.token_hex(16)
+        self.base = ""  # once the server says which port it bound (_answers)
         # as a reviewer's shell: no PYTHONPATH, and none of the variables neutrino-ae run gives its kernel (a
         # test in this process may have left one: kernels would then link outputs to another folder)
         extra_env, env = env, {k: v for k, v in os.environ.items()
                                if k != "PYTHONPATH" and not k.startswith("NEUTRINO_AE_")}
+        # Kernels on Unix sockets, as `neutrino-ae run` starts its own (neutrino_ae/run/kernel_sockets.py): on TCP,
+        # a port another test's process takes between jupyter_client's pick and the kernel's bind kills the
+        # kernel. Their paths are <runtime>/kernel-<uuid>-ipc-<n>: a short runtime folder keeps them in sun_path.
+        self.runtime = Path(tempfile.mkdtemp(prefix="nae-lab-"))
         env.update(JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
-                   JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"))
+                   JUPYTER_RUNTIME_DIR=str(self.runtime), IPYTHONDIR=str(home / "ipython"))
         env.pop("MPLBACKEND", None)  # as a reviewer's kernel starts: no backend forced
         if jupyter_path is not None:
             env["JUPYTER_PATH"] = str(jupyter_path)
@@ -74,10 +79,12 @@ class LabServer:
         home.mkdir(parents=True, exist_ok=True)
         self.log = home / "server.log"
         argv = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.port={free_port()}", "--ServerApp.port_retries=50",
+                f"--IdentityProvider.token={self.token}",
                 f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
                 "--JupyterNotebookApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", *lab_settings()]
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--KernelManager.transport=ipc",
+                *lab_settings()]
         if os.geteuid() == 0:
             argv.append("--allow-root")
         with open(self.log, "wb") as log:
@@ -90,6 +97,13 @@ class LabServer:
             time.sleep(0.3)
 
     def _answers(self) -> bool:
+        # The port it bound, from its server file: a free port picked here can be taken by another process
+        # before the server binds it; the server then tries the next ones.
+        info = self.runtime / f"jpserver-{self.proc.pid}.json"
+        try:
+            self.base = f"http://127.0.0.1:{json.loads(info.read_text())['port']}"
+        except (OSError, ValueError, KeyError):
+            return False
         try:
             self.api("status")
         except OSError:
@@ -119,6 +133,10 @@ class LabServer:
             idle = idle + 1 if state == "idle" else 0
             time.sleep(0.5)
 
+    def log_tail(self, lines: int = 40) -> str:
+        """The server's last log lines (kernel starts, restarts and deaths), for a failure message."""
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -127,6 +145,7 @@ class LabServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        shutil.rmtree(self.runtime, ignore_errors=True)
 
 
 def chromium_driver(profile: Path, width: int = 1400, height: int = 1000) -> Any:

@@ -273,7 +273,8 @@ def test_run_all_in_jupyterlab_and_notebook_7(lab, sample_run):
                   static_notebook_in_notebook_7_shows_results_whole):
         try:
             check(lab, sample_run)
-        except AssertionError as exc:
-            failures.append(f"{check.__name__.replace('_', ' ')}: {exc}")
+        except (AssertionError, TimeoutError) as exc:  # a wait that timed out is a failure of its check too
+            failures.append(f"{check.__name__.replace('_', ' ')}: {type(exc).__name__}: {exc}\n"
+                            f"server log:\n{lab[0].log_tail()}")
             _shutdown_kernels(lab[0])
     assert not failures, "\n\n".join(failures)
