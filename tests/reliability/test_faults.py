@@ -86,9 +86,14 @@ def previous(good_run, tmp_path) -> Path:
     return copy_run(good_run, tmp_path / "out")
 
 
+def _run_tmp(out: Path) -> Path:
+    """The run's own temporary folder (its TMPDIR), checked for leftovers after a stop."""
+    return out.parent / "tmp"
+
+
 def _run(tiny_bundle: Path, out: Path, sections: Path, *extra: str, limits: dict[int, int] | None = None,
          secs: str = "kernel_overhead,slow") -> Cli:
-    tmp = out.parent / "tmp"  # the run's own temporary folder, checked for leftovers after a stop
+    tmp = _run_tmp(out)
     tmp.mkdir(exist_ok=True)
     return Cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out), "--sections", secs,
                 *extra], out.parent, out, env=cli_env(NEUTRINO_AE_SECTIONS=str(sections), TMPDIR=str(tmp)),
@@ -134,7 +139,7 @@ def _assert_stopped_cleanly(cli: Cli, rc: int, word: str, out: Path, before: dic
         time.sleep(0.3)  # a left-behind worker appends a heartbeat line every 20 ms
         assert tree_state(out) == state, "files changed after the command exited"
         assert leftovers(out) == []
-        assert list((out.parent / "tmp").glob("nae-kernel-*")) == [], "the kernel's socket folder outlived the run"
+        assert list(_run_tmp(out).glob("nae-kernel-*")) == [], "the kernel's socket folder outlived the run"
         assert digests(out) == before  # the previous run's notebook, summary and verdict, as they were
         assert section_digests(out / "kernel_overhead") == section_before
     finally:
@@ -261,7 +266,7 @@ def test_a_full_disk_keeps_the_previous_results(tiny_bundle, sections, good_run,
         assert alive(cli.seen) == []
         assert lock_is_free(out)
         assert leftovers(out) == []
-        assert list((out.parent / "tmp").glob("nae-kernel-*")) == [], "the kernel's socket folder outlived the run"
+        assert list(_run_tmp(out).glob("nae-kernel-*")) == [], "the kernel's socket folder outlived the run"
         assert digests(out) == before
         json.loads((out / "summary.json").read_text())
         json.loads((out / "static.executed.ipynb").read_text())

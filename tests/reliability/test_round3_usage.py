@@ -25,7 +25,7 @@ def test_a_negative_seed_is_a_usage_error(tmp_path):
 def test_an_unknown_kernel_is_a_usage_error(tiny_bundle, tmp_path):
     out = tmp_path / "out"
     proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", str(out),
-                 "--kernel", "nosuchkernel"], tmp_path)
+                    "--kernel", "nosuchkernel"], tmp_path)
     line = one_error_line(proc)
     assert line.startswith("error: --kernel 'nosuchkernel': no such Jupyter kernel (installed: ")
     assert not out.exists()
@@ -36,7 +36,7 @@ def test_a_non_utf8_output_folder_under_a_posix_locale_is_a_usage_error(tiny_bun
     work.mkdir()
     out = os.fsencode(work) + b"/out\xff"
     proc = run_cli(["run", "static", "--trace-root", str(tiny_bundle), "--output-dir", out,
-                 "--sections", "kernel_overhead"], tmp_path, LC_ALL="POSIX", LANG="POSIX")
+                    "--sections", "kernel_overhead"], tmp_path, LC_ALL="POSIX", LANG="POSIX")
     assert "Logging error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert one_error_line(proc) == f"error: {work}/out\\xff: is not a UTF-8 name; rename it (--output-dir)"
     assert os.listdir(work) == []

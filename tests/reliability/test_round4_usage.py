@@ -70,7 +70,7 @@ def test_a_huge_seed_is_refused_by_name_not_blamed_on_a_manifest(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     proc = run_cli(["run", "static", "-p", "bundle", "sample", "--trace-root", str(work / "traces"),
-                 "--output-dir", str(work / "out"), "-p", "seed", str(2**70)], work)
+                    "--output-dir", str(work / "out"), "-p", "seed", str(2**70)], work)
     line = one_error_line(proc)
     assert line == (f"error: -p seed must be a whole number from 0 to {2**63 - 1} (2**63 - 1), not int {2**70}")
     assert "bundle.json" not in line and os.listdir(work) == []
@@ -88,7 +88,7 @@ def test_a_run_from_a_non_ascii_folder_under_an_ascii_locale(tiny_bundle, tmp_pa
     work = _non_ascii_folder(tmp_path)
     os.symlink(tiny_bundle, work / "traces")
     proc = run_cli(["-q", "run", "static", "--trace-root", "traces", "--output-dir", "out", "--sections",
-                 "kernel_overhead"], work, **ASCII_LOCALE)
+                    "kernel_overhead"], work, **ASCII_LOCALE)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert (work / "out" / "static.executed.ipynb").is_file()
 
